@@ -1,0 +1,46 @@
+# vigil — the two commands a newcomer needs are `make run` and `make test`.
+GO        ?= go
+BIN       ?= bin/vigil
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X main.version=$(VERSION)
+CONFIG    ?= configs/vigil.example.yaml
+# The shared command corpus sits beside the repository (../shared) in CI.
+SHARED_CORPUS ?= $(abspath ../shared/corpus/commands.tsv)
+FUZZTIME  ?= 30s
+
+export VIGIL_SHARED_CORPUS := $(SHARED_CORPUS)
+
+.PHONY: build run test bench fuzz lint vet fmt clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/vigil
+
+run: build
+	./$(BIN) chat --config $(CONFIG)
+
+test: lint
+	$(GO) test -race -count=1 ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Each fuzz target runs for FUZZTIME; `go test -fuzz` takes one target at a time.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+lint: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

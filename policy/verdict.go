@@ -1,0 +1,57 @@
+package policy
+
+// Intent is what the classifier can prove about a shell command (SPEC P1).
+type Intent string
+
+const (
+	// IntentReadOnlyCertain: every part of the command is read-only by
+	// construction.
+	IntentReadOnlyCertain Intent = "read_only_certain"
+	// IntentReadOnlyConditional: read-only after a content inspector looked
+	// inside a dual-use tool's arguments (SQL clients, redis-cli).
+	IntentReadOnlyConditional Intent = "read_only_conditional"
+	// IntentWriteOrUnknown: may change something, or could not be proven not to.
+	IntentWriteOrUnknown Intent = "write_or_unknown"
+)
+
+// Risk grades a command for people deciding on it.
+type Risk string
+
+const (
+	RiskReadOnly Risk = "read_only"
+	RiskLow      Risk = "low"
+	RiskMedium   Risk = "medium"
+	RiskHigh     Risk = "high"
+)
+
+// BoundCategory says why a command would not terminate by itself (SPEC P2).
+type BoundCategory string
+
+const (
+	BoundOK              BoundCategory = ""
+	BoundTTYFlag         BoundCategory = "tty_flag"
+	BoundPager           BoundCategory = "pager"
+	BoundUnboundedStream BoundCategory = "unbounded_stream"
+	BoundInteractiveREPL BoundCategory = "interactive_repl"
+)
+
+// Verdict is the classifier's whole decision about one command. Its JSON form
+// is what `vigil explain-command` prints; keep the field names stable.
+type Verdict struct {
+	Command string `json:"command"`
+	Intent  Intent `json:"intent"`
+	Risk    Risk   `json:"risk"`
+	// Reasons has one entry per finding, each naming the word that decided it.
+	Reasons []string `json:"reasons"`
+	// Bounded reports whether the command terminates by itself.
+	Bounded  bool          `json:"bounded"`
+	Category BoundCategory `json:"category"`
+	// SuggestedRewrite is a bounded equivalent when Bounded is false and one
+	// exists; empty otherwise.
+	SuggestedRewrite string `json:"suggested_rewrite"`
+}
+
+// ReadOnly reports whether the command was proven not to change anything.
+func (v Verdict) ReadOnly() bool {
+	return v.Intent == IntentReadOnlyCertain || v.Intent == IntentReadOnlyConditional
+}
