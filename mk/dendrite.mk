@@ -1,0 +1,8 @@
+# Dendrite homeserver for the Matrix adapter's integration tests.
+# Include from the Makefile (`include mk/dendrite.mk`) and make `test` depend
+# on `dendrite` so the first, multi-minute build happens outside go test's
+# timeout. The binaries are cached per version in
+# $(VIGIL_DENDRITE_DIR) or ~/.cache/vigil/dendrite-<version>.
+.PHONY: dendrite
+dendrite:
+	$(GO) run ./internal/dendrite/prebuild
