@@ -67,8 +67,10 @@ const (
 // keeps the LRU order and the expiry order the same.
 //
 // A ResolvedContext is safe for concurrent use. The zero value is an empty
-// context with the default TTL and size. It persists with a run through its
-// JSON form and must round-trip unchanged.
+// context with the default TTL and size. It persists with its run through its
+// JSON form, which round-trips unchanged, so a run resumes on any replica; it
+// is session state and never belongs in long-term memory, where yesterday's
+// inventory would pass for today's.
 type ResolvedContext struct {
 	mu         sync.Mutex
 	ttl        time.Duration
@@ -360,8 +362,8 @@ func (c *ResolvedContext) routing(target string, t *entry) *Block {
 		return nil
 	}
 	slices.SortFunc(children, func(a, b *entry) int {
-		if c := b.explicitAt.Compare(a.explicitAt); c != 0 {
-			return c
+		if d := b.explicitAt.Compare(a.explicitAt); d != 0 {
+			return d
 		}
 		return cmp.Compare(a.res.ID, b.res.ID)
 	})
