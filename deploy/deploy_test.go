@@ -1,0 +1,538 @@
+// Package deploy holds vigil's deployment artifacts. These tests check that
+// they parse and agree with each other: the image runs as a non-root user,
+// the compose file wires Redis and the probes, the systemd unit is
+// hardened, and the Helm chart renders (when helm is available; `make
+// deploy-check` installs it).
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// opsPort is server.listen's port in every artifact.
+const opsPort = 8080
+
+// --- Dockerfile ---
+
+// instruction is one Dockerfile instruction with continuations joined.
+type instruction struct {
+	cmd  string // upper case: FROM, RUN, ...
+	args string
+}
+
+func readDockerfile(t *testing.T) []instruction {
+	t.Helper()
+	f, err := os.Open("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []instruction
+	var cur strings.Builder
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if cur.Len() == 0 && (line == "" || strings.HasPrefix(line, "#")) {
+			continue
+		}
+		if cont, ok := strings.CutSuffix(line, `\`); ok {
+			cur.WriteString(cont + " ")
+			continue
+		}
+		cur.WriteString(line)
+		cmd, args, _ := strings.Cut(cur.String(), " ")
+		out = append(out, instruction{cmd: strings.ToUpper(cmd), args: strings.TrimSpace(args)})
+		cur.Reset()
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestDockerfile(t *testing.T) {
+	ins := readDockerfile(t)
+	var stages [][]instruction
+	for _, in := range ins {
+		if in.cmd == "FROM" {
+			stages = append(stages, nil)
+		}
+		if len(stages) > 0 {
+			stages[len(stages)-1] = append(stages[len(stages)-1], in)
+		}
+	}
+	if len(stages) < 2 {
+		t.Fatalf("Dockerfile has %d stages, want a multi-stage build", len(stages))
+	}
+	if from := stages[0][0].args; !strings.HasPrefix(from, "golang:") || !strings.Contains(from, " AS ") {
+		t.Errorf("first stage FROM %q, want a named golang builder", from)
+	}
+	var build string
+	for _, in := range stages[0] {
+		if in.cmd == "RUN" && strings.Contains(in.args, "go build") {
+			build = in.args
+		}
+	}
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-X main.version=$VERSION`, "./cmd/vigil"} {
+		if !strings.Contains(build, want) {
+			t.Errorf("go build step %q lacks %q", build, want)
+		}
+	}
+
+	final := stages[len(stages)-1]
+	var user, expose, entry string
+	for _, in := range final {
+		switch in.cmd {
+		case "USER":
+			user = in.args
+		case "EXPOSE":
+			expose = in.args
+		case "ENTRYPOINT":
+			entry = in.args
+		}
+	}
+	uid, _, _ := strings.Cut(user, ":")
+	if n, err := strconv.Atoi(uid); err != nil || n == 0 {
+		t.Errorf("final stage USER %q, want a numeric non-root uid (Kubernetes runAsNonRoot needs a number)", user)
+	}
+	if expose != strconv.Itoa(opsPort) {
+		t.Errorf("EXPOSE %q, want %d", expose, opsPort)
+	}
+	var argv []string
+	if err := json.Unmarshal([]byte(entry), &argv); err != nil {
+		t.Fatalf("ENTRYPOINT %q is not exec form: %v", entry, err)
+	}
+	if want := []string{"/vigil", "run", "--config", "/etc/vigil/vigil.yaml"}; !slices.Equal(argv, want) {
+		t.Errorf("ENTRYPOINT %q, want %q", argv, want)
+	}
+}
+
+// --- docker-compose.yml ---
+
+type composeFile struct {
+	Services map[string]struct {
+		Image       string            `yaml:"image"`
+		Build       map[string]any    `yaml:"build"`
+		Command     []string          `yaml:"command"`
+		Environment map[string]string `yaml:"environment"`
+		Volumes     []string          `yaml:"volumes"`
+		Ports       []string          `yaml:"ports"`
+		DependsOn   map[string]struct {
+			Condition string `yaml:"condition"`
+		} `yaml:"depends_on"`
+		Healthcheck struct {
+			Test []string `yaml:"test"`
+		} `yaml:"healthcheck"`
+		ReadOnly bool `yaml:"read_only"`
+	} `yaml:"services"`
+	Volumes map[string]any `yaml:"volumes"`
+}
+
+func TestCompose(t *testing.T) {
+	b, err := os.ReadFile("docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c composeFile
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatalf("docker-compose.yml: %v", err)
+	}
+	vigil, ok := c.Services["vigil"]
+	if !ok {
+		t.Fatal("no vigil service")
+	}
+	redis, ok := c.Services["redis"]
+	if !ok {
+		t.Fatal("no redis service")
+	}
+
+	if vigil.Build["dockerfile"] != "deploy/Dockerfile" || vigil.Build["context"] != ".." {
+		t.Errorf("vigil build = %v, want context .. and deploy/Dockerfile", vigil.Build)
+	}
+	wantEnv := map[string]string{
+		"VIGIL_STORE_BACKEND":    "redis",
+		"VIGIL_STORE_REDIS_ADDR": "redis:6379",
+		"VIGIL_SERVER_LISTEN":    ":" + strconv.Itoa(opsPort),
+	}
+	for k, v := range wantEnv {
+		if got := vigil.Environment[k]; got != v {
+			t.Errorf("vigil env %s = %q, want %q", k, got, v)
+		}
+	}
+	// Secrets come from the caller's environment, never literal values.
+	for _, k := range []string{"VIGIL_LLM_API_KEY", "VIGIL_SLACK_BOT_TOKEN", "VIGIL_SLACK_APP_TOKEN", "VIGIL_MATRIX_ACCESS_TOKEN"} {
+		if got, want := vigil.Environment[k], "${"+k+":-}"; got != want {
+			t.Errorf("vigil env %s = %q, want %q", k, got, want)
+		}
+	}
+	if !slices.ContainsFunc(vigil.Volumes, func(v string) bool { return strings.HasSuffix(v, ":/etc/vigil/vigil.yaml:ro") }) {
+		t.Errorf("vigil volumes %q do not mount the config read-only at /etc/vigil/vigil.yaml", vigil.Volumes)
+	}
+	if hc := strings.Join(vigil.Healthcheck.Test, " "); !strings.Contains(hc, "127.0.0.1:"+strconv.Itoa(opsPort)+"/healthz") {
+		t.Errorf("vigil healthcheck %q does not probe /healthz on port %d", hc, opsPort)
+	}
+	if vigil.DependsOn["redis"].Condition != "service_healthy" {
+		t.Errorf("vigil depends_on redis = %+v, want condition service_healthy", vigil.DependsOn["redis"])
+	}
+	if !vigil.ReadOnly {
+		t.Error("vigil container root filesystem is writable; want read_only: true")
+	}
+	if !strings.HasPrefix(redis.Image, "redis:7") {
+		t.Errorf("redis image %q, want redis:7", redis.Image)
+	}
+	if len(redis.Healthcheck.Test) == 0 {
+		t.Error("redis has no healthcheck (vigil waits for service_healthy)")
+	}
+	if len(redis.Ports) != 0 {
+		t.Errorf("redis publishes ports %q; it runs without a password and must stay on the compose network", redis.Ports)
+	}
+}
+
+// --- systemd ---
+
+func TestSystemdUnit(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("systemd", "vigil.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]map[string][]string{}
+	var sec string
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			sec = strings.Trim(line, "[]")
+			sections[sec] = map[string][]string{}
+		default:
+			k, v, ok := strings.Cut(line, "=")
+			if !ok || sec == "" {
+				t.Fatalf("vigil.service:%d: not a key=value line in a section: %q", i+1, line)
+			}
+			sections[sec][k] = append(sections[sec][k], v)
+		}
+	}
+	svc := sections["Service"]
+	want := map[string]string{
+		"NoNewPrivileges":       "yes",
+		"ProtectSystem":         "strict",
+		"ProtectHome":           "yes",
+		"PrivateTmp":            "yes",
+		"Restart":               "on-failure",
+		"EnvironmentFile":       "/etc/vigil/vigil.env",
+		"CapabilityBoundingSet": "",
+	}
+	for k, v := range want {
+		if got, ok := svc[k]; !ok || got[len(got)-1] != v {
+			t.Errorf("[Service] %s = %q, want %q", k, got, v)
+		}
+	}
+	if svc["DynamicUser"] == nil && svc["User"] == nil {
+		t.Error("[Service] runs as root: want DynamicUser=yes or User=vigil")
+	}
+	if got := svc["ExecStart"]; len(got) != 1 || !strings.HasSuffix(got[0], " run --config /etc/vigil/vigil.yaml") {
+		t.Errorf("[Service] ExecStart = %q", got)
+	}
+	if got := sections["Install"]["WantedBy"]; !slices.Equal(got, []string{"multi-user.target"}) {
+		t.Errorf("[Install] WantedBy = %q", got)
+	}
+}
+
+// --- Slack app manifest (SPEC B4), when present ---
+
+func TestSlackManifestParses(t *testing.T) {
+	paths, _ := filepath.Glob("*manifest*")
+	var found bool
+	for _, p := range paths {
+		ext := filepath.Ext(p)
+		if ext != ".yaml" && ext != ".yml" && ext != ".json" {
+			continue
+		}
+		found = true
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			DisplayInformation struct {
+				Name string `yaml:"name" json:"name"`
+			} `yaml:"display_information" json:"display_information"`
+			Features map[string]any `yaml:"features" json:"features"`
+			Settings map[string]any `yaml:"settings" json:"settings"`
+		}
+		// JSON is YAML, so one decoder reads both.
+		if err := yaml.Unmarshal(b, &m); err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if m.DisplayInformation.Name == "" || m.Features == nil || m.Settings == nil {
+			t.Errorf("%s: want display_information.name, features and settings", p)
+		}
+	}
+	if !found {
+		t.Log("no Slack app manifest in deploy/ yet")
+	}
+}
+
+// --- Helm chart ---
+
+const chart = "helm/vigil"
+
+// helmBin finds helm: $VIGIL_HELM, then PATH, then the cache `make
+// deploy-check` installs into.
+func helmBin(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("VIGIL_HELM"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("helm"); err == nil {
+		return p
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, ".cache", "vigil", "bin", "helm")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skip("helm not installed; `make deploy-check` installs it and renders the chart")
+	return ""
+}
+
+// object is one rendered Kubernetes manifest.
+type object map[string]any
+
+func (o object) kind() string { return str(o, "kind") }
+func (o object) name() string { return str(o, "metadata", "name") }
+
+// get walks maps by key and slices by index.
+func get(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				if o, isObj := v.(object); isObj {
+					m = o
+				} else {
+					return nil
+				}
+			}
+			v = m[k]
+		case int:
+			s, ok := v.([]any)
+			if !ok || k >= len(s) {
+				return nil
+			}
+			v = s[k]
+		}
+	}
+	return v
+}
+
+func str(v any, path ...any) string { s, _ := get(v, path...).(string); return s }
+
+func render(t *testing.T, args ...string) ([]object, error) {
+	t.Helper()
+	cmd := exec.Command(helmBin(t), append([]string{"template", "vigil", chart}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, errors.New(strings.TrimSpace(stderr.String()))
+	}
+	var objs []object
+	dec := yaml.NewDecoder(bytes.NewReader(out))
+	for {
+		var o object
+		if err := dec.Decode(&o); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("helm template output: %v", err)
+		}
+		if o != nil {
+			objs = append(objs, o)
+		}
+	}
+	return objs, nil
+}
+
+func mustRender(t *testing.T, args ...string) []object {
+	t.Helper()
+	objs, err := render(t, args...)
+	if err != nil {
+		t.Fatalf("helm template %q: %v", args, err)
+	}
+	return objs
+}
+
+func find(objs []object, kind, name string) object {
+	for _, o := range objs {
+		if o.kind() == kind && o.name() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func kinds(objs []object) []string {
+	var ks []string
+	for _, o := range objs {
+		ks = append(ks, o.kind()+"/"+o.name())
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// vigilConfig decodes the vigil.yaml the chart renders.
+func vigilConfig(t *testing.T, objs []object) map[string]any {
+	t.Helper()
+	cm := find(objs, "ConfigMap", "vigil")
+	if cm == nil {
+		t.Fatalf("no ConfigMap vigil in %q", kinds(objs))
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(str(cm, "data", "vigil.yaml")), &cfg); err != nil {
+		t.Fatalf("rendered vigil.yaml: %v", err)
+	}
+	return cfg
+}
+
+func TestHelmDefaults(t *testing.T) {
+	objs := mustRender(t)
+	want := []string{
+		"ConfigMap/vigil", "Deployment/vigil", "PodDisruptionBudget/vigil",
+		"Secret/vigil", "Service/vigil", "ServiceAccount/vigil",
+	}
+	if got := kinds(objs); !slices.Equal(got, want) {
+		t.Errorf("default objects = %q, want %q", got, want)
+	}
+
+	d := find(objs, "Deployment", "vigil")
+	if r := get(d, "spec", "replicas"); r != 2 {
+		t.Errorf("replicas = %v, want 2", r)
+	}
+	pod := get(d, "spec", "template", "spec")
+	if get(pod, "securityContext", "runAsNonRoot") != true {
+		t.Error("pod securityContext.runAsNonRoot is not true")
+	}
+	c := get(pod, "containers", 0)
+	if get(c, "securityContext", "readOnlyRootFilesystem") != true {
+		t.Error("container securityContext.readOnlyRootFilesystem is not true")
+	}
+	if get(c, "securityContext", "allowPrivilegeEscalation") != false {
+		t.Error("container allows privilege escalation")
+	}
+	if str(c, "livenessProbe", "httpGet", "path") != "/healthz" || str(c, "readinessProbe", "httpGet", "path") != "/readyz" {
+		t.Errorf("probes: liveness %v, readiness %v", get(c, "livenessProbe"), get(c, "readinessProbe"))
+	}
+	if get(c, "ports", 0, "containerPort") != opsPort {
+		t.Errorf("containerPort = %v, want %d", get(c, "ports", 0, "containerPort"), opsPort)
+	}
+	if get(c, "resources", "requests") == nil || get(c, "resources", "limits") == nil {
+		t.Error("container has no resource requests and limits")
+	}
+	if str(c, "envFrom", 0, "secretRef", "name") != "vigil" {
+		t.Errorf("envFrom = %v, want the chart's Secret", get(c, "envFrom"))
+	}
+	if args := get(c, "args"); !slices.Equal(toStrings(args), []string{"run", "--config", "/etc/vigil/vigil.yaml"}) {
+		t.Errorf("args = %v", args)
+	}
+
+	cfg := vigilConfig(t, objs)
+	if got := str(cfg, "server", "listen"); got != ":"+strconv.Itoa(opsPort) {
+		t.Errorf("server.listen = %q", got)
+	}
+	if str(cfg, "store", "backend") != "redis" || str(cfg, "store", "redis", "addr") != "redis:6379" {
+		t.Errorf("store = %v, want redis at the default external address", get(cfg, "store"))
+	}
+	if get(cfg, "store", "redis", "password") != nil {
+		t.Error("the Redis password is in the ConfigMap")
+	}
+	if find(objs, "Deployment", "vigil-redis") != nil {
+		t.Error("in-chart Redis rendered while redis.enabled is false")
+	}
+}
+
+func TestHelmRedisAndServiceMonitor(t *testing.T) {
+	objs := mustRender(t, "--set", "redis.enabled=true", "--set", "serviceMonitor.enabled=true",
+		"--set", "redis.password=hunter2", "--set", "secretEnv.VIGIL_LLM_API_KEY=sk-test")
+	for _, k := range []string{"Deployment/vigil-redis", "Service/vigil-redis", "ServiceMonitor/vigil"} {
+		if !slices.Contains(kinds(objs), k) {
+			t.Errorf("missing %s in %q", k, kinds(objs))
+		}
+	}
+	cfg := vigilConfig(t, objs)
+	if got := str(cfg, "store", "redis", "addr"); got != "vigil-redis:6379" {
+		t.Errorf("store.redis.addr = %q, want the in-chart Redis service", got)
+	}
+	sm := find(objs, "ServiceMonitor", "vigil")
+	if str(sm, "spec", "endpoints", 0, "path") != "/metrics" || str(sm, "spec", "endpoints", 0, "port") != "http" {
+		t.Errorf("ServiceMonitor endpoints = %v", get(sm, "spec", "endpoints"))
+	}
+	sec := find(objs, "Secret", "vigil")
+	if str(sec, "stringData", "VIGIL_LLM_API_KEY") != "sk-test" || str(sec, "stringData", "VIGIL_STORE_REDIS_PASSWORD") != "hunter2" {
+		t.Errorf("Secret stringData = %v", get(sec, "stringData"))
+	}
+	for _, o := range objs {
+		if o.kind() == "Secret" {
+			continue
+		}
+		b, _ := yaml.Marshal(o)
+		if bytes.Contains(b, []byte("sk-test")) || bytes.Contains(b, []byte("hunter2")) {
+			t.Errorf("%s/%s contains a secret value", o.kind(), o.name())
+		}
+	}
+	rc := get(find(objs, "Deployment", "vigil-redis"), "spec", "template", "spec", "containers", 0)
+	if str(rc, "env", 0, "valueFrom", "secretKeyRef", "key") != "VIGIL_STORE_REDIS_PASSWORD" {
+		t.Errorf("in-chart Redis does not take its password from the Secret: %v", get(rc, "env"))
+	}
+}
+
+func TestHelmExistingSecret(t *testing.T) {
+	objs := mustRender(t, "--set", "existingSecret=my-vigil")
+	if find(objs, "Secret", "vigil") != nil {
+		t.Error("chart creates a Secret although existingSecret is set")
+	}
+	c := get(find(objs, "Deployment", "vigil"), "spec", "template", "spec", "containers", 0)
+	if str(c, "envFrom", 0, "secretRef", "name") != "my-vigil" {
+		t.Errorf("envFrom = %v, want my-vigil", get(c, "envFrom"))
+	}
+}
+
+func TestHelmMemoryStore(t *testing.T) {
+	objs := mustRender(t, "--set", "replicaCount=1", "--set", "redis.addr=")
+	if got := str(vigilConfig(t, objs), "store", "backend"); got != "memory" {
+		t.Errorf("store.backend = %q, want memory without Redis", got)
+	}
+	if find(objs, "PodDisruptionBudget", "vigil") != nil {
+		t.Error("a PodDisruptionBudget with minAvailable 1 on one replica would block node drains")
+	}
+
+	_, err := render(t, "--set", "replicaCount=3", "--set", "redis.addr=")
+	if err == nil || !regexp.MustCompile(`replicaCount > 1 needs Redis`).MatchString(err.Error()) {
+		t.Errorf("3 replicas without Redis: err = %v, want a clear refusal", err)
+	}
+}
+
+func toStrings(v any) []string {
+	s, _ := v.([]any)
+	out := make([]string, 0, len(s))
+	for _, e := range s {
+		out = append(out, str(e))
+	}
+	return out
+}

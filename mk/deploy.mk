@@ -1,0 +1,27 @@
+# Deployment checks: lint and render the Helm chart, parse the compose file,
+# Dockerfile and systemd unit (deploy/deploy_test.go). Included by the
+# Makefile (`include mk/*.mk`).
+#
+# helm is built once with `go install` into a cache outside the repository
+# (about two minutes the first time); set HELM to use another binary.
+
+GO          ?= go
+HELM_VERSION ?= v3.22.0
+TOOLS_BIN   ?= $(HOME)/.cache/vigil/bin
+HELM        ?= $(TOOLS_BIN)/helm
+CHART       := deploy/helm/vigil
+CHART_FULL  := --set redis.enabled=true --set serviceMonitor.enabled=true
+
+.PHONY: deploy-check
+
+$(HELM):
+	@mkdir -p $(TOOLS_BIN)
+	@echo "deploy: installing helm $(HELM_VERSION) into $(TOOLS_BIN) (once, about two minutes)"
+	GOBIN=$(TOOLS_BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+deploy-check: $(HELM)
+	$(HELM) lint --strict $(CHART)
+	$(HELM) lint --strict $(CHART) $(CHART_FULL)
+	$(HELM) template vigil $(CHART) >/dev/null
+	$(HELM) template vigil $(CHART) $(CHART_FULL) >/dev/null
+	VIGIL_HELM=$(HELM) $(GO) test -count=1 ./deploy/
