@@ -1,0 +1,203 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ControlLevel is how much a channel lets vigil change (SPEC P5).
+type ControlLevel string
+
+const (
+	// LevelReadOnly: no write tool runs.
+	LevelReadOnly ControlLevel = "read_only"
+	// LevelControlled: every write waits for an approval.
+	LevelControlled ControlLevel = "controlled"
+	// LevelAutonomous: writes run without approval and are still verified.
+	LevelAutonomous ControlLevel = "autonomous"
+)
+
+// Valid reports whether l is one of the three levels.
+func (l ControlLevel) Valid() bool {
+	return l == LevelReadOnly || l == LevelControlled || l == LevelAutonomous
+}
+
+// AllowsWrites reports whether a write may run at this level at all (with or
+// without approval). Anything unrecognised counts as read-only: unknown
+// levels fail closed.
+func (l ControlLevel) AllowsWrites() bool {
+	return l == LevelControlled || l == LevelAutonomous
+}
+
+// Channel policy keys that are not "<platform>:<id>".
+const (
+	// ConsoleChannel is the policy key of the terminal adapter.
+	ConsoleChannel = "console"
+	// DefaultChannel is the entry used for channels without their own.
+	DefaultChannel = "default"
+	// UserGroupPrefix marks a role entry naming a platform user group
+	// ("usergroup:S0123" for a Slack user group) rather than a user.
+	UserGroupPrefix = "usergroup:"
+)
+
+// ChannelPolicy is one channel's configuration: its control level and who
+// holds which role there (SPEC P7). Role lists hold user IDs (as the
+// platform writes them: "U0123", "@alice:example.org") or "usergroup:<id>".
+//
+// Roles are cumulative: an approver is also an operator, and an operator is
+// also a viewer. A person trusted to approve a change can always ask about
+// it, so lists never have to repeat each other.
+type ChannelPolicy struct {
+	// Match is the channel's policy key: "console", "slack:<channel id>",
+	// "matrix:<room id>", or "default".
+	Match string       `json:"match" yaml:"match" mapstructure:"match"`
+	Level ControlLevel `json:"level" yaml:"level" mapstructure:"level"`
+	// AllowSelfApproval lets a requester approve their own write. Off by
+	// default: four eyes see every change.
+	AllowSelfApproval bool `json:"allow_self_approval" yaml:"allow_self_approval" mapstructure:"allow_self_approval"`
+	// Viewers may ask vigil questions. Empty means everyone in the channel.
+	Viewers []string `json:"viewers" yaml:"viewers" mapstructure:"viewers"`
+	// Operators may ask for changes. Empty means the approvers only.
+	Operators []string `json:"operators" yaml:"operators" mapstructure:"operators"`
+	// Approvers may approve or deny pending changes.
+	Approvers []string `json:"approvers" yaml:"approvers" mapstructure:"approvers"`
+}
+
+// Subject is what the bot knows about a person when deciding their roles.
+// Adapters supply the facts; policy decides what they mean.
+type Subject struct {
+	// User is the platform user ID.
+	User string
+	// Groups are the user's platform groups, written as config names them
+	// ("usergroup:S1").
+	Groups []string
+	// PlatformApprover is set when the platform's own permissions make the
+	// user an approver (a Matrix power level at or above the threshold).
+	PlatformApprover bool
+	// Local marks the person at the terminal of the console adapter, who
+	// owns the machine vigil runs on.
+	Local bool
+}
+
+// RoleSet is the roles a subject holds in one channel.
+type RoleSet struct {
+	Viewer, Operator, Approver bool
+}
+
+// RolesOf decides the roles s holds in this channel.
+//
+// The console's local user holds every role: there is nobody else to ask.
+// A platform approver (power level) is an approver like a listed one.
+func (cp ChannelPolicy) RolesOf(s Subject) RoleSet {
+	if cp.Match == ConsoleChannel && s.Local {
+		return RoleSet{Viewer: true, Operator: true, Approver: true}
+	}
+	var r RoleSet
+	r.Approver = s.PlatformApprover || listed(cp.Approvers, s)
+	r.Operator = r.Approver || listed(cp.Operators, s)
+	r.Viewer = r.Operator || len(cp.Viewers) == 0 || listed(cp.Viewers, s)
+	return r
+}
+
+// SelfApproval reports whether a requester may approve their own request
+// here. The console has a single local user, so four eyes cannot apply there.
+func (cp ChannelPolicy) SelfApproval() bool {
+	return cp.AllowSelfApproval || cp.Match == ConsoleChannel
+}
+
+// listed reports whether s is named by an entry of list, directly or
+// through one of its groups. A usergroup entry only ever matches a group,
+// so no user ID can pose as one; empty entries match nothing.
+func listed(list []string, s Subject) bool {
+	for _, e := range list {
+		if e == "" {
+			continue
+		}
+		if strings.HasPrefix(e, UserGroupPrefix) {
+			if slices.Contains(s.Groups, e) {
+				return true
+			}
+		} else if e == s.User {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate checks the entry the way start-up needs it checked: every
+// problem is reported, each naming its config key and the fix.
+func (cp ChannelPolicy) Validate() error {
+	key := "channels[" + cp.Match + "]"
+	var errs []error
+	if err := validMatch(cp.Match); err != nil {
+		errs = append(errs, fmt.Errorf("%s.match: %w", key, err))
+	}
+	if !cp.Level.Valid() {
+		errs = append(errs, fmt.Errorf("%s.level: %q is not a control level; use %s, %s or %s",
+			key, cp.Level, LevelReadOnly, LevelControlled, LevelAutonomous))
+	}
+	for _, l := range []struct {
+		name string
+		list []string
+	}{{"viewers", cp.Viewers}, {"operators", cp.Operators}, {"approvers", cp.Approvers}} {
+		for i, e := range l.list {
+			if err := validEntry(e); err != nil {
+				errs = append(errs, fmt.Errorf("%s.%s[%d]: %w", key, l.name, i, err))
+			}
+		}
+	}
+	if cp.Level == LevelControlled && cp.Match != ConsoleChannel && len(cp.Approvers) == 0 {
+		errs = append(errs, fmt.Errorf(
+			"%s.approvers: the channel is controlled but nobody can approve its changes; "+
+				"add user IDs or %q entries to %s.approvers, or set %s.level to %s",
+			key, UserGroupPrefix+"<id>", key, key, LevelReadOnly))
+	}
+	return errors.Join(errs...)
+}
+
+func validMatch(m string) error {
+	if m == ConsoleChannel || m == DefaultChannel {
+		return nil
+	}
+	platform, id, ok := strings.Cut(m, ":")
+	if !ok || platform == "" || id == "" {
+		return fmt.Errorf("%q is not a channel key; use %q, %q, or <platform>:<id> such as slack:C0123 or matrix:!room:example.org",
+			m, ConsoleChannel, DefaultChannel)
+	}
+	return nil
+}
+
+func validEntry(e string) error {
+	switch {
+	case strings.TrimSpace(e) == "":
+		return errors.New("empty entry; remove it or name a user ID or usergroup:<id>")
+	case strings.TrimSpace(e) != e:
+		return fmt.Errorf("%q has surrounding spaces; remove them", e)
+	case e == UserGroupPrefix:
+		return errors.New(`"usergroup:" names no group; write usergroup:<id>`)
+	}
+	return nil
+}
+
+// LookupChannel returns the policy for the channel key: its own entry, else
+// the "default" entry (with Match set to key), else a read-only policy and
+// false. Unconfigured channels never get more than they were given.
+func LookupChannel(policies []ChannelPolicy, key string) (ChannelPolicy, bool) {
+	def := -1
+	for i, cp := range policies {
+		if cp.Match == key {
+			return cp, true
+		}
+		if cp.Match == DefaultChannel {
+			def = i
+		}
+	}
+	if def >= 0 {
+		cp := policies[def]
+		cp.Match = key
+		return cp, true
+	}
+	return ChannelPolicy{Match: key, Level: LevelReadOnly}, false
+}
