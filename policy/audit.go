@@ -1,0 +1,399 @@
+package policy
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Audit (SPEC P8). Every decision — allow, block, approval requested,
+// approved, denied, expired, executed — becomes a record of who, what, where
+// and when. Records form a hash chain: each carries the hash of the one
+// before it, so editing, deleting or reordering a record breaks the chain at
+// that record. The chain proves the log is internally consistent; it cannot
+// by itself show that the newest records were cut off, or that someone
+// rewrote every record after an edit. For that, keep the head hash somewhere
+// else too (a log line, a ticket, a second store).
+
+// ErrAuditChain is what every *ChainError matches with errors.Is.
+var ErrAuditChain = errors.New("audit chain broken")
+
+// AuditAction is what an audit record records.
+type AuditAction string
+
+const (
+	AuditAllow             AuditAction = "allow"
+	AuditBlock             AuditAction = "block"
+	AuditApprovalRequested AuditAction = "approval_requested"
+	AuditApproved          AuditAction = "approved"
+	AuditDenied            AuditAction = "denied"
+	AuditExpired           AuditAction = "expired"
+	AuditExecuted          AuditAction = "executed"
+)
+
+// AuditRecord is one decision. The JSON form is one line of an audit file;
+// its field names are part of the file format.
+type AuditRecord struct {
+	// Seq numbers records from 1, without gaps.
+	Seq  int64     `json:"seq"`
+	Time time.Time `json:"time"`
+	// Actor is who: the user who asked or decided, or "vigil" for the bot's
+	// own decisions (expiry).
+	Actor  string      `json:"actor"`
+	Action AuditAction `json:"action"`
+	// Tool, Target and Command are what, redacted.
+	Tool    string `json:"tool,omitempty"`
+	Target  string `json:"target,omitempty"`
+	Command string `json:"command,omitempty"`
+	// Channel (policy key) and Thread (thread key) are where.
+	Channel    string `json:"channel,omitempty"`
+	Thread     string `json:"thread,omitempty"`
+	Outcome    string `json:"outcome,omitempty"`
+	ApprovalID string `json:"approval_id,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	// PrevHash is the previous record's Hash, "" for the first record.
+	PrevHash string `json:"prev_hash"`
+	// Hash is ComputeHash() of this record.
+	Hash string `json:"hash"`
+}
+
+// auditHashVersion names the encoding ComputeHash uses, so a future change
+// of encoding cannot be confused with tampering.
+const auditHashVersion = "vigil-audit-v1"
+
+// ComputeHash is the hex SHA-256 of every field but Hash, each written as
+// its length, a colon and its bytes, in a fixed order. Length prefixes keep
+// field boundaries unambiguous; the time is in UTC with nanoseconds, which
+// is exactly what survives a JSON round trip.
+func (r AuditRecord) ComputeHash() string {
+	h := sha256.New()
+	put := func(s string) {
+		h.Write(strconv.AppendInt(nil, int64(len(s)), 10))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+	}
+	put(auditHashVersion)
+	put(strconv.FormatInt(r.Seq, 10))
+	put(r.Time.UTC().Format(time.RFC3339Nano))
+	for _, s := range []string{r.Actor, string(r.Action), r.Tool, r.Target, r.Command,
+		r.Channel, r.Thread, r.Outcome, r.ApprovalID, r.Reason, r.PrevHash} {
+		put(s)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Chain makes r the record after prev (nil for the first record): it sets
+// Seq, PrevHash and Hash. It redacts the free-text fields first, so whatever
+// a caller passes, no secret enters the chain; every audit sink goes
+// through here.
+func Chain(prev *AuditRecord, r AuditRecord) AuditRecord {
+	r.Target = Redact(r.Target)
+	r.Command = Redact(r.Command)
+	r.Outcome = Redact(r.Outcome)
+	r.Reason = Redact(r.Reason)
+	r.Seq, r.PrevHash = 1, ""
+	if prev != nil {
+		r.Seq, r.PrevHash = prev.Seq+1, prev.Hash
+	}
+	r.Hash = r.ComputeHash()
+	return r
+}
+
+// ChainError names the first record where a chain breaks, and how.
+type ChainError struct {
+	// Index is the record's position in the checked slice, from 0.
+	Index int
+	// Seq is the sequence number the record claims.
+	Seq int64
+	// Line is the record's line in an audit file; 0 when not from a file.
+	Line int
+	// Reason says what is wrong and what that means ("hash mismatch —
+	// edited").
+	Reason string
+}
+
+func (e *ChainError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("record %d (line %d): %s", e.Seq, e.Line, e.Reason)
+	}
+	return fmt.Sprintf("record %d (position %d): %s", e.Seq, e.Index+1, e.Reason)
+}
+
+func (e *ChainError) Unwrap() error { return ErrAuditChain }
+
+// VerifyChain checks a whole chain, from its first record: every hash
+// matches its record, sequence numbers run 1, 2, 3… and every record links
+// to the one before it. The error is a *ChainError for the first bad
+// record.
+func VerifyChain(recs []AuditRecord) error { return verifyChain(recs, true) }
+
+// VerifySegment checks consecutive records taken from the middle of a chain
+// (such as RecentAudit's): the same checks, except that the first record
+// need not be record 1.
+func VerifySegment(recs []AuditRecord) error { return verifyChain(recs, false) }
+
+func verifyChain(recs []AuditRecord, fromStart bool) error {
+	for i, r := range recs {
+		bad := func(format string, args ...any) error {
+			return &ChainError{Index: i, Seq: r.Seq, Reason: fmt.Sprintf(format, args...)}
+		}
+		if r.Hash != r.ComputeHash() {
+			return bad("hash mismatch — edited")
+		}
+		if i == 0 {
+			if fromStart && (r.Seq != 1 || r.PrevHash != "") {
+				return bad("the chain starts at record %d, not 1 — records deleted from the start", r.Seq)
+			}
+			continue
+		}
+		prev := recs[i-1]
+		want := prev.Seq + 1
+		switch {
+		case r.Seq <= prev.Seq:
+			return bad("comes after record %d — reordered", prev.Seq)
+		case r.Seq > want:
+			for _, later := range recs[i+1:] {
+				if later.Seq >= want && later.Seq < r.Seq {
+					return bad("comes before record %d — reordered", later.Seq)
+				}
+			}
+			if r.Seq-1 == want {
+				return bad("record %d is missing — deleted", want)
+			}
+			return bad("records %d to %d are missing — deleted", want, r.Seq-1)
+		case r.PrevHash != prev.Hash:
+			return bad("does not link to record %d — a record before it was replaced or deleted", prev.Seq)
+		}
+	}
+	return nil
+}
+
+// AuditFile appends audit records to a file as JSON lines. Each record is one
+// write(2) on a file opened O_APPEND, so a record is never interleaved with
+// another; a mutex keeps the chain in order within the process. One process
+// should write a given file: two writers would each continue their own
+// chain.
+type AuditFile struct {
+	mu   sync.Mutex
+	f    *os.File
+	last *AuditRecord
+	sync bool
+	// broken is set after a failed write, which may have left part of a
+	// record in the file; nothing more is appended after that.
+	broken error
+}
+
+// AuditFileOption configures OpenAuditFile.
+type AuditFileOption func(*AuditFile)
+
+// WithAuditSync makes every Write fsync the file before returning: a record
+// survives a power cut, at the price of a disk flush per decision.
+func WithAuditSync() AuditFileOption { return func(f *AuditFile) { f.sync = true } }
+
+// OpenAuditFile opens (creating it, mode 0600) the audit file at path for
+// appending. It reads the last record so new records continue the chain. A
+// file whose last line is incomplete is refused rather than repaired: an
+// audit log is not something to truncate silently.
+func OpenAuditFile(path string, opts ...AuditFileOption) (*AuditFile, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open audit file: %w", err)
+	}
+	last, err := readLastRecord(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit file %s: %w", path, err)
+	}
+	af := &AuditFile{f: f, last: last}
+	for _, o := range opts {
+		o(af)
+	}
+	return af, nil
+}
+
+// readLastRecord reads the file's final line, walking back from the end in
+// blocks so a large file costs no more than a small one.
+func readLastRecord(f *os.File) (*AuditRecord, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	if size == 0 {
+		return nil, nil
+	}
+	var tail []byte
+	const block = 4096
+	for off := size; ; {
+		n := int64(block)
+		if off < n {
+			n = off
+		}
+		off -= n
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+			return nil, err
+		}
+		tail = append(buf, tail...)
+		if len(tail) > 0 && tail[len(tail)-1] != '\n' {
+			return nil, errors.New("the last record is incomplete (no final newline); " +
+				"run `vigil audit verify` and move the damaged file aside")
+		}
+		if i := bytes.LastIndexByte(tail[:len(tail)-1], '\n'); i >= 0 {
+			tail = tail[i+1:]
+			break
+		}
+		if off == 0 {
+			break
+		}
+	}
+	r, err := decodeRecord(bytes.TrimSuffix(tail, []byte("\n")))
+	if err != nil {
+		return nil, fmt.Errorf("last record: %w", err)
+	}
+	return &r, nil
+}
+
+// Write chains r after the last record and appends it.
+func (f *AuditFile) Write(r AuditRecord) error {
+	_, err := f.Append(r)
+	return err
+}
+
+// Append chains r after the last record, appends it, and returns it as
+// written.
+func (f *AuditFile) Append(r AuditRecord) (AuditRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.broken != nil {
+		return AuditRecord{}, f.broken
+	}
+	rec := Chain(f.last, r)
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return AuditRecord{}, fmt.Errorf("encode audit record: %w", err)
+	}
+	line = append(line, '\n')
+	if _, err := f.f.Write(line); err != nil {
+		f.broken = fmt.Errorf("audit file unusable after a failed write: %w", err)
+		return AuditRecord{}, f.broken
+	}
+	if f.sync {
+		if err := f.f.Sync(); err != nil {
+			return AuditRecord{}, fmt.Errorf("sync audit file: %w", err)
+		}
+	}
+	f.last = &rec
+	return rec, nil
+}
+
+// Close closes the file.
+func (f *AuditFile) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.broken == nil {
+		f.broken = errors.New("audit file closed")
+	}
+	return f.f.Close()
+}
+
+// decodeRecord parses one line strictly: a field the format does not know
+// is not covered by the hash, so it is an error, not something to ignore.
+func decodeRecord(line []byte) (AuditRecord, error) {
+	var r AuditRecord
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return AuditRecord{}, err
+	}
+	if dec.More() {
+		return AuditRecord{}, errors.New("more than one record on the line")
+	}
+	return r, nil
+}
+
+// ReadAuditFile reads every record of an audit file. Parse errors name the
+// line.
+func ReadAuditFile(path string) ([]AuditRecord, error) {
+	recs, _, err := readAuditFile(path)
+	return recs, err
+}
+
+// VerifyAuditFile reads and verifies an audit file, returning the number of
+// records. A broken chain is a *ChainError whose Line is set.
+func VerifyAuditFile(path string) (int, error) {
+	recs, lines, err := readAuditFile(path)
+	if err != nil {
+		return 0, err
+	}
+	if err := VerifyChain(recs); err != nil {
+		var ce *ChainError
+		if errors.As(err, &ce) {
+			ce.Line = lines[ce.Index]
+		}
+		return len(recs), err
+	}
+	return len(recs), nil
+}
+
+// readAuditFile returns the records and the line number of each.
+func readAuditFile(path string) ([]AuditRecord, []int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open audit file: %w", err)
+	}
+	defer f.Close()
+	var (
+		recs  []AuditRecord
+		lines []int
+	)
+	br := bufio.NewReader(f)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err == io.EOF {
+			if len(line) > 0 {
+				return nil, nil, fmt.Errorf("%s line %d: incomplete record (no final newline)", path, n)
+			}
+			return recs, lines, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil, nil, fmt.Errorf("%s line %d: empty line", path, n)
+		}
+		r, err := decodeRecord(line)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s line %d: %w", path, n, err)
+		}
+		recs = append(recs, r)
+		lines = append(lines, n)
+	}
+}
+
+// AuditRecord builds the record of something that happened to a: actor did
+// action. The caller sets Outcome where there is one.
+func (a *Approval) AuditRecord(action AuditAction, actor string, at time.Time) AuditRecord {
+	return AuditRecord{
+		Time:       at,
+		Actor:      actor,
+		Action:     action,
+		Tool:       a.Tool,
+		Target:     a.Target,
+		Command:    a.Command,
+		Channel:    a.Channel,
+		Thread:     a.Thread,
+		ApprovalID: a.ID,
+		Reason:     a.Reason,
+	}
+}
