@@ -1,0 +1,404 @@
+// Package agent is the loop that turns a user's question into an
+// investigation: prompt → model → proposed tool calls → policy → tools →
+// observe → repeat. It emits typed events and knows nothing of chat
+// platforms.
+//
+// A run is data, not a goroutine: when a write needs a person's approval the
+// run is left in the Session with its pending batch and the loop returns. A
+// later call to Resume, on any replica, continues it.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
+)
+
+// ToolMode is how tools are offered to the model (SPEC A2).
+type ToolMode string
+
+const (
+	// ToolModeNative uses the API's tools/tool_calls.
+	ToolModeNative ToolMode = "native"
+	// ToolModeJSON puts the tool schemas in the system prompt and expects one
+	// JSON object per reply, for models without function calling.
+	ToolModeJSON ToolMode = "json"
+)
+
+// Config tunes the loop. Zero values take the defaults below.
+type Config struct {
+	// MaxTurns bounds model calls per run (default 20). The last turn is
+	// text-only so the model must summarise.
+	MaxTurns int
+	ToolMode ToolMode
+	// MaxParallel bounds concurrent tool executions in one turn (default 4).
+	MaxParallel int
+	// LoopLimit is how many identical calls a run may make (default 3); the
+	// next one is refused with LOOP_DETECTED.
+	LoopLimit int
+	// NudgeAt lists tool-call counts after which the model is told to wrap
+	// up (default 12 and 18).
+	NudgeAt []int
+	// MaxCorrections bounds JSON-mode correction re-prompts per run
+	// (default 3).
+	MaxCorrections int
+	// RunTokenBudget stops a run that used more tokens (0: unlimited).
+	RunTokenBudget int
+	// Instructions is extra operator text added to the system prompt.
+	Instructions string
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxTurns <= 0 {
+		c.MaxTurns = 20
+	}
+	if c.ToolMode == "" {
+		c.ToolMode = ToolModeNative
+	}
+	if c.MaxParallel <= 0 {
+		c.MaxParallel = 4
+	}
+	if c.LoopLimit <= 0 {
+		c.LoopLimit = 3
+	}
+	if c.NudgeAt == nil {
+		c.NudgeAt = []int{12, 18}
+	}
+	if c.MaxCorrections <= 0 {
+		c.MaxCorrections = 3
+	}
+	return c
+}
+
+// Registry is what the loop needs of the tool registry.
+type Registry interface {
+	Specs() []tools.Spec
+	Propose(name string, raw json.RawMessage) (tools.Proposal, *policy.Block)
+	Get(name string) (tools.Tool, bool)
+}
+
+// DailyBudget is an optional shared token budget per day (SPEC A3). Spend
+// records usage and reports whether the budget is now exhausted.
+type DailyBudget interface {
+	Spend(ctx context.Context, tokens int) (exhausted bool, err error)
+}
+
+// Agent runs the loop. It is safe for concurrent use by many sessions; all
+// per-run state lives in the Session passed to each call.
+type Agent struct {
+	model  Model
+	tools  Registry
+	cfg    Config
+	budget DailyBudget
+	now    func() time.Time
+	log    *slog.Logger
+}
+
+// Option configures an Agent.
+type Option func(*Agent)
+
+// WithClock replaces time.Now (tests).
+func WithClock(now func() time.Time) Option { return func(a *Agent) { a.now = now } }
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(a *Agent) { a.log = l } }
+
+// WithDailyBudget sets the shared daily token budget.
+func WithDailyBudget(b DailyBudget) Option { return func(a *Agent) { a.budget = b } }
+
+// New builds an agent over a model and a tool registry.
+func New(model Model, reg Registry, cfg Config, opts ...Option) *Agent {
+	a := &Agent{
+		model: model,
+		tools: reg,
+		cfg:   cfg.withDefaults(),
+		now:   time.Now,
+		log:   slog.New(slog.DiscardHandler),
+	}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// Input starts a run.
+type Input struct {
+	RunID     string
+	Requester string
+	// Channel is the policy key of the channel the run belongs to.
+	Channel string
+	Level   policy.ControlLevel
+	// Text is the user's message.
+	Text string
+	// Context is an authoritative block the bot prepared (resolved
+	// mentions and their routing chains); empty when there is none.
+	Context string
+}
+
+// Status is how a call to Start or Resume ended.
+type Status string
+
+const (
+	// StatusDone: the run produced a final answer (or a clear stop message)
+	// and the session is idle again.
+	StatusDone Status = "done"
+	// StatusAwaitingApproval: the run is saved in the session with a
+	// pending batch; call Resume after a person decides.
+	StatusAwaitingApproval Status = "awaiting_approval"
+	// StatusFailed: the run stopped on a system failure (model unavailable,
+	// budget exhausted, cancelled). The session keeps its history.
+	StatusFailed Status = "failed"
+)
+
+// Outcome is the result of Start or Resume.
+type Outcome struct {
+	Status Status
+	// Answer is the final answer or the stop message, safe to show.
+	Answer   string
+	Approval *ApprovalNeeded
+}
+
+// Decision is a person's answer to a pending approval, as the loop needs it.
+type Decision struct {
+	Approved bool
+	By       string
+	Reason   string
+	// Expired marks a decision made by the clock: the approval lapsed.
+	Expired bool
+	// BeforeExecute is called with the re-proposed call immediately before
+	// an approved call runs; an error refuses it (binding changed, level
+	// changed, approval claimed elsewhere). May be nil.
+	BeforeExecute func(ctx context.Context, p tools.Proposal, args string) error
+	// Level is the channel's control level at decision time.
+	Level policy.ControlLevel
+}
+
+// Errors returned by Start and Resume. The Outcome still carries a message
+// for people; these are for the caller's control flow and logs.
+var (
+	ErrBusy      = errors.New("agent: session already has a run in progress")
+	ErrNoPending = errors.New("agent: session has no pending approval")
+)
+
+// Start begins a run for a new user message. The session must be idle.
+func (a *Agent) Start(ctx context.Context, s *Session, in Input, sink Sink) (Outcome, error) {
+	if s.Run != nil {
+		return Outcome{}, ErrBusy
+	}
+	if s.Policy == nil {
+		s.Policy = policy.NewSessionState()
+	}
+	now := a.now()
+	if s.CreatedAt.IsZero() {
+		s.CreatedAt = now
+	}
+	s.Run = &RunState{
+		ID:        in.RunID,
+		Requester: in.Requester,
+		Channel:   in.Channel,
+		Level:     in.Level,
+		StartedAt: now,
+	}
+	text := in.Text
+	if in.Context != "" {
+		text = in.Context + "\n\n" + text
+	}
+	s.History = append(s.History, Message{Role: RoleUser, Content: text})
+	emit(ctx, sink, s, Event{Type: EventRunStarted, Text: in.Text})
+	return a.loop(ctx, s, sink)
+}
+
+// Resume continues a run stopped at an approval with the person's decision.
+func (a *Agent) Resume(ctx context.Context, s *Session, d Decision, sink Sink) (Outcome, error) {
+	if s.Run == nil || s.Run.Pending == nil {
+		return Outcome{}, ErrNoPending
+	}
+	r := s.Run
+	pb := r.Pending
+	if d.Level != "" {
+		r.Level = d.Level
+	}
+	call, ok := pb.call(pb.ApprovalCallID)
+	if !ok {
+		return Outcome{}, fmt.Errorf("agent: pending batch lost call %q", pb.ApprovalCallID)
+	}
+	var env tools.Envelope
+	switch {
+	case d.Expired:
+		env = tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeApprovalRequired, Blocked: true,
+			Message: "the approval expired before anyone decided; nothing was changed"}}
+		pb.Results[call.ID] = env.JSON()
+		a.flushPending(s)
+		msg := "The approval expired before anyone decided; nothing was changed."
+		return a.finish(ctx, s, sink, msg, false), nil
+	case !d.Approved:
+		reason := d.Reason
+		if reason == "" {
+			reason = "no reason given"
+		}
+		env = tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeActionNotAllowed, Blocked: true,
+			Message: fmt.Sprintf("denied by %s: %s", d.By, reason),
+			Details: map[string]any{"recovery_hint": "do not retry this change; tell the user it was denied and why"}}}
+		pb.Results[call.ID] = env.JSON()
+		emit(ctx, sink, s, Event{Type: EventToolResult, CallID: call.ID, Result: &env, Code: string(policy.CodeActionNotAllowed)})
+	default:
+		env = a.runApproved(ctx, s, call, d, sink)
+		pb.Results[call.ID] = env.JSON()
+	}
+	a.flushPending(s)
+	return a.loop(ctx, s, sink)
+}
+
+// runApproved re-checks and executes the approved call, exactly once.
+func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d Decision, sink Sink) tools.Envelope {
+	r := s.Run
+	p, blk := a.tools.Propose(call.Name, json.RawMessage(call.Arguments))
+	if blk != nil {
+		return tools.Blocked(blk)
+	}
+	// Policy again, as if the call were new: the session may have changed
+	// (a reset, an expired context) while the approval waited.
+	dec := policy.Authorize(s.Policy, p.Action, r.Level, a.now())
+	if dec.Block != nil {
+		return tools.Blocked(dec.Block)
+	}
+	if d.BeforeExecute != nil {
+		if err := d.BeforeExecute(ctx, p, call.Arguments); err != nil {
+			return tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeActionNotAllowed, Blocked: true,
+				Message: "the approved call was not run: " + err.Error()}}
+		}
+	}
+	emit(ctx, sink, s, Event{Type: EventToolCall, CallID: call.ID, Proposal: &p})
+	start := a.now()
+	res := a.safeExecute(ctx, p)
+	dur := a.now().Sub(start)
+	a.observe(s, p, res)
+	emit(ctx, sink, s, Event{Type: EventToolResult, CallID: call.ID, Proposal: &p, Result: &res.Envelope,
+		Output: res.Output, Duration: dur, Code: errCode(res.Envelope)})
+	return res.Envelope
+}
+
+// flushPending appends every result of the pending batch to the history in
+// call order and clears it.
+func (a *Agent) flushPending(s *Session) {
+	pb := s.Run.Pending
+	for _, c := range pb.Calls {
+		content, ok := pb.Results[c.ID]
+		if !ok {
+			content = tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeExecutionFailed, Failed: true,
+				Message: "result lost"}}.JSON()
+		}
+		s.History = append(s.History, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content})
+	}
+	s.Run.Pending = nil
+}
+
+func (pb *PendingBatch) call(id string) (ToolCall, bool) {
+	for _, c := range pb.Calls {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return ToolCall{}, false
+}
+
+// finish ends the run with a message appended as the assistant's answer.
+func (a *Agent) finish(ctx context.Context, s *Session, sink Sink, answer string, phantom bool) Outcome {
+	s.History = append(s.History, Message{Role: RoleAssistant, Content: answer})
+	emit(ctx, sink, s, Event{Type: EventFinalAnswer, Text: answer, Phantom: phantom})
+	a.endRun(s)
+	return Outcome{Status: StatusDone, Answer: answer}
+}
+
+// fail ends the run on a system failure; history stays intact.
+func (a *Agent) fail(ctx context.Context, s *Session, sink Sink, msg string) Outcome {
+	emit(ctx, sink, s, Event{Type: EventError, Text: msg})
+	a.endRun(s)
+	return Outcome{Status: StatusFailed, Answer: msg}
+}
+
+func (a *Agent) endRun(s *Session) {
+	if s.Run != nil {
+		s.Usage.Add(s.Run.Usage)
+	}
+	s.Run = nil
+	s.UpdatedAt = a.now()
+}
+
+func emit(ctx context.Context, sink Sink, s *Session, e Event) {
+	if sink == nil {
+		return
+	}
+	e.Session = s.Key
+	if s.Run != nil {
+		e.Run = s.Run.ID
+		if e.Turn == 0 {
+			e.Turn = s.Run.Turn
+		}
+	}
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	sink.Emit(ctx, e)
+}
+
+func errCode(e tools.Envelope) string {
+	if e.Error == nil {
+		return ""
+	}
+	return string(e.Error.Code)
+}
+
+// Abandon ends the session's run without another model call: a pending
+// batch gets its results (the waiting call marked as not run), and tool calls
+// left without results by a replica that died mid-turn get a failure, so the
+// history stays a valid conversation for the next run.
+func (a *Agent) Abandon(s *Session, reason string) {
+	if s.Run != nil && s.Run.Pending != nil {
+		pb := s.Run.Pending
+		if _, done := pb.Results[pb.ApprovalCallID]; !done {
+			if pb.Results == nil {
+				pb.Results = map[string]string{}
+			}
+			pb.Results[pb.ApprovalCallID] = tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeActionNotAllowed,
+				Blocked: true, Message: "not run: " + reason}}.JSON()
+		}
+		a.flushPending(s)
+	}
+	s.History = closeDanglingCalls(s.History, reason)
+	a.endRun(s)
+}
+
+// closeDanglingCalls adds a failure result for every tool call of the last
+// assistant message that has none.
+func closeDanglingCalls(h []Message, reason string) []Message {
+	last := -1
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role == RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 || len(h[last].ToolCalls) == 0 {
+		return h
+	}
+	answered := map[string]bool{}
+	for _, m := range h[last+1:] {
+		if m.Role == RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	for _, c := range h[last].ToolCalls {
+		if !answered[c.ID] {
+			h = append(h, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: tools.Failed(
+				policy.CodeExecutionFailed, "interrupted before a result was recorded ("+reason+"); check the target's state before retrying", false).JSON()})
+		}
+	}
+	return h
+}

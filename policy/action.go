@@ -1,0 +1,19 @@
+package policy
+
+// Action is a proposed tool call as policy sees it: decoded, typed and
+// stripped of everything that does not bear on the decision. Tools build it
+// from the model's arguments (tools.Proposal embeds it); policy never parses
+// model output itself.
+type Action struct {
+	// Tool is the tool name the model called, e.g. "read" or "control".
+	Tool string `json:"tool"`
+	// Name is the tool's action parameter ("exec", "restart", ...), or "".
+	Name string `json:"action,omitempty"`
+	// Kind is what the call does, from the tool's declaration for this action.
+	Kind Kind `json:"kind"`
+	// Target names the resource the call operates on, as the model gave it;
+	// "" when the call has no target (inventory search, knowledge).
+	Target string `json:"target,omitempty"`
+	// Command is the exact shell command the call would run, or "".
+	Command string `json:"command,omitempty"`
+}

@@ -1,0 +1,107 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Decision is policy's answer to one proposed tool call. Exactly one of
+// Allow, NeedsApproval or Block is meaningful: Block non-nil means refused.
+type Decision struct {
+	Allow         bool
+	NeedsApproval bool
+	Block         *Block
+	// Verdict is the classifier's decision for calls that carry a shell
+	// command; nil otherwise. Approval cards show its risk and reasons.
+	Verdict *Verdict
+}
+
+// Risk is the risk to show for the decided action.
+func (d Decision) Risk() Risk {
+	if d.Verdict != nil {
+		return d.Verdict.Risk
+	}
+	return RiskMedium
+}
+
+// Authorize is the one choke point every tool call passes before it runs
+// (gate 1 plus resolution, routing, command intent, exit-boundedness and the
+// channel's control level), in that order: the first refusal wins.
+//
+// It reads the session but changes nothing; the agent reports outcomes
+// through the FSM and resolved context after the call.
+func Authorize(s *SessionState, a Action, level ControlLevel, now time.Time) Decision {
+	if b := s.FSM.CanExecute(a.Kind); b != nil {
+		return Decision{Block: b}
+	}
+	switch a.Kind {
+	case KindResolve:
+		return Decision{Allow: true}
+	case KindRead:
+		return authorizeRead(s, a, now)
+	default:
+		return authorizeWrite(s, a, level, now)
+	}
+}
+
+func authorizeRead(s *SessionState, a Action, now time.Time) Decision {
+	if a.Target != "" {
+		if b := s.Context.CheckRead(a.Target, now); b != nil {
+			return Decision{Block: b}
+		}
+	}
+	if a.Command == "" {
+		return Decision{Allow: true}
+	}
+	v := ClassifyCommand(a.Command)
+	if !v.ReadOnly() {
+		return Decision{Verdict: &v, Block: &Block{
+			Code:         CodePolicyBlocked,
+			Message:      fmt.Sprintf("%s refuses commands it cannot prove read-only: %s", a.Tool, strings.Join(v.Reasons, "; ")),
+			RecoveryHint: "use a read-only command, or propose the change with the control tool",
+			Details:      map[string]any{"intent": string(v.Intent), "risk": string(v.Risk), "reasons": v.Reasons},
+		}}
+	}
+	if !v.Bounded {
+		b := &Block{
+			Code:    CodePolicyBlocked,
+			Message: fmt.Sprintf("%s only runs commands that exit by themselves; this one does not (%s)", a.Tool, v.Category),
+			Details: map[string]any{"category": string(v.Category), "reasons": v.Reasons},
+		}
+		if v.SuggestedRewrite != "" {
+			b.SuggestedRewrite = v.SuggestedRewrite
+			b.AutoRecoverable = true
+			b.RecoveryHint = "run the bounded form instead: " + v.SuggestedRewrite
+		} else {
+			b.RecoveryHint = "bound the command (a count, --no-pager, or a timeout wrapper)"
+		}
+		return Decision{Verdict: &v, Block: b}
+	}
+	return Decision{Allow: true, Verdict: &v}
+}
+
+func authorizeWrite(s *SessionState, a Action, level ControlLevel, now time.Time) Decision {
+	if level != LevelControlled && level != LevelAutonomous {
+		// read_only, and anything unrecognised: fail closed.
+		return Decision{Block: &Block{
+			Code:         CodeActionNotAllowed,
+			Message:      "this channel is read-only: no change can run here",
+			RecoveryHint: "report what you found and what change you would suggest, without making it",
+		}}
+	}
+	if a.Target != "" {
+		if b := s.Context.CheckWrite(a.Target, now); b != nil {
+			return Decision{Block: b}
+		}
+	}
+	var verdict *Verdict
+	if a.Command != "" {
+		v := ClassifyCommand(a.Command)
+		verdict = &v
+	}
+	if level == LevelAutonomous {
+		return Decision{Allow: true, Verdict: verdict}
+	}
+	return Decision{NeedsApproval: true, Verdict: verdict}
+}

@@ -1,0 +1,66 @@
+// Package tools holds the tool protocol (envelope, registry, typed arguments
+// with derived schemas), the built-in tools, the inventory and the transports
+// that reach resources.
+//
+// Tools never check permissions: every call passes through one policy
+// decision in the agent before Execute is called.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/vigilops/vigil/policy"
+)
+
+// Spec is what the model is told about a tool.
+type Spec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // JSON Schema of the arguments
+}
+
+// Proposal is a call decoded strictly from the model's arguments, before any
+// policy check. Args holds the tool's typed argument struct; Execute receives
+// the same Proposal back.
+type Proposal struct {
+	policy.Action
+	// Summary is a one-line description for people, e.g.
+	// "restart service nginx on web1".
+	Summary string `json:"summary"`
+	Args    any    `json:"-"`
+}
+
+// Result is what one execution produced: the envelope the model reads and the
+// resources the call discovered, which the agent adds to the session's
+// resolved context.
+type Result struct {
+	Envelope Envelope
+	// Resolved lists resources this call found.
+	Resolved []policy.Resource
+	// Explicit marks a single-resource lookup (get one, discover one): such a
+	// resource counts as explicitly accessed for routing validation.
+	Explicit bool
+	// Output is the raw command output before truncation, for traces. Empty
+	// when the tool ran no command.
+	Output string
+}
+
+// Tool is one capability offered to the model.
+type Tool interface {
+	Spec() Spec
+	// Propose decodes raw arguments strictly (unknown fields, wrong types and
+	// missing required fields are INVALID_INPUT naming the field) and says
+	// what the call would do.
+	Propose(raw json.RawMessage) (Proposal, *policy.Block)
+	// Execute runs an authorised proposal. It must honour ctx and never
+	// panic; failures are envelopes, not errors.
+	Execute(ctx context.Context, p Proposal) Result
+}
+
+// DefaultTimeout bounds a command when the tool or config gives no other.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultOutputCap bounds the output a command may return to the model.
+const DefaultOutputCap = 64 * 1024
