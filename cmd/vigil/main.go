@@ -52,6 +52,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(),
 		newExplainCmd(),
+		newChatCmd(),
 	)
 	return root
 }

@@ -1,0 +1,399 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
+)
+
+// requestApproval turns a run stopped at a write into a pending approval
+// and posts its card in the thread.
+func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session, need *agent.ApprovalNeeded) error {
+	p := need.Proposal
+	risk, reasons := policy.RiskMedium, []string(nil)
+	if p.Command != "" {
+		v := policy.ClassifyCommand(p.Command)
+		risk, reasons = v.Risk, v.Reasons
+	}
+	a, err := policy.NewApproval(policy.ApprovalRequest{
+		Tool:       p.Tool,
+		Args:       json.RawMessage(need.Args),
+		Target:     p.Target,
+		Command:    policy.Redact(p.Command),
+		Summary:    policy.Redact(p.Summary),
+		Risk:       risk,
+		Reasons:    reasons,
+		Requester:  s.Run.Requester,
+		Channel:    s.Run.Channel,
+		Thread:     t.Key(),
+		SessionKey: s.Key,
+		CallID:     need.CallID,
+		TTL:        b.opt.ApprovalTTL,
+	}, b.now())
+	if err != nil {
+		return fmt.Errorf("new approval: %w", err)
+	}
+	ref := MessageRef{ThreadRef: t}
+	a.CardRef, _ = json.Marshal(ref)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := b.opt.Stores.Approvals.CreateApproval(sctx, a); err != nil {
+		return fmt.Errorf("create approval: %w", err)
+	}
+	s.Run.Pending.ApprovalID = a.ID
+	// Save before the card goes out: a click may arrive at another replica
+	// at once, and it must find the run waiting.
+	if err := b.saveSession(ctx, s); err != nil {
+		return err
+	}
+	b.audit(ctx, policy.AuditRecord{
+		Actor: a.Requester, Action: policy.AuditApprovalRequested, Tool: a.Tool, Target: a.Target,
+		Command: a.Command, Channel: a.Channel, Thread: a.Thread, Outcome: "pending", ApprovalID: a.ID,
+	})
+	b.approvalOutcome("requested")
+
+	ad, ok := b.adapter(t.Platform)
+	if !ok {
+		return fmt.Errorf("no adapter for %s", t.Platform)
+	}
+	posted, err := ad.PostApproval(ctx, t, cardOf(a))
+	if err != nil {
+		id := newErrorID()
+		b.log.Error("post approval card", "error_id", id, "approval", a.ID, "err", err)
+		b.say(ctx, t, Reply{Kind: ReplyError, ErrorID: id, Text: fmt.Sprintf(
+			"I could not post the approval card for %s. It is pending; answer it with \"approve %s\" or \"deny %s <reason>\".", a.ID, a.ID, a.ID)})
+		return nil
+	}
+	raw, _ := json.Marshal(posted)
+	if _, err := b.opt.Stores.Approvals.UpdateApproval(sctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) {
+		x.CardRef = raw
+	}); err != nil && !errors.Is(err, ErrStatusConflict) {
+		b.log.Warn("remember approval card", "approval", a.ID, "err", err)
+	}
+	return nil
+}
+
+func cardOf(a *policy.Approval) ApprovalCard {
+	return ApprovalCard{
+		ID:        a.ID,
+		Token:     a.Token,
+		Tool:      a.Tool,
+		Target:    a.Target,
+		Command:   a.Command,
+		Summary:   a.Summary,
+		Risk:      string(a.Risk),
+		Reasons:   a.Reasons,
+		Requester: a.Requester,
+		ExpiresAt: a.ExpiresAt,
+		Status:    cardStatus(a.Status),
+		DecidedBy: a.DecidedBy,
+		DecidedAt: a.DecidedAt,
+		Reason:    a.Reason,
+	}
+}
+
+func cardStatus(s policy.ApprovalStatus) ApprovalStatus {
+	switch s {
+	case policy.ApprovalApproved, policy.ApprovalExecuting, policy.ApprovalExecuted:
+		return ApprovalApproved
+	case policy.ApprovalDenied:
+		return ApprovalDenied
+	case policy.ApprovalExpired:
+		return ApprovalExpired
+	}
+	return ApprovalPending
+}
+
+// cardRef recovers where an approval's card and thread are.
+func cardRef(a *policy.Approval) (MessageRef, error) {
+	var ref MessageRef
+	if err := json.Unmarshal(a.CardRef, &ref); err != nil {
+		return ref, fmt.Errorf("approval %s has no usable card reference: %w", a.ID, err)
+	}
+	return ref, nil
+}
+
+// HandleDecision implements Handler: a person approved or denied.
+func (b *Bot) HandleDecision(ctx context.Context, d Decision) {
+	defer b.guard(ctx, "handle decision", d.Thread)
+	b.mu.Lock()
+	b.active++
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.active--
+		b.idle.Broadcast()
+		b.mu.Unlock()
+	}()
+	if d.EventID != "" {
+		first, err := b.opt.Stores.Dedup.FirstSeen(ctx, "decision:"+string(d.Thread.Platform)+":"+d.EventID, b.opt.DedupTTL)
+		if err != nil {
+			b.storeFailure(ctx, d.Thread, err)
+			return
+		}
+		if !first {
+			b.chatEvent(d.Thread.Platform, "duplicate")
+			return
+		}
+	}
+	b.decide(ctx, d)
+}
+
+func (b *Bot) decide(ctx context.Context, d Decision) {
+	a, err := b.opt.Stores.Approvals.GetApproval(ctx, d.ApprovalID)
+	if errors.Is(err, ErrNotFound) {
+		b.tell(ctx, d.Thread, d.User, fmt.Sprintf("There is no approval with ID %q.", d.ApprovalID))
+		return
+	}
+	if err != nil {
+		b.storeFailure(ctx, d.Thread, err)
+		return
+	}
+	cp, ok := b.opt.Channels.Lookup(a.Channel)
+	if !ok {
+		b.tell(ctx, d.Thread, d.User, "This approval belongs to a channel vigil is no longer configured for; it cannot be decided.")
+		return
+	}
+	now := b.now()
+	req := policy.DecisionRequest{
+		User:              d.User,
+		Token:             d.Token,
+		FromButton:        d.Token != "",
+		Approve:           d.Approve,
+		Reason:            d.Reason,
+		Roles:             cp.RolesOf(b.subject(ctx, d.Thread, d.User)),
+		Channel:           d.Thread.ChannelKey(),
+		Level:             cp.Level,
+		AllowSelfApproval: cp.AllowSelfApproval,
+	}
+	if err := policy.CheckDecision(a, req, now); err != nil {
+		if errors.Is(err, policy.ErrApprovalExpired) {
+			b.expire(ctx, a)
+		}
+		b.log.Info("decision refused", "approval", a.ID, "user", d.User, "reason", err)
+		b.tell(ctx, d.Thread, d.User, "Not accepted: "+err.Error())
+		return
+	}
+	status := policy.ApprovalDenied
+	if d.Approve {
+		status = policy.ApprovalApproved
+	}
+	decided, err := b.opt.Stores.Approvals.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) {
+		x.Status = status
+		x.DecidedBy = d.User
+		x.DecidedAt = now
+		x.Reason = d.Reason
+	})
+	if errors.Is(err, ErrStatusConflict) {
+		b.tell(ctx, d.Thread, d.User, "Not accepted: "+alreadyDecided(decided))
+		return
+	}
+	if err != nil {
+		b.storeFailure(ctx, d.Thread, err)
+		return
+	}
+	action, outcome := policy.AuditDenied, "denied"
+	if d.Approve {
+		action, outcome = policy.AuditApproved, "approved"
+	}
+	b.audit(ctx, policy.AuditRecord{Actor: d.User, Action: action, Tool: a.Tool, Target: a.Target, Command: a.Command,
+		Channel: a.Channel, Thread: a.Thread, Outcome: outcome, ApprovalID: a.ID, Reason: d.Reason})
+	b.approvalOutcome(outcome)
+	b.updateCard(ctx, decided)
+
+	ref, err := cardRef(decided)
+	if err != nil {
+		b.log.Error("resume impossible", "approval", a.ID, "err", err)
+		return
+	}
+	b.enqueue(ref.ThreadRef, job{resume: &resumeJob{approval: decided, decision: agent.Decision{
+		Approved: d.Approve, By: d.User, Reason: d.Reason,
+	}}})
+}
+
+// alreadyDecided words a lost race or a replay for the person who clicked.
+func alreadyDecided(a *policy.Approval) string {
+	if a == nil {
+		return "this approval was already decided."
+	}
+	switch a.Status {
+	case policy.ApprovalExpired:
+		return fmt.Sprintf("approval %s already expired at %s.", a.ID, a.ExpiresAt.UTC().Format(time.RFC3339))
+	case policy.ApprovalDenied:
+		return fmt.Sprintf("approval %s was already denied by %s at %s.", a.ID, a.DecidedBy, a.DecidedAt.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("approval %s was already approved by %s at %s.", a.ID, a.DecidedBy, a.DecidedAt.UTC().Format(time.RFC3339))
+}
+
+func (b *Bot) updateCard(ctx context.Context, a *policy.Approval) {
+	ref, err := cardRef(a)
+	if err != nil || ref.ID == "" {
+		return
+	}
+	ad, ok := b.adapter(ref.Platform)
+	if !ok {
+		return
+	}
+	if err := ad.UpdateApproval(ctx, ref, cardOf(a)); err != nil {
+		b.log.Warn("update approval card", "approval", a.ID, "err", err)
+	}
+}
+
+func (b *Bot) approvalOutcome(outcome string) {
+	if b.opt.Observer != nil {
+		b.opt.Observer.ApprovalOutcome(outcome)
+	}
+}
+
+// resume continues the run waiting on a decided approval.
+func (b *Bot) resume(ctx context.Context, t ThreadRef, rj *resumeJob) {
+	a := rj.approval
+	s, err := b.loadSession(ctx, t)
+	if err != nil {
+		b.storeFailure(ctx, t, err)
+		return
+	}
+	if s.Run == nil || s.Run.Pending == nil || s.Run.Pending.ApprovalID != a.ID {
+		b.log.Warn("decided approval has no waiting run", "approval", a.ID, "thread", t.Key())
+		if rj.decision.Approved {
+			b.say(ctx, t, Reply{Kind: ReplyNotice, Text: fmt.Sprintf(
+				"Approval %s no longer matches a waiting request (it was stopped or replaced); nothing was run.", a.ID)})
+		}
+		return
+	}
+	cp, ok := b.opt.Channels.Lookup(a.Channel)
+	level := policy.LevelReadOnly
+	if ok {
+		level = cp.Level
+	}
+	d := rj.decision
+	d.Level = level
+	k := b.newSink(ctx, t, s)
+	if d.Approved {
+		k.approvalID, k.approvalCall = a.ID, a.CallID
+		d.BeforeExecute = func(ctx context.Context, p tools.Proposal, args string) error {
+			return b.claimExecution(ctx, t, a.ID, p, args, cp)
+		}
+	}
+	b.setStatus(ctx, t, "working…")
+	out, err := b.opt.Agent.Resume(ctx, s, d, k)
+	if k.executed != nil {
+		if _, uerr := b.opt.Stores.Approvals.UpdateApproval(context.WithoutCancel(ctx), a.ID, policy.ApprovalExecuting,
+			func(x *policy.Approval) { x.Status = policy.ApprovalExecuted; x.ExecutedAt = b.now() }); uerr != nil {
+			b.log.Warn("mark approval executed", "approval", a.ID, "err", uerr)
+		}
+		b.approvalOutcome("executed")
+	}
+	b.afterRun(ctx, t, s, out, err, k)
+}
+
+// claimExecution re-checks everything immediately before an approved call
+// runs and claims it, so it runs once even if two replicas resume it.
+func (b *Bot) claimExecution(ctx context.Context, t ThreadRef, id string, p tools.Proposal, args string, cp policy.ChannelPolicy) error {
+	cur, err := b.opt.Stores.Approvals.GetApproval(ctx, id)
+	if err != nil {
+		return fmt.Errorf("approval unavailable: %w", err)
+	}
+	if err := policy.CheckExecution(cur, p.Tool, json.RawMessage(args), cp.Level, b.now()); err != nil {
+		return err
+	}
+	decider := b.subject(ctx, t, cur.DecidedBy)
+	if t.Platform == "console" {
+		decider.Local = true
+	}
+	if !cp.RolesOf(decider).Approver {
+		return fmt.Errorf("%s no longer holds the approver role in this channel", cur.DecidedBy)
+	}
+	if _, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.ApprovalApproved, func(x *policy.Approval) {
+		x.Status = policy.ApprovalExecuting
+	}); err != nil {
+		if errors.Is(err, ErrStatusConflict) {
+			return errors.New("it was already run")
+		}
+		return fmt.Errorf("claim approval: %w", err)
+	}
+	return nil
+}
+
+// expire closes a lapsed approval: card updated, run ended with a message.
+func (b *Bot) expire(ctx context.Context, a *policy.Approval) {
+	expired, err := b.opt.Stores.Approvals.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) {
+		x.Status = policy.ApprovalExpired
+	})
+	if err != nil {
+		if !errors.Is(err, ErrStatusConflict) {
+			b.log.Warn("expire approval", "approval", a.ID, "err", err)
+		}
+		return
+	}
+	b.audit(ctx, policy.AuditRecord{Actor: "vigil", Action: policy.AuditExpired, Tool: a.Tool, Target: a.Target,
+		Command: a.Command, Channel: a.Channel, Thread: a.Thread, Outcome: "expired", ApprovalID: a.ID})
+	b.approvalOutcome("expired")
+	b.updateCard(ctx, expired)
+	if ref, err := cardRef(expired); err == nil {
+		b.enqueue(ref.ThreadRef, job{resume: &resumeJob{approval: expired, decision: agent.Decision{Expired: true}}})
+	}
+}
+
+// sweep expires lapsed approvals until ctx ends.
+func (b *Bot) sweep(ctx context.Context) {
+	tick := time.NewTicker(b.opt.SweepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			b.SweepOnce(ctx)
+		}
+	}
+}
+
+// SweepOnce expires every pending approval past its expiry. Exported so tests
+// and operators' tooling can drive expiry without waiting for the ticker.
+func (b *Bot) SweepOnce(ctx context.Context) {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	pending, err := b.opt.Stores.Approvals.ListPending(lctx)
+	cancel()
+	if err != nil {
+		b.log.Warn("list pending approvals", "err", err)
+		return
+	}
+	now := b.now()
+	for _, a := range pending {
+		if now.After(a.ExpiresAt) {
+			b.expire(ctx, a)
+		}
+	}
+}
+
+// abandonPending drops a run waiting on an approval because its requester
+// or another person said "stop".
+func (b *Bot) abandonPending(ctx context.Context, t ThreadRef, s *agent.Session, user string) {
+	if s.Run.Pending != nil && s.Run.Pending.ApprovalID != "" {
+		id := s.Run.Pending.ApprovalID
+		if a, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.ApprovalPending, func(x *policy.Approval) {
+			x.Status = policy.ApprovalDenied
+			x.DecidedBy = user
+			x.DecidedAt = b.now()
+			x.Reason = "stopped"
+		}); err == nil {
+			b.audit(ctx, policy.AuditRecord{Actor: user, Action: policy.AuditDenied, Tool: a.Tool, Target: a.Target,
+				Command: a.Command, Channel: a.Channel, Thread: a.Thread, Outcome: "stopped", ApprovalID: a.ID, Reason: "stopped"})
+			b.approvalOutcome("denied")
+			b.updateCard(ctx, a)
+		}
+	}
+	b.opt.Agent.Abandon(s, "stopped by "+user)
+	if err := b.saveSession(ctx, s); err != nil {
+		b.storeFailure(ctx, t, err)
+		return
+	}
+	b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "Stopped. Nothing more will run for that request."})
+}

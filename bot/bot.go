@@ -1,0 +1,233 @@
+package bot
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/policy"
+)
+
+// Runner is what the bot needs of the agent.
+type Runner interface {
+	Start(ctx context.Context, s *agent.Session, in agent.Input, sink agent.Sink) (agent.Outcome, error)
+	Resume(ctx context.Context, s *agent.Session, d agent.Decision, sink agent.Sink) (agent.Outcome, error)
+	Abandon(s *agent.Session, reason string)
+}
+
+// Resolver turns a resource mention into an inventory resource and its
+// routing chain (the resource first, then its parents).
+type Resolver interface {
+	ResolveMention(name string) (chain []policy.Resource, ok bool)
+}
+
+// Observer receives metrics-worthy happenings. All methods must be cheap.
+type Observer interface {
+	Observe(e agent.Event)
+	ApprovalOutcome(outcome string)
+	ChatEvent(platform, result string)
+}
+
+// AuditSink is an extra place audit records go, after the store chained
+// them (the audit file).
+type AuditSink interface {
+	Write(r policy.AuditRecord) error
+}
+
+// Options builds a Bot. Agent, Stores and Channels are required.
+type Options struct {
+	Agent    Runner
+	Stores   Stores
+	Channels *Channels
+	Resolver Resolver
+	// ApprovalTTL is how long an approval stays open (default 10m).
+	ApprovalTTL time.Duration
+	// AuditFile, when set, receives every audit record too.
+	AuditFile AuditSink
+	Observer  Observer
+	Logger    *slog.Logger
+	Clock     func() time.Time
+	// MaxConcurrentRuns bounds runs in progress on this replica (default 32).
+	MaxConcurrentRuns int
+	// LockTTL is how long a thread lock lives without renewal (default 2m).
+	LockTTL time.Duration
+	// DedupTTL is how long an event ID is remembered (default 1h).
+	DedupTTL time.Duration
+	// SweepEvery is how often expired approvals are looked for (default 15s).
+	SweepEvery time.Duration
+}
+
+// Bot connects adapters to the agent. Create it with New, register adapters,
+// then call Run.
+type Bot struct {
+	opt      Options
+	log      *slog.Logger
+	now      func() time.Time
+	sem      chan struct{}
+	adapters map[Platform]Adapter
+
+	mu      sync.Mutex
+	threads map[string]*thread
+	idle    *sync.Cond
+	active  int
+}
+
+// New checks the options and builds a bot.
+func New(o Options) (*Bot, error) {
+	switch {
+	case o.Agent == nil:
+		return nil, errors.New("bot: Options.Agent is required")
+	case o.Stores.Sessions == nil || o.Stores.Approvals == nil || o.Stores.Audit == nil ||
+		o.Stores.Dedup == nil || o.Stores.Locks == nil:
+		return nil, errors.New("bot: Options.Stores must have every store set")
+	case o.Channels == nil:
+		return nil, errors.New("bot: Options.Channels is required")
+	}
+	if o.ApprovalTTL <= 0 {
+		o.ApprovalTTL = 10 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.MaxConcurrentRuns <= 0 {
+		o.MaxConcurrentRuns = 32
+	}
+	if o.LockTTL <= 0 {
+		o.LockTTL = 2 * time.Minute
+	}
+	if o.DedupTTL <= 0 {
+		o.DedupTTL = time.Hour
+	}
+	if o.SweepEvery <= 0 {
+		o.SweepEvery = 15 * time.Second
+	}
+	b := &Bot{
+		opt:      o,
+		log:      o.Logger,
+		now:      o.Clock,
+		sem:      make(chan struct{}, o.MaxConcurrentRuns),
+		adapters: map[Platform]Adapter{},
+		threads:  map[string]*thread{},
+	}
+	b.idle = sync.NewCond(&b.mu)
+	return b, nil
+}
+
+// Register adds an adapter. Two adapters for one platform are a wiring bug.
+func (b *Bot) Register(a Adapter) error {
+	if _, dup := b.adapters[a.Platform()]; dup {
+		return fmt.Errorf("bot: adapter for %q registered twice", a.Platform())
+	}
+	b.adapters[a.Platform()] = a
+	return nil
+}
+
+// Run starts every adapter and the approval sweeper. It returns when every
+// adapter has returned (the console at end of input) or one failed, or ctx
+// is cancelled.
+func (b *Bot) Run(ctx context.Context) error {
+	if len(b.adapters) == 0 {
+		return errors.New("bot: no chat adapter is enabled")
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	sweepCtx, stopSweep := context.WithCancel(gctx)
+	defer stopSweep()
+	go b.sweep(sweepCtx)
+	for _, a := range b.adapters {
+		g.Go(func() error {
+			if err := a.Start(gctx, b); err != nil && gctx.Err() == nil {
+				return fmt.Errorf("%s adapter: %w", a.Platform(), err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// WaitIdle blocks until no work is queued or running on this replica, or ctx
+// ends. A run stopped at a pending approval is idle.
+func (b *Bot) WaitIdle(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		b.mu.Lock()
+		for b.active > 0 && ctx.Err() == nil {
+			b.idle.Wait()
+		}
+		b.mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return ctx.Err()
+	case <-ctx.Done():
+		b.mu.Lock()
+		b.idle.Broadcast()
+		b.mu.Unlock()
+		<-done
+		return ctx.Err()
+	}
+}
+
+func (b *Bot) adapter(p Platform) (Adapter, bool) {
+	a, ok := b.adapters[p]
+	return a, ok
+}
+
+func randRead(b []byte) (int, error) { return rand.Read(b) }
+
+// newErrorID returns a short ID that ties a message in chat to a log line.
+func newErrorID() string {
+	var buf [4]byte
+	_, _ = rand.Read(buf[:])
+	return "E" + hex.EncodeToString(buf[:])
+}
+
+// guard recovers a panic at a handler boundary and reports it with an ID.
+func (b *Bot) guard(ctx context.Context, where string, t ThreadRef) {
+	if v := recover(); v != nil {
+		id := newErrorID()
+		b.log.Error("panic", "where", where, "error_id", id, "thread", t.Key(), "panic", v, "stack", string(debug.Stack()))
+		b.say(ctx, t, Reply{Kind: ReplyError, Text: "Something went wrong on my side; nothing further will run for this request.", ErrorID: id})
+	}
+}
+
+// say posts a reply, logging (not returning) failures: there is nobody to
+// return them to.
+func (b *Bot) say(ctx context.Context, t ThreadRef, r Reply) {
+	a, ok := b.adapter(t.Platform)
+	if !ok {
+		b.log.Error("no adapter for reply", "platform", t.Platform, "thread", t.Key())
+		return
+	}
+	r.Text = policy.Redact(r.Text)
+	if _, err := a.Post(ctx, t, r); err != nil {
+		b.log.Error("post reply", "thread", t.Key(), "kind", r.Kind, "err", err)
+	}
+}
+
+// tell sends a message to one user: ephemeral where the platform can, a
+// threaded reply otherwise.
+func (b *Bot) tell(ctx context.Context, t ThreadRef, user, text string) {
+	if a, ok := b.adapter(t.Platform); ok {
+		if n, ok := a.(Notifier); ok {
+			if err := n.NotifyUser(ctx, t, user, text); err == nil {
+				return
+			} else {
+				b.log.Warn("ephemeral notice failed; replying in thread", "thread", t.Key(), "err", err)
+			}
+		}
+	}
+	b.say(ctx, t, Reply{Kind: ReplyNotice, Text: text})
+}

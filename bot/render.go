@@ -1,0 +1,84 @@
+package bot
+
+import "time"
+
+// ReplyKind says what a reply is, so each adapter can render it its own way.
+type ReplyKind string
+
+const (
+	ReplyTrace  ReplyKind = "trace"  // one tool call and its outcome
+	ReplyAnswer ReplyKind = "answer" // the model's final answer (Markdown)
+	ReplyNotice ReplyKind = "notice" // a short status from vigil itself
+	ReplyError  ReplyKind = "error"  // something failed; Text is safe to show
+)
+
+// Reply is the neutral form of everything the bot says in a thread.
+type Reply struct {
+	Kind ReplyKind
+	// Text is Markdown for answers and plain text otherwise.
+	Text string
+	// Trace is set for ReplyTrace.
+	Trace *Trace
+	// ErrorID ties an error reply to the log line with the same ID.
+	ErrorID string
+}
+
+// Outcome is how a tool call ended.
+type Outcome string
+
+const (
+	OutcomeOK       Outcome = "ok"
+	OutcomeBlocked  Outcome = "blocked"
+	OutcomeFailed   Outcome = "failed"
+	OutcomeApproval Outcome = "approval_required"
+)
+
+// Trace is one tool call as people see it. Output is already redacted and
+// truncated to TraceOutputLimit; FullOutput (redacted) is set when it was
+// truncated so adapters that can upload files may attach it whole.
+type Trace struct {
+	Tool     string
+	Action   string
+	Target   string
+	Command  string
+	Outcome  Outcome
+	Code     string // error code when not OK
+	Message  string // error message when not OK
+	Duration time.Duration
+	Output   string
+	// Truncated is true when Output is shorter than FullOutput.
+	Truncated  bool
+	FullOutput string
+}
+
+// TraceOutputLimit is how much output a trace shows inline.
+const TraceOutputLimit = 1500
+
+// ApprovalStatus is where an approval stands.
+type ApprovalStatus string
+
+const (
+	ApprovalPending  ApprovalStatus = "pending"
+	ApprovalApproved ApprovalStatus = "approved"
+	ApprovalDenied   ApprovalStatus = "denied"
+	ApprovalExpired  ApprovalStatus = "expired"
+)
+
+// ApprovalCard is what people see of a pending approval.
+type ApprovalCard struct {
+	ID string
+	// Token travels in button values; never show it as text.
+	Token     string
+	Tool      string
+	Target    string
+	Command   string // the exact command or change
+	Summary   string
+	Risk      string
+	Reasons   []string
+	Requester string
+	ExpiresAt time.Time
+	Status    ApprovalStatus
+	DecidedBy string
+	DecidedAt time.Time
+	Reason    string
+}

@@ -1,0 +1,166 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
+)
+
+// sink turns one run's agent events into threaded replies, audit records
+// and metrics. What to say is decided here; how it looks is the adapter's.
+type sink struct {
+	b       *Bot
+	t       ThreadRef
+	s       *agent.Session
+	channel string
+	// approvalID is set while an approved call is being resumed, so its
+	// execution is audited against the approval.
+	approvalID   string
+	approvalCall string
+	// executed records the outcome of the approved call once it ran.
+	executed *tools.Envelope
+}
+
+func (b *Bot) newSink(_ context.Context, t ThreadRef, s *agent.Session) *sink {
+	return &sink{b: b, t: t, s: s, channel: t.ChannelKey()}
+}
+
+// Emit implements agent.Sink.
+func (k *sink) Emit(ctx context.Context, e agent.Event) {
+	b := k.b
+	if b.opt.Observer != nil {
+		b.opt.Observer.Observe(e)
+	}
+	switch e.Type {
+	case agent.EventToolResult:
+		k.toolResult(ctx, e)
+	case agent.EventFinalAnswer:
+		b.say(ctx, k.t, Reply{Kind: ReplyAnswer, Text: e.Text})
+	case agent.EventError:
+		id := newErrorID()
+		b.log.Warn("run stopped", "error_id", id, "thread", k.t.Key(), "run", e.Run, "reason", e.Text)
+		b.say(ctx, k.t, Reply{Kind: ReplyError, Text: e.Text, ErrorID: id})
+	case agent.EventCorrection:
+		b.log.Debug("model corrected", "thread", k.t.Key(), "run", e.Run, "code", e.Code)
+	}
+}
+
+func (k *sink) toolResult(ctx context.Context, e agent.Event) {
+	b := k.b
+	if e.Proposal == nil || e.Result == nil {
+		return
+	}
+	p := e.Proposal
+	env := e.Result
+	tr := &Trace{
+		Tool:     p.Tool,
+		Action:   p.Name,
+		Target:   p.Target,
+		Command:  policy.Redact(p.Command),
+		Outcome:  OutcomeOK,
+		Duration: e.Duration,
+	}
+	if p.Command == "" {
+		tr.Command = policy.Redact(p.Summary)
+	}
+	if env.Error != nil {
+		tr.Code = string(env.Error.Code)
+		tr.Message = policy.Redact(env.Error.Message)
+		switch {
+		case env.Error.Blocked && env.Error.Code == policy.CodeApprovalRequired:
+			tr.Outcome = OutcomeApproval
+		case env.Error.Blocked:
+			tr.Outcome = OutcomeBlocked
+		default:
+			tr.Outcome = OutcomeFailed
+		}
+	}
+	out := e.Output
+	if out == "" && env.Error == nil && env.Data != nil && p.Command == "" {
+		if raw, err := json.Marshal(env.Data); err == nil {
+			out = string(raw)
+		}
+	}
+	full := policy.Redact(out)
+	tr.Output = full
+	if len(full) > TraceOutputLimit {
+		tr.Output = truncateUTF8(full, TraceOutputLimit)
+		tr.Truncated = true
+		tr.FullOutput = full
+	}
+	b.say(ctx, k.t, Reply{Kind: ReplyTrace, Trace: tr})
+	k.audit(ctx, e, tr)
+}
+
+// audit records the decision and outcome of one call (SPEC P8).
+func (k *sink) audit(ctx context.Context, e agent.Event, tr *Trace) {
+	p := e.Proposal
+	rec := policy.AuditRecord{
+		Actor:   k.requester(),
+		Tool:    p.Tool,
+		Target:  p.Target,
+		Command: tr.Command,
+		Channel: k.channel,
+		Thread:  k.t.Key(),
+		Outcome: string(tr.Outcome),
+		Reason:  tr.Message,
+	}
+	switch {
+	case tr.Outcome == OutcomeBlocked || tr.Outcome == OutcomeApproval:
+		rec.Action = policy.AuditBlock
+		rec.Outcome = tr.Code
+	case e.CallID == k.approvalCall && k.approvalID != "":
+		rec.Action = policy.AuditExecuted
+		rec.ApprovalID = k.approvalID
+		env := *e.Result
+		k.executed = &env
+	case p.Kind == policy.KindWrite:
+		rec.Action = policy.AuditExecuted
+	default:
+		rec.Action = policy.AuditAllow
+	}
+	k.b.audit(ctx, rec)
+}
+
+func (k *sink) requester() string {
+	if k.s.Run != nil {
+		return k.s.Run.Requester
+	}
+	return ""
+}
+
+// audit appends a record to the store's chain and mirrors it to the file.
+// Audit failures are logged loudly; they never let an action through that
+// policy refused, and they do not undo one that already ran.
+func (b *Bot) audit(ctx context.Context, r policy.AuditRecord) {
+	r.Time = b.now()
+	r.Command = policy.Redact(r.Command)
+	r.Reason = policy.Redact(r.Reason)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	chained, err := b.opt.Stores.Audit.AppendAudit(actx, r)
+	if err != nil {
+		b.log.Error("audit append failed", "action", r.Action, "tool", r.Tool, "approval", r.ApprovalID, "err", err)
+		return
+	}
+	if b.opt.AuditFile != nil {
+		if err := b.opt.AuditFile.Write(chained); err != nil {
+			b.log.Error("audit file write failed", "seq", chained.Seq, "err", err)
+		}
+	}
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,430 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/policy"
+)
+
+// job is one unit of work on a thread: a new message, or a decided approval
+// to resume.
+type job struct {
+	msg      *Message
+	resume   *resumeJob
+	enqueued time.Time
+}
+
+type resumeJob struct {
+	approval *policy.Approval
+	decision agent.Decision
+}
+
+// thread serialises work on one conversation in this process (like a
+// per-portal event loop): one job at a time, in arrival order.
+type thread struct {
+	ref     ThreadRef
+	queue   []job
+	running bool
+	// cancel stops the job in progress ("stop").
+	cancel context.CancelFunc
+}
+
+// HandleMessage implements Handler. It returns at once; the work happens on
+// the thread's queue.
+func (b *Bot) HandleMessage(ctx context.Context, m Message) {
+	defer b.guard(ctx, "handle message", m.Thread)
+	if !m.Addressed {
+		return
+	}
+	if m.EventID != "" {
+		first, err := b.opt.Stores.Dedup.FirstSeen(ctx, "event:"+string(m.Thread.Platform)+":"+m.EventID, b.opt.DedupTTL)
+		if err != nil {
+			id := newErrorID()
+			b.log.Error("dedup check failed", "error_id", id, "thread", m.Thread.Key(), "err", err)
+			b.say(ctx, m.Thread, Reply{Kind: ReplyError, ErrorID: id,
+				Text: "I cannot reach my state store right now, so I did not start on this. Please try again in a minute."})
+			b.chatEvent(m.Thread.Platform, "store_error")
+			return
+		}
+		if !first {
+			b.chatEvent(m.Thread.Platform, "duplicate")
+			return
+		}
+	}
+	b.chatEvent(m.Thread.Platform, "handled")
+	if isStop(m.Text) {
+		b.stop(ctx, m)
+		return
+	}
+	b.enqueue(m.Thread, job{msg: &m})
+}
+
+func isStop(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(text))
+	t = strings.TrimRight(t, ".!")
+	return t == "stop" || t == "cancel"
+}
+
+func (b *Bot) chatEvent(p Platform, result string) {
+	if b.opt.Observer != nil {
+		b.opt.Observer.ChatEvent(string(p), result)
+	}
+}
+
+// enqueue adds work to a thread and starts its worker if idle.
+func (b *Bot) enqueue(t ThreadRef, j job) {
+	j.enqueued = b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	th, ok := b.threads[t.Key()]
+	if !ok {
+		th = &thread{ref: t}
+		b.threads[t.Key()] = th
+	}
+	th.queue = append(th.queue, j)
+	b.active++
+	if !th.running {
+		th.running = true
+		go b.work(th)
+	}
+}
+
+// work drains a thread's queue. It holds a slot of the replica-wide
+// concurrency bound for each job.
+func (b *Bot) work(th *thread) {
+	for {
+		b.mu.Lock()
+		if len(th.queue) == 0 {
+			th.running = false
+			th.cancel = nil
+			delete(b.threads, th.ref.Key())
+			b.mu.Unlock()
+			return
+		}
+		j := th.queue[0]
+		th.queue = th.queue[1:]
+		ctx, cancel := context.WithCancel(context.Background())
+		th.cancel = cancel
+		b.mu.Unlock()
+
+		b.sem <- struct{}{}
+		b.runJob(ctx, th.ref, j)
+		<-b.sem
+		cancel()
+
+		b.mu.Lock()
+		b.active--
+		b.idle.Broadcast()
+		b.mu.Unlock()
+	}
+}
+
+// stop cancels the run in progress in a thread, or a run waiting on an
+// approval there.
+func (b *Bot) stop(ctx context.Context, m Message) {
+	b.mu.Lock()
+	th, ok := b.threads[m.Thread.Key()]
+	var cancel context.CancelFunc
+	if ok {
+		cancel = th.cancel
+		// Drop queued messages of this thread: "stop" means stop.
+		kept := th.queue[:0]
+		for _, j := range th.queue {
+			if j.msg == nil {
+				kept = append(kept, j)
+			} else {
+				b.active--
+			}
+		}
+		th.queue = kept
+		b.idle.Broadcast()
+	}
+	b.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		b.say(ctx, m.Thread, Reply{Kind: ReplyNotice, Text: "Stopping."})
+		return
+	}
+	// Nothing running here; a run may be waiting on an approval.
+	b.enqueue(m.Thread, job{msg: &m})
+}
+
+// runJob does one job with the thread locked across replicas.
+func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
+	defer b.guard(ctx, "run", t)
+	lock, err := b.lockThread(ctx, t)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		id := newErrorID()
+		b.log.Error("lock thread", "error_id", id, "thread", t.Key(), "err", err)
+		b.say(ctx, t, Reply{Kind: ReplyError, ErrorID: id,
+			Text: "I could not take this conversation's lock (state store unavailable or busy), so nothing ran. Please try again."})
+		return
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := lock.Unlock(uctx); err != nil {
+			b.log.Warn("unlock thread", "thread", t.Key(), "err", err)
+		}
+	}()
+	stopRenew := b.keepLock(ctx, t, lock)
+	defer stopRenew()
+
+	switch {
+	case j.msg != nil:
+		b.handleMessage(ctx, t, *j.msg)
+	case j.resume != nil:
+		b.resume(ctx, t, j.resume)
+	}
+}
+
+// lockThread takes the thread's lock, waiting while another replica holds it.
+func (b *Bot) lockThread(ctx context.Context, t ThreadRef) (Lock, error) {
+	deadline := b.now().Add(b.opt.LockTTL + 30*time.Second)
+	wait := 50 * time.Millisecond
+	for {
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		l, err := b.opt.Stores.Locks.Lock(lctx, "thread:"+t.Key(), b.opt.LockTTL)
+		cancel()
+		if err == nil {
+			return l, nil
+		}
+		if !errors.Is(err, ErrLocked) || b.now().After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		if wait < time.Second {
+			wait *= 2
+		}
+	}
+}
+
+// keepLock renews the lock while a job runs. Losing it cancels the job, so
+// the run stops before its next side effect.
+func (b *Bot) keepLock(ctx context.Context, t ThreadRef, l Lock) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(b.opt.LockTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+				err := l.Renew(rctx)
+				rcancel()
+				if err != nil && ctx.Err() == nil {
+					b.log.Error("thread lock lost; stopping the run", "thread", t.Key(), "err", err)
+					b.cancelThread(t)
+					return
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (b *Bot) cancelThread(t ThreadRef) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if th, ok := b.threads[t.Key()]; ok && th.cancel != nil {
+		th.cancel()
+	}
+}
+
+// loadSession returns the thread's session, or a new one.
+func (b *Bot) loadSession(ctx context.Context, t ThreadRef) (*agent.Session, error) {
+	s, err := b.opt.Stores.Sessions.LoadSession(ctx, t.Key())
+	if errors.Is(err, ErrNotFound) {
+		return &agent.Session{Key: t.Key(), Policy: policy.NewSessionState(), CreatedAt: b.now()}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", t.Key(), err)
+	}
+	return s, nil
+}
+
+func (b *Bot) saveSession(ctx context.Context, s *agent.Session) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := b.opt.Stores.Sessions.SaveSession(sctx, s); err != nil {
+		return fmt.Errorf("save session %s: %w", s.Key, err)
+	}
+	return nil
+}
+
+// storeFailure tells the thread that state could not be read or written.
+func (b *Bot) storeFailure(ctx context.Context, t ThreadRef, err error) {
+	id := newErrorID()
+	b.log.Error("state store", "error_id", id, "thread", t.Key(), "err", err)
+	b.say(ctx, t, Reply{Kind: ReplyError, ErrorID: id,
+		Text: "I cannot reach my state store right now, so I stopped here. Nothing was lost; please try again shortly."})
+}
+
+// subject gathers what the bot knows about a user in a channel.
+func (b *Bot) subject(ctx context.Context, t ThreadRef, user string) policy.Subject {
+	s := policy.Subject{User: user, Local: t.Platform == "console"}
+	a, ok := b.adapter(t.Platform)
+	if !ok {
+		return s
+	}
+	fs, ok := a.(FactSource)
+	if !ok {
+		return s
+	}
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	facts, err := fs.UserFacts(fctx, t, user)
+	if err != nil {
+		b.log.Warn("user facts unavailable; using config roles only", "thread", t.Key(), "user", user, "err", err)
+		return s
+	}
+	s.Groups = facts.Groups
+	s.PlatformApprover = facts.IsApprover
+	return s
+}
+
+// handleMessage starts a run for a user's message.
+func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, m Message) {
+	cp, ok := b.opt.Channels.Lookup(t.ChannelKey())
+	if !ok {
+		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "I am not set up to work in this channel. Ask an administrator to add it to vigil's channels."})
+		return
+	}
+	roles := cp.RolesOf(b.subject(ctx, t, m.User))
+	if !roles.Viewer {
+		b.tell(ctx, t, m.User, "Sorry, you are not on the list of people who may ask me things in this channel.")
+		return
+	}
+	s, err := b.loadSession(ctx, t)
+	if err != nil {
+		b.storeFailure(ctx, t, err)
+		return
+	}
+	if s.Run != nil {
+		if isStop(m.Text) {
+			b.abandonPending(ctx, t, s, m.User)
+			return
+		}
+		if s.Run.Pending != nil {
+			b.say(ctx, t, Reply{Kind: ReplyNotice, Text: fmt.Sprintf(
+				"A change is waiting for approval (%s). Approve or deny it first, or say \"stop\" to drop it; then ask again.",
+				s.Run.Pending.ApprovalID)})
+			return
+		}
+		// A run this replica does not own was interrupted (its replica died
+		// mid-run). The history is intact; start over from it.
+		b.log.Warn("abandoned run found; starting afresh", "thread", t.Key(), "run", s.Run.ID)
+		b.opt.Agent.Abandon(s, "the previous run was interrupted")
+	}
+	if isStop(m.Text) {
+		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "Nothing is running here."})
+		return
+	}
+	in := agent.Input{
+		RunID:     newRunID(),
+		Requester: m.User,
+		Channel:   cp.Match,
+		Level:     cp.Level,
+		Text:      m.Text,
+		Context:   b.mentionContext(s, m.Mentions),
+	}
+	b.setStatus(ctx, t, "investigating…")
+	sink := b.newSink(ctx, t, s)
+	out, err := b.opt.Agent.Start(ctx, s, in, sink)
+	b.afterRun(ctx, t, s, out, err, sink)
+}
+
+func newRunID() string {
+	var buf [6]byte
+	_, _ = randRead(buf[:])
+	return "run-" + fmt.Sprintf("%x", buf)
+}
+
+// afterRun persists the session and, when the run stopped at a write,
+// creates the approval and posts its card.
+func (b *Bot) afterRun(ctx context.Context, t ThreadRef, s *agent.Session, out agent.Outcome, err error, sink *sink) {
+	defer b.setStatus(context.WithoutCancel(ctx), t, "")
+	if err != nil {
+		id := newErrorID()
+		b.log.Error("run failed", "error_id", id, "thread", t.Key(), "err", err)
+		b.say(ctx, t, Reply{Kind: ReplyError, ErrorID: id, Text: "The run failed on my side."})
+	}
+	if out.Status == agent.StatusAwaitingApproval && out.Approval != nil {
+		if err := b.requestApproval(ctx, t, s, out.Approval); err != nil {
+			b.storeFailure(ctx, t, err)
+			return
+		}
+	}
+	if err := b.saveSession(ctx, s); err != nil {
+		b.storeFailure(ctx, t, err)
+	}
+}
+
+// mentionContext resolves @mentions against the inventory, marks them as
+// explicitly accessed, and writes the authoritative context block (SPEC A8).
+func (b *Bot) mentionContext(s *agent.Session, ms []Mention) string {
+	if len(ms) == 0 || b.opt.Resolver == nil {
+		return ""
+	}
+	var sb strings.Builder
+	sb.WriteString("Context from vigil (authoritative):\n")
+	seen := map[string]bool{}
+	now := b.now()
+	for _, m := range ms {
+		key := strings.ToLower(m.Name)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		chain, ok := b.opt.Resolver.ResolveMention(m.Name)
+		if !ok || len(chain) == 0 {
+			fmt.Fprintf(&sb, "- @%s: not found in inventory\n", m.Name)
+			continue
+		}
+		r := chain[0]
+		for _, p := range chain[1:] {
+			s.Policy.Context.Add(p, now)
+		}
+		s.Policy.Context.AddExplicit(r, now)
+		fmt.Fprintf(&sb, "- @%s is %s (%s); use target %q", m.Name, r.ID, r.Kind, r.Target)
+		if len(chain) > 1 {
+			sb.WriteString("; routing: ")
+			for i, c := range chain {
+				if i > 0 {
+					sb.WriteString(" -> ")
+				}
+				sb.WriteString(string(c.ID))
+			}
+		}
+		sb.WriteString("\n")
+	}
+	return strings.TrimRight(sb.String(), "\n")
+}
+
+func (b *Bot) setStatus(ctx context.Context, t ThreadRef, status string) {
+	a, ok := b.adapter(t.Platform)
+	if !ok {
+		return
+	}
+	if ss, ok := a.(StatusSetter); ok {
+		if err := ss.SetStatus(ctx, t, status); err != nil {
+			b.log.Debug("set status", "thread", t.Key(), "err", err)
+		}
+	}
+}

@@ -1,0 +1,230 @@
+// Package app is vigil's composition root: it builds the model, tools,
+// agent, stores, bot and adapters from a configuration and wires them
+// together. cmd/vigil and end-to-end tests both use it, so what the tests
+// exercise is what users run.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/internal/config"
+	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/store"
+	"github.com/vigilops/vigil/tools"
+)
+
+// Options builds an App. Config is required; the rest override what the
+// config would build (tests and the demo use them).
+type Options struct {
+	Config *config.Config
+	// Model replaces the OpenAI-compatible model from llm.* (the demo's
+	// scripted model).
+	Model agent.Model
+	// Stores replaces the store from store.backend.
+	Stores *bot.Stores
+	// Adapters are added to the ones the config enables.
+	Adapters []bot.Adapter
+	// Inventory replaces the one from inventory.file.
+	Inventory *tools.Inventory
+	Logger    *slog.Logger
+	Clock     func() time.Time
+	// SweepEvery overrides how often expired approvals are swept.
+	SweepEvery time.Duration
+}
+
+// App is a wired vigil.
+type App struct {
+	Bot       *bot.Bot
+	Agent     *agent.Agent
+	Stores    bot.Stores
+	Inventory *tools.Inventory
+	Registry  *tools.Registry
+	closers   []io.Closer
+	log       *slog.Logger
+}
+
+// New wires an App. Close releases what it opened.
+func New(ctx context.Context, o Options) (*App, error) {
+	if o.Config == nil {
+		return nil, errors.New("app: Options.Config is required")
+	}
+	cfg := o.Config
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a := &App{log: log}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = a.Close()
+		}
+	}()
+
+	model := o.Model
+	if model == nil {
+		m, err := openAIModel(cfg.LLM, log)
+		if err != nil {
+			return nil, err
+		}
+		model = m
+	}
+
+	inv := o.Inventory
+	if inv == nil {
+		var err error
+		inv, err = loadInventory(cfg.Inventory.File)
+		if err != nil {
+			return nil, err
+		}
+	}
+	a.Inventory = inv
+	exec := tools.NewRouter(inv, tools.RouterOptions{})
+	reg, err := tools.NewRegistry(tools.Builtins(inv, exec, tools.NewMemoryStore())...)
+	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	a.Registry = reg
+
+	a.Agent = agent.New(model, reg, agent.Config{
+		MaxTurns:       cfg.LLM.MaxTurns,
+		ToolMode:       agent.ToolMode(cfg.LLM.ToolMode),
+		RunTokenBudget: cfg.LLM.RunTokenBudget,
+		Instructions:   cfg.LLM.Instructions,
+	}, agent.WithLogger(log))
+
+	if o.Stores != nil {
+		a.Stores = *o.Stores
+	} else {
+		st, closer, err := openStores(ctx, cfg.Store, log)
+		if err != nil {
+			return nil, err
+		}
+		a.Stores = st
+		if closer != nil {
+			a.closers = append(a.closers, closer)
+		}
+	}
+
+	policies, err := cfg.ChannelPolicies()
+	if err != nil {
+		return nil, err
+	}
+	channels, err := bot.NewChannels(policies)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+
+	var auditFile bot.AuditSink
+	if cfg.Audit.File != "" {
+		f, err := policy.OpenAuditFile(cfg.Audit.File)
+		if err != nil {
+			return nil, fmt.Errorf("config: audit.file: %w", err)
+		}
+		a.closers = append(a.closers, f)
+		auditFile = f
+	}
+
+	b, err := bot.New(bot.Options{
+		Agent:       a.Agent,
+		Stores:      a.Stores,
+		Channels:    channels,
+		Resolver:    inventoryResolver{inv},
+		ApprovalTTL: cfg.Policy.ApprovalTTL,
+		AuditFile:   auditFile,
+		Logger:      log,
+		Clock:       o.Clock,
+		SweepEvery:  o.SweepEvery,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.Bot = b
+	for _, ad := range o.Adapters {
+		if err := b.Register(ad); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return a, nil
+}
+
+// Close releases stores and files.
+func (a *App) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i].Close())
+	}
+	a.closers = nil
+	return errors.Join(errs...)
+}
+
+func openAIModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
+	if !c.Configured() {
+		return nil, ErrNoModel
+	}
+	oc := agent.DefaultOpenAIConfig()
+	oc.BaseURL = c.BaseURL
+	oc.APIKey = c.APIKey.Reveal()
+	oc.Model = c.Model
+	oc.Temperature = c.Temperature
+	oc.MaxTokens = c.MaxTokens
+	oc.Timeout = c.Timeout
+	oc.MaxRetries = c.MaxRetries
+	oc.Logger = log
+	m, err := agent.NewOpenAIModel(oc)
+	if err != nil {
+		return nil, fmt.Errorf("config: llm: %w", err)
+	}
+	return m, nil
+}
+
+// ErrNoModel means llm.base_url or llm.model is not set.
+var ErrNoModel = errors.New("no model is configured (llm.base_url and llm.model)")
+
+func loadInventory(path string) (*tools.Inventory, error) {
+	if path == "" {
+		return tools.DefaultInventory(), nil
+	}
+	inv, err := tools.LoadInventory(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: inventory.file: %w", err)
+	}
+	return inv, nil
+}
+
+func openStores(ctx context.Context, c config.Store, log *slog.Logger) (bot.Stores, io.Closer, error) {
+	switch c.Backend {
+	case "", "memory":
+		m := store.NewMemory()
+		return m.Stores(), nil, nil
+	default:
+		return openExternalStore(ctx, c, log)
+	}
+}
+
+// inventoryResolver answers the bot's mention lookups from the inventory.
+type inventoryResolver struct{ inv *tools.Inventory }
+
+func (r inventoryResolver) ResolveMention(name string) ([]policy.Resource, bool) {
+	res, ok := r.inv.Lookup(name)
+	if !ok {
+		return nil, false
+	}
+	chain := r.inv.RoutingChain(res.ID)
+	out := make([]policy.Resource, 0, len(chain))
+	for _, c := range chain {
+		out = append(out, c.ToPolicy())
+	}
+	if len(out) == 0 {
+		out = append(out, res.ToPolicy())
+	}
+	return out, true
+}

@@ -1,0 +1,403 @@
+// Package config loads vigil's configuration: embedded defaults, then a YAML
+// file, then VIGIL_* environment variables (VIGIL_LLM_API_KEY overrides
+// llm.api_key). Unknown keys are errors, and every validation error names
+// the key and the fix.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+
+	"github.com/vigilops/vigil/policy"
+)
+
+// Secret is a configuration value that must never be printed: String,
+// LogValue and MarshalText all give "***".
+type Secret string
+
+func (s Secret) String() string { return mask(s) }
+
+// LogValue implements slog.LogValuer.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(mask(s)) }
+
+// MarshalText implements encoding.TextMarshaler (JSON, YAML).
+func (s Secret) MarshalText() ([]byte, error) { return []byte(mask(s)), nil }
+
+// GoString keeps %#v from printing the value too.
+func (s Secret) GoString() string { return `config.Secret("` + mask(s) + `")` }
+
+// Reveal returns the secret itself, for the one place that needs it.
+func (s Secret) Reveal() string { return string(s) }
+
+func mask(s Secret) string {
+	if s == "" {
+		return ""
+	}
+	return "***"
+}
+
+// Config is the whole configuration.
+type Config struct {
+	LLM       LLM       `mapstructure:"llm"`
+	Inventory Inventory `mapstructure:"inventory"`
+	Store     Store     `mapstructure:"store"`
+	Server    Server    `mapstructure:"server"`
+	Policy    Policy    `mapstructure:"policy"`
+	Audit     Audit     `mapstructure:"audit"`
+	Log       Log       `mapstructure:"log"`
+	Channels  []Channel `mapstructure:"channels"`
+	Slack     Slack     `mapstructure:"slack"`
+	Matrix    Matrix    `mapstructure:"matrix"`
+}
+
+// LLM is the model endpoint (any OpenAI-compatible API).
+type LLM struct {
+	BaseURL     string        `mapstructure:"base_url"`
+	APIKey      Secret        `mapstructure:"api_key"`
+	Model       string        `mapstructure:"model"`
+	ToolMode    string        `mapstructure:"tool_mode"`
+	MaxTurns    int           `mapstructure:"max_turns"`
+	Temperature float32       `mapstructure:"temperature"`
+	MaxTokens   int           `mapstructure:"max_tokens"`
+	Timeout     time.Duration `mapstructure:"timeout"`
+	MaxRetries  int           `mapstructure:"max_retries"`
+	// RunTokenBudget stops one run past this many tokens (0: no limit).
+	RunTokenBudget int `mapstructure:"run_token_budget"`
+	// Instructions are extra operator text for the system prompt.
+	Instructions string `mapstructure:"instructions"`
+}
+
+// Configured reports whether a model endpoint is set.
+func (l LLM) Configured() bool { return l.BaseURL != "" && l.Model != "" }
+
+// Inventory points at the static inventory file; empty means the local
+// machine only.
+type Inventory struct {
+	File string `mapstructure:"file"`
+}
+
+// Store selects where state lives.
+type Store struct {
+	Backend string `mapstructure:"backend"`
+	Redis   Redis  `mapstructure:"redis"`
+}
+
+// Redis is the shared store for several replicas.
+type Redis struct {
+	Addr      string `mapstructure:"addr"`
+	Password  Secret `mapstructure:"password"`
+	DB        int    `mapstructure:"db"`
+	TLS       bool   `mapstructure:"tls"`
+	KeyPrefix string `mapstructure:"key_prefix"`
+}
+
+// Server is the metrics and health endpoint.
+type Server struct {
+	Listen string `mapstructure:"listen"`
+}
+
+// Policy holds global policy settings.
+type Policy struct {
+	ApprovalTTL time.Duration `mapstructure:"approval_ttl"`
+}
+
+// Audit configures the audit file.
+type Audit struct {
+	File string `mapstructure:"file"`
+}
+
+// Log configures logging.
+type Log struct {
+	Level  string `mapstructure:"level"`
+	Format string `mapstructure:"format"`
+}
+
+// Channel is one channel's policy as written in the file.
+type Channel struct {
+	Match        string `mapstructure:"match"`
+	ControlLevel string `mapstructure:"control_level"`
+	// AllowSelfApproval is a pointer so an unset value can take the
+	// channel's default (true only for the console).
+	AllowSelfApproval *bool    `mapstructure:"allow_self_approval"`
+	Viewers           []string `mapstructure:"viewers"`
+	Operators         []string `mapstructure:"operators"`
+	Approvers         []string `mapstructure:"approvers"`
+}
+
+// Slack configures the Slack adapter.
+type Slack struct {
+	Enabled       bool   `mapstructure:"enabled"`
+	Mode          string `mapstructure:"mode"`
+	BotToken      Secret `mapstructure:"bot_token"`
+	AppToken      Secret `mapstructure:"app_token"`
+	SigningSecret Secret `mapstructure:"signing_secret"`
+	Listen        string `mapstructure:"listen"`
+	APIURL        string `mapstructure:"api_url"`
+}
+
+// Matrix configures the Matrix adapter.
+type Matrix struct {
+	Enabled            bool     `mapstructure:"enabled"`
+	Homeserver         string   `mapstructure:"homeserver"`
+	UserID             string   `mapstructure:"user_id"`
+	AccessToken        Secret   `mapstructure:"access_token"`
+	Password           Secret   `mapstructure:"password"`
+	DeviceID           string   `mapstructure:"device_id"`
+	Rooms              []string `mapstructure:"rooms"`
+	ApproverPowerLevel int      `mapstructure:"approver_power_level"`
+	E2EE               bool     `mapstructure:"e2ee"`
+	StateDir           string   `mapstructure:"state_dir"`
+}
+
+// defaults are the embedded defaults. Every scalar key is listed so that
+// VIGIL_* environment variables can override it.
+var defaults = map[string]any{
+	"llm.base_url":                "",
+	"llm.api_key":                 "",
+	"llm.model":                   "",
+	"llm.tool_mode":               "native",
+	"llm.max_turns":               20,
+	"llm.temperature":             0.2,
+	"llm.max_tokens":              0,
+	"llm.timeout":                 "120s",
+	"llm.max_retries":             4,
+	"llm.run_token_budget":        0,
+	"llm.instructions":            "",
+	"inventory.file":              "",
+	"store.backend":               "memory",
+	"store.redis.addr":            "127.0.0.1:6379",
+	"store.redis.password":        "",
+	"store.redis.db":              0,
+	"store.redis.tls":             false,
+	"store.redis.key_prefix":      "vigil:",
+	"server.listen":               "",
+	"policy.approval_ttl":         "10m",
+	"audit.file":                  "",
+	"log.level":                   "info",
+	"log.format":                  "text",
+	"slack.enabled":               false,
+	"slack.mode":                  "socket",
+	"slack.bot_token":             "",
+	"slack.app_token":             "",
+	"slack.signing_secret":        "",
+	"slack.listen":                ":3000",
+	"slack.api_url":               "",
+	"matrix.enabled":              false,
+	"matrix.homeserver":           "",
+	"matrix.user_id":              "",
+	"matrix.access_token":         "",
+	"matrix.password":             "",
+	"matrix.device_id":            "",
+	"matrix.approver_power_level": 50,
+	"matrix.e2ee":                 false,
+	"matrix.state_dir":            "",
+}
+
+// Load reads the configuration. path may be empty: embedded defaults and the
+// environment only.
+func Load(path string) (*Config, error) {
+	v := viper.New()
+	for k, val := range defaults {
+		v.SetDefault(k, val)
+	}
+	v.SetEnvPrefix("VIGIL")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w (give --config an existing YAML file, or leave it out to use the defaults)", err)
+		}
+		defer f.Close()
+		v.SetConfigType("yaml")
+		if err := v.ReadConfig(f); err != nil {
+			return nil, fmt.Errorf("config: %s is not valid YAML: %w", path, err)
+		}
+	}
+	var c Config
+	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		mapstructure.StringToTimeDurationHookFunc(),
+		mapstructure.StringToSliceHookFunc(","),
+	)))
+	if err != nil {
+		return nil, explainDecodeError(path, err)
+	}
+	if len(c.Channels) == 0 {
+		c.Channels = []Channel{{Match: policy.ConsoleChannel, ControlLevel: string(policy.LevelControlled)}}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: ([^\n]+)`)
+
+// explainDecodeError turns mapstructure's messages into ones that name the
+// key and the fix.
+func explainDecodeError(path string, err error) error {
+	where := "configuration"
+	if path != "" {
+		where = path
+	}
+	if m := invalidKeys.FindAllStringSubmatch(err.Error(), -1); m != nil {
+		var keys []string
+		for _, g := range m {
+			for _, k := range strings.Split(g[2], ", ") {
+				full := strings.TrimSpace(k)
+				if g[1] != "" {
+					full = g[1] + "." + full
+				}
+				keys = append(keys, full)
+			}
+		}
+		slices.Sort(keys)
+		return fmt.Errorf("config: unknown key %s in %s: check the spelling against configs/vigil.example.yaml",
+			strings.Join(keys, ", "), where)
+	}
+	return fmt.Errorf("config: %s: %w", where, err)
+}
+
+// Validate checks every value that can be checked without I/O.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	switch c.LLM.ToolMode {
+	case "native", "json":
+	default:
+		bad("llm.tool_mode", "%q is not a tool mode; use native (function calling) or json (for models without it)", c.LLM.ToolMode)
+	}
+	if c.LLM.MaxTurns < 1 || c.LLM.MaxTurns > 200 {
+		bad("llm.max_turns", "%d is out of range; use 1–200 (default 20)", c.LLM.MaxTurns)
+	}
+	if c.LLM.BaseURL != "" && !strings.HasPrefix(c.LLM.BaseURL, "http://") && !strings.HasPrefix(c.LLM.BaseURL, "https://") {
+		bad("llm.base_url", "%q must start with http:// or https:// (e.g. http://localhost:11434/v1)", c.LLM.BaseURL)
+	}
+	if c.LLM.BaseURL != "" && c.LLM.Model == "" {
+		bad("llm.model", "is empty; name the model to use at %s", c.LLM.BaseURL)
+	}
+	if c.LLM.Timeout <= 0 {
+		bad("llm.timeout", "must be a positive duration such as 120s")
+	}
+	switch c.Store.Backend {
+	case "memory":
+	case "redis":
+		if c.Store.Redis.Addr == "" {
+			bad("store.redis.addr", "is empty; set host:port of the Redis server")
+		}
+	default:
+		bad("store.backend", "%q is not a store; use memory or redis", c.Store.Backend)
+	}
+	if c.Policy.ApprovalTTL <= 0 {
+		bad("policy.approval_ttl", "must be a positive duration such as 10m")
+	}
+	if c.Inventory.File != "" {
+		if _, err := os.Stat(c.Inventory.File); err != nil {
+			bad("inventory.file", "%v; point it at an inventory YAML (see configs/inventory.example.yaml) or remove it to use the local machine", err)
+		}
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q is not a level; use debug, info, warn or error", c.Log.Level)
+	}
+	if _, err := c.ChannelPolicies(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Slack.Enabled {
+		switch c.Slack.Mode {
+		case "socket":
+			if c.Slack.AppToken == "" {
+				bad("slack.app_token", "is required in socket mode; set VIGIL_SLACK_APP_TOKEN to the app-level token (xapp-…)")
+			}
+		case "http":
+			if c.Slack.SigningSecret == "" {
+				bad("slack.signing_secret", "is required in http mode; set VIGIL_SLACK_SIGNING_SECRET")
+			}
+		default:
+			bad("slack.mode", "%q is not a mode; use socket or http", c.Slack.Mode)
+		}
+		if c.Slack.BotToken == "" {
+			bad("slack.bot_token", "is required; set VIGIL_SLACK_BOT_TOKEN to the bot token (xoxb-…)")
+		}
+	}
+	if c.Matrix.Enabled {
+		if c.Matrix.Homeserver == "" {
+			bad("matrix.homeserver", "is required; set the homeserver URL, e.g. https://matrix.example.org")
+		}
+		if c.Matrix.UserID == "" {
+			bad("matrix.user_id", "is required; set the bot's user ID, e.g. @vigil:example.org")
+		}
+		if c.Matrix.AccessToken == "" && c.Matrix.Password == "" {
+			bad("matrix.access_token", "set matrix.access_token or matrix.password (VIGIL_MATRIX_ACCESS_TOKEN / VIGIL_MATRIX_PASSWORD)")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ChannelPolicies converts the channel list to policy form, applying the
+// defaults and validating each entry.
+func (c *Config) ChannelPolicies() ([]policy.ChannelPolicy, error) {
+	out := make([]policy.ChannelPolicy, 0, len(c.Channels))
+	seen := map[string]bool{}
+	for i, ch := range c.Channels {
+		key := fmt.Sprintf("channels[%d]", i)
+		if ch.Match == "" {
+			return nil, fmt.Errorf("config: %s.match is empty; use console, default, slack:<channel id> or matrix:<room id>", key)
+		}
+		if !validMatch(ch.Match) {
+			return nil, fmt.Errorf("config: %s.match %q is not console, default, slack:<channel id> or matrix:<room id>", key, ch.Match)
+		}
+		if seen[ch.Match] {
+			return nil, fmt.Errorf("config: %s.match %q is listed twice", key, ch.Match)
+		}
+		seen[ch.Match] = true
+		level := policy.ControlLevel(ch.ControlLevel)
+		if level == "" {
+			level = policy.LevelControlled
+		}
+		if !level.Valid() {
+			return nil, fmt.Errorf("config: %s.control_level %q is not a level; use read_only, controlled or autonomous", key, ch.ControlLevel)
+		}
+		self := ch.Match == policy.ConsoleChannel
+		if ch.AllowSelfApproval != nil {
+			self = *ch.AllowSelfApproval
+		}
+		cp := policy.ChannelPolicy{
+			Match: ch.Match, Level: level, AllowSelfApproval: self,
+			Viewers: ch.Viewers, Operators: ch.Operators, Approvers: ch.Approvers,
+		}
+		if err := cp.Validate(); err != nil {
+			return nil, fmt.Errorf("config: %s (%s): %w", key, ch.Match, err)
+		}
+		out = append(out, cp)
+	}
+	return out, nil
+}
+
+func validMatch(m string) bool {
+	if m == policy.ConsoleChannel || m == policy.DefaultChannel {
+		return true
+	}
+	for _, p := range []string{"slack:", "matrix:"} {
+		if strings.HasPrefix(m, p) && len(m) > len(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Redacted returns a copy safe to print: secrets are already masked by their
+// type; this exists so callers do not have to know that.
+func (c *Config) Redacted() Config { return *c }

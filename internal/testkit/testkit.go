@@ -1,0 +1,163 @@
+// Package testkit starts a whole vigil (real agent, policy, tools and bot,
+// wired by internal/app exactly as `vigil run` wires them) around one chat
+// adapter and a scripted model server, for end-to-end tests.
+package testkit
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/vigilops/vigil/adapters/console"
+	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/internal/app"
+	"github.com/vigilops/vigil/internal/config"
+	"github.com/vigilops/vigil/internal/modeltest"
+	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/store"
+	"github.com/vigilops/vigil/tools"
+)
+
+// Options describe the stack. Adapter and Model are required.
+type Options struct {
+	Adapter bot.Adapter
+	// Extra adapters run beside Adapter.
+	Extra    []bot.Adapter
+	Model    *modeltest.Server
+	Channels []policy.ChannelPolicy
+	// Stores defaults to a fresh in-memory store.
+	Stores *bot.Stores
+	// Inventory defaults to the local machine only.
+	Inventory *tools.Inventory
+	// ApprovalTTL defaults to 10 minutes.
+	ApprovalTTL time.Duration
+	// ToolMode is native (default) or json.
+	ToolMode string
+	MaxTurns int
+	// AuditFile, when set, is configured as audit.file.
+	AuditFile string
+	// SweepEvery defaults to 50ms so expiry tests are quick.
+	SweepEvery time.Duration
+	Clock      func() time.Time
+	// NoRun builds the stack without starting the bot (tests that drive
+	// Bot.HandleMessage themselves).
+	NoRun bool
+}
+
+// Stack is a running vigil.
+type Stack struct {
+	App    *app.App
+	Bot    *bot.Bot
+	Stores bot.Stores
+	Model  *modeltest.Server
+	// Done receives the bot's Run result once it returns.
+	Done chan error
+}
+
+// Start builds and runs the stack; t.Cleanup stops it.
+func Start(t testing.TB, o Options) *Stack {
+	t.Helper()
+	if o.Adapter == nil || o.Model == nil {
+		t.Fatal("testkit: Options.Adapter and Options.Model are required")
+	}
+	cfg := Config(o)
+	stores := o.Stores
+	if stores == nil {
+		s := store.NewMemory().Stores()
+		stores = &s
+	}
+	sweep := o.SweepEvery
+	if sweep == 0 {
+		sweep = 50 * time.Millisecond
+	}
+	level := slog.LevelWarn
+	if os.Getenv("VIGIL_TEST_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	// Logs are kept and shown only when the test fails: bot goroutines may
+	// still log after the test function returned, when t.Log panics.
+	logs := &SyncBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("vigil log:\n%s", logs.String())
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, app.Options{
+		Config:     cfg,
+		Stores:     stores,
+		Adapters:   append([]bot.Adapter{o.Adapter}, o.Extra...),
+		Inventory:  o.Inventory,
+		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})),
+		Clock:      o.Clock,
+		SweepEvery: sweep,
+	})
+	if err != nil {
+		cancel()
+		t.Fatalf("testkit: build vigil: %v", err)
+	}
+	for _, ad := range append([]bot.Adapter{o.Adapter}, o.Extra...) {
+		if c, ok := ad.(interface{ SetIdle(console.Idler) }); ok {
+			c.SetIdle(a.Bot)
+		}
+	}
+	s := &Stack{App: a, Bot: a.Bot, Stores: *stores, Model: o.Model, Done: make(chan error, 1)}
+	if o.NoRun {
+		t.Cleanup(func() { cancel(); _ = a.Close() })
+		return s
+	}
+	go func() { s.Done <- a.Bot.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-s.Done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Logf("testkit: bot stopped with: %v", err)
+			}
+			s.Done <- err
+		case <-time.After(10 * time.Second):
+			t.Errorf("testkit: bot did not stop within 10s of cancellation")
+		}
+		_ = a.Close()
+	})
+	return s
+}
+
+// Config is the configuration Start uses, for tests that build an App
+// themselves (several replicas).
+func Config(o Options) *config.Config {
+	cfg, err := config.Load("")
+	if err != nil {
+		panic("testkit: embedded defaults do not load: " + err.Error())
+	}
+	if o.Model != nil {
+		cfg.LLM.BaseURL = o.Model.URL()
+	}
+	cfg.LLM.Model = "scripted"
+	cfg.LLM.Timeout = 10 * time.Second
+	cfg.LLM.MaxRetries = 1
+	if o.ToolMode != "" {
+		cfg.LLM.ToolMode = o.ToolMode
+	}
+	if o.MaxTurns > 0 {
+		cfg.LLM.MaxTurns = o.MaxTurns
+	}
+	if o.ApprovalTTL > 0 {
+		cfg.Policy.ApprovalTTL = o.ApprovalTTL
+	}
+	cfg.Audit.File = o.AuditFile
+	if len(o.Channels) > 0 {
+		cfg.Channels = cfg.Channels[:0]
+		for _, cp := range o.Channels {
+			self := cp.AllowSelfApproval
+			cfg.Channels = append(cfg.Channels, config.Channel{
+				Match: cp.Match, ControlLevel: string(cp.Level), AllowSelfApproval: &self,
+				Viewers: cp.Viewers, Operators: cp.Operators, Approvers: cp.Approvers,
+			})
+		}
+	}
+	return cfg
+}
