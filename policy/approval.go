@@ -308,7 +308,7 @@ type DecidedError struct {
 }
 
 func (e *DecidedError) Error() string {
-	at := formatTime(e.At)
+	at := formatDecisionTime(e.At)
 	switch e.Status {
 	case ApprovalApproved, ApprovalExecuting:
 		return fmt.Sprintf("already approved by %s at %s", e.By, at)
@@ -330,7 +330,7 @@ func (e *DecidedError) Unwrap() []error {
 	return []error{ErrAlreadyDecided}
 }
 
-func decidedError(a *Approval) *DecidedError {
+func newDecidedError(a *Approval) *DecidedError {
 	switch a.Status {
 	case ApprovalExpired:
 		return &DecidedError{Status: a.Status, At: a.ExpiresAt}
@@ -341,8 +341,8 @@ func decidedError(a *Approval) *DecidedError {
 	}
 }
 
-// formatTime is how times appear in messages people read.
-func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+// formatDecisionTime is how times appear in messages people read.
+func formatDecisionTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 
 // DecisionRequest is one person's approve or deny, with the facts needed to
 // judge it. The bot fills Roles, Level and AllowSelfApproval from the
@@ -391,10 +391,10 @@ func CheckDecision(a *Approval, d DecisionRequest, now time.Time) error {
 		return ErrNotApprover
 	}
 	if a.Status != ApprovalPending {
-		return decidedError(a)
+		return newDecidedError(a)
 	}
 	if a.Expired(now) {
-		return fmt.Errorf("%w at %s", ErrApprovalExpired, formatTime(a.ExpiresAt))
+		return fmt.Errorf("%w at %s", ErrApprovalExpired, formatDecisionTime(a.ExpiresAt))
 	}
 	if d.Approve && d.User == a.Requester && !d.AllowSelfApproval {
 		return ErrSelfApproval
@@ -414,7 +414,7 @@ func CheckExecution(a *Approval, tool string, args json.RawMessage, level Contro
 	switch a.Status {
 	case ApprovalApproved, ApprovalExecuting:
 	case ApprovalExecuted:
-		return decidedError(a)
+		return newDecidedError(a)
 	default:
 		return fmt.Errorf("%w (it is %s)", ErrNotApproved, a.Status)
 	}
@@ -425,7 +425,7 @@ func CheckExecution(a *Approval, tool string, args json.RawMessage, level Contro
 		return ErrReadOnlyChannel
 	}
 	if deadline := a.ExpiresAt.Add(ExecutionGrace); now.After(deadline) {
-		return fmt.Errorf("%w: approved but not run before %s; ask again", ErrApprovalExpired, formatTime(deadline))
+		return fmt.Errorf("%w: approved but not run before %s; ask again", ErrApprovalExpired, formatDecisionTime(deadline))
 	}
 	return nil
 }
@@ -440,7 +440,7 @@ func CheckExecution(a *Approval, tool string, args json.RawMessage, level Contro
 func CanonicalJSON(raw json.RawMessage) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
+	v, err := decodeCanonical(dec, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -454,10 +454,10 @@ func CanonicalJSON(raw json.RawMessage) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// jsonObject keeps an object's members; writeCanonical sorts them.
-type jsonObject map[string]any
+// canonicalObject keeps an object's members; writeCanonical sorts them.
+type canonicalObject map[string]any
 
-func decodeValue(dec *json.Decoder, depth int) (any, error) {
+func decodeCanonical(dec *json.Decoder, depth int) (any, error) {
 	if depth > maxJSONDepth {
 		return nil, errors.New("canonical json: nested too deeply")
 	}
@@ -472,7 +472,7 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 	case json.Delim:
 		switch t {
 		case '{':
-			obj := jsonObject{}
+			obj := canonicalObject{}
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
@@ -485,7 +485,7 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 				if _, dup := obj[k]; dup {
 					return nil, fmt.Errorf("canonical json: duplicate key %q", k)
 				}
-				v, err := decodeValue(dec, depth+1)
+				v, err := decodeCanonical(dec, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -498,7 +498,7 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 		case '[':
 			arr := []any{}
 			for dec.More() {
-				v, err := decodeValue(dec, depth+1)
+				v, err := decodeCanonical(dec, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -529,7 +529,7 @@ func writeCanonical(buf *bytes.Buffer, v any) error {
 	case json.Number:
 		buf.WriteString(string(t))
 	case string:
-		writeString(buf, t)
+		writeCanonicalString(buf, t)
 	case []any:
 		buf.WriteByte('[')
 		for i, e := range t {
@@ -541,7 +541,7 @@ func writeCanonical(buf *bytes.Buffer, v any) error {
 			}
 		}
 		buf.WriteByte(']')
-	case jsonObject:
+	case canonicalObject:
 		keys := make([]string, 0, len(t))
 		for k := range t {
 			keys = append(keys, k)
@@ -553,7 +553,7 @@ func writeCanonical(buf *bytes.Buffer, v any) error {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			writeString(buf, k)
+			writeCanonicalString(buf, k)
 			buf.WriteByte(':')
 			if err := writeCanonical(buf, t[k]); err != nil {
 				return err
@@ -566,9 +566,9 @@ func writeCanonical(buf *bytes.Buffer, v any) error {
 	return nil
 }
 
-// writeString writes s as a JSON string without HTML escaping, so <, > and
+// writeCanonicalString writes s as a JSON string without HTML escaping, so <, > and
 // & in commands stay readable.
-func writeString(buf *bytes.Buffer, s string) {
+func writeCanonicalString(buf *bytes.Buffer, s string) {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)           // a string always encodes

@@ -256,7 +256,7 @@ func readLastRecord(f *os.File) (*AuditRecord, error) {
 			break
 		}
 	}
-	r, err := decodeRecord(bytes.TrimSuffix(tail, []byte("\n")))
+	r, err := decodeAuditRecord(bytes.TrimSuffix(tail, []byte("\n")))
 	if err != nil {
 		return nil, fmt.Errorf("last record: %w", err)
 	}
@@ -306,9 +306,9 @@ func (f *AuditFile) Close() error {
 	return f.f.Close()
 }
 
-// decodeRecord parses one line strictly: a field the format does not know
+// decodeAuditRecord parses one line strictly: a field the format does not know
 // is not covered by the hash, so it is an error, not something to ignore.
-func decodeRecord(line []byte) (AuditRecord, error) {
+func decodeAuditRecord(line []byte) (AuditRecord, error) {
 	var r AuditRecord
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -372,7 +372,7 @@ func readAuditFile(path string) ([]AuditRecord, []int, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			return nil, nil, fmt.Errorf("%s line %d: empty line", path, n)
 		}
-		r, err := decodeRecord(line)
+		r, err := decodeAuditRecord(line)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s line %d: %w", path, n, err)
 		}

@@ -29,8 +29,8 @@ const redactedFmt = "[REDACTED:%s]"
 // are left alone, which keeps Redact idempotent.
 const redactedMarker = "[REDACTED"
 
-// rule is one kind of secret.
-type rule struct {
+// redactRule is one kind of secret.
+type redactRule struct {
 	kind string
 	// triggers are lowercase literals, one of which every match contains.
 	triggers []string
@@ -67,13 +67,13 @@ type RedactPattern struct {
 // NewRedactor, or the package function Redact for the built-in rules. A
 // Redactor is immutable and safe for concurrent use.
 type Redactor struct {
-	rules []rule
+	rules []redactRule
 }
 
 // NewRedactor returns a Redactor with the built-in rules plus extra ones,
 // which run after them.
 func NewRedactor(extra ...RedactPattern) (*Redactor, error) {
-	r := &Redactor{rules: append([]rule(nil), builtinRules...)}
+	r := &Redactor{rules: append([]redactRule(nil), builtinRedactRules...)}
 	for i, p := range extra {
 		if p.Kind == "" || p.Regexp == "" {
 			return nil, fmt.Errorf("redact pattern %d: kind and regexp are both required", i)
@@ -89,13 +89,13 @@ func NewRedactor(extra ...RedactPattern) (*Redactor, error) {
 		if strings.Contains(p.Regexp, `\n`) {
 			return nil, fmt.Errorf("redact pattern %d (%s): %w", i, p.Kind, errors.New("must not match across lines"))
 		}
-		r.rules = append(r.rules, rule{kind: p.Kind, re: re, groups: groups})
+		r.rules = append(r.rules, redactRule{kind: p.Kind, re: re, groups: groups})
 	}
 	return r, nil
 }
 
 // defaultRedactor holds the built-in rules; like them, it never changes.
-var defaultRedactor = &Redactor{rules: builtinRules}
+var defaultRedactor = &Redactor{rules: builtinRedactRules}
 
 // Redact replaces the secrets in s with the built-in rules.
 func Redact(s string) string { return defaultRedactor.Redact(s) }
@@ -111,7 +111,7 @@ func (r *Redactor) Redact(s string) string {
 	changed := false
 	for i := range r.rules {
 		ru := &r.rules[i]
-		if ru.multiline && triggered(lower, ru.triggers) {
+		if ru.multiline && redactTriggered(lower, ru.triggers) {
 			if out, ok := ru.apply(s); ok {
 				s, changed = out, true
 			}
@@ -145,11 +145,11 @@ func (r *Redactor) Redact(s string) string {
 				}
 				p := off + j
 				off = p + len(t)
-				if ru.needSep && !sepFollows(lower, off) {
+				if ru.needSep && !redactSepFollows(lower, off) {
 					continue
 				}
 				if starts == nil {
-					starts = lineStarts(lower)
+					starts = redactLineStarts(lower)
 					marks = make(map[int][]int)
 				}
 				line := sort.SearchInts(starts, p+1) - 1
@@ -206,8 +206,8 @@ func (r *Redactor) Redact(s string) string {
 	return s
 }
 
-// lineStarts returns the offset of every line's first byte.
-func lineStarts(s string) []int {
+// redactLineStarts returns the offset of every line's first byte.
+func redactLineStarts(s string) []int {
 	starts := []int{0}
 	for off := 0; ; {
 		j := strings.IndexByte(s[off:], '\n')
@@ -219,9 +219,9 @@ func lineStarts(s string) []int {
 	}
 }
 
-// sepFollows reports whether a key=value separator follows offset off: an
+// redactSepFollows reports whether a key=value separator follows offset off: an
 // optional closing quote (escaped or not), blanks, then ':' or '='.
-func sepFollows(lower string, off int) bool {
+func redactSepFollows(lower string, off int) bool {
 	if off < len(lower) && lower[off] == '\\' {
 		off++
 	}
@@ -234,8 +234,8 @@ func sepFollows(lower string, off int) bool {
 	return off < len(lower) && (lower[off] == ':' || lower[off] == '=')
 }
 
-// triggered reports whether lower holds one of the triggers.
-func triggered(lower string, triggers []string) bool {
+// redactTriggered reports whether lower holds one of the triggers.
+func redactTriggered(lower string, triggers []string) bool {
 	for _, t := range triggers {
 		if strings.Contains(lower, t) {
 			return true
@@ -267,7 +267,7 @@ func lowerASCII(s string) string {
 }
 
 // apply replaces this rule's matches in s; ok is false when nothing changed.
-func (ru *rule) apply(s string) (string, bool) {
+func (ru *redactRule) apply(s string) (string, bool) {
 	ms := ru.re.FindAllStringSubmatchIndex(s, -1)
 	if len(ms) == 0 {
 		return s, false
@@ -311,18 +311,18 @@ func (ru *rule) apply(s string) (string, bool) {
 	return b.String(), true
 }
 
-// group returns submatch g of m in s, or "".
-func group(s string, m []int, g int) string {
+// submatch returns submatch g of m in s, or "".
+func submatch(s string, m []int, g int) string {
 	if 2*g+1 >= len(m) || m[2*g] < 0 {
 		return ""
 	}
 	return s[m[2*g]:m[2*g+1]]
 }
 
-// placeholder reports values that stand for a secret without being one: a
+// redactPlaceholder reports values that stand for a secret without being one: a
 // shell or template variable, a mask, an empty or boolean value, or a
 // value another tool already redacted.
-func placeholder(v string) bool {
+func redactPlaceholder(v string) bool {
 	v = strings.Trim(v, `"'`)
 	if v == "" {
 		return true
@@ -341,15 +341,15 @@ func placeholder(v string) bool {
 	return strings.HasPrefix(v, redactedMarker)
 }
 
-// nssSources are /etc/nsswitch.conf sources: "passwd: files systemd" is
+// redactNSSSources are /etc/nsswitch.conf sources: "passwd: files systemd" is
 // not a password.
-var nssSources = map[string]bool{
+var redactNSSSources = map[string]bool{
 	"files": true, "compat": true, "db": true, "nis": true, "nisplus": true,
 	"systemd": true, "sss": true, "ldap": true, "winbind": true, "dns": true,
 }
 
-// keyKind names a key=value secret by its key.
-func keyKind(key string) string {
+// redactKeyKind names a key=value secret by its key.
+func redactKeyKind(key string) string {
 	k := strings.ToLower(key)
 	switch {
 	case strings.Contains(k, "pass") || strings.HasSuffix(k, "pwd"):
@@ -372,9 +372,9 @@ func keyKind(key string) string {
 // The value forms of key=value secrets: a double-quoted string (JSON,
 // shell), a single-quoted one, or a bare word up to whitespace or a
 // separator of the surrounding syntax (&, ;, ',', closing brackets).
-const valueForms = `(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"',;&}\])=][^\s"',;&}\]]*))`
+const redactValueForms = `(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"',;&}\])=][^\s"',;&}\]]*))`
 
-var builtinRules = []rule{
+var builtinRedactRules = []redactRule{
 	{
 		kind:      "private-key",
 		multiline: true,
@@ -453,7 +453,7 @@ var builtinRules = []rule{
 			`(?:(bearer|basic|token|digest|negotiate|ntlm|apikey|sso-key)[ \t]+)?([^\s"',;]+)`),
 		groups: []int{2},
 		kindOf: func(s string, m []int) string {
-			switch strings.ToLower(group(s, m, 1)) {
+			switch strings.ToLower(submatch(s, m, 1)) {
 			case "bearer":
 				return "bearer-token"
 			case "basic":
@@ -461,7 +461,7 @@ var builtinRules = []rule{
 			}
 			return "authorization"
 		},
-		keep: func(_ string, _ []int, v string) bool { return placeholder(v) },
+		keep: func(_ string, _ []int, v string) bool { return redactPlaceholder(v) },
 	},
 	{
 		// A bearer token outside a header ("Bearer eyJ…" in a log line).
@@ -479,7 +479,7 @@ var builtinRules = []rule{
 		triggers: []string{" -u", "--user"},
 		re:       regexp.MustCompile(`\bcurl\b[^\n]*?\s(?:-u|--user)[ \t]+["']?[^\s:"']+:([^\s"']+)`),
 		groups:   []int{1},
-		keep:     func(_ string, _ []int, v string) bool { return placeholder(v) },
+		keep:     func(_ string, _ []int, v string) bool { return redactPlaceholder(v) },
 	},
 	{
 		// mysql -pSECRET (the password glued to the flag).
@@ -487,7 +487,7 @@ var builtinRules = []rule{
 		triggers: []string{"mysql", "mariadb"},
 		re:       regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p([^\s"']+|"[^"\n]*"|'[^'\n]*')`),
 		groups:   []int{1},
-		keep:     func(_ string, _ []int, v string) bool { return placeholder(v) },
+		keep:     func(_ string, _ []int, v string) bool { return redactPlaceholder(v) },
 	},
 	{
 		// --password secret (a flag and its value as separate words).
@@ -495,8 +495,8 @@ var builtinRules = []rule{
 		re: regexp.MustCompile(`(?i)(?:^|\s)(--(?:password|passwd|passphrase|token|secret|client-secret|api-key|apikey|auth-token|access-token))[ \t]+` +
 			`(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'-][^\s"']*))`),
 		groups: []int{2, 3, 4},
-		kindOf: func(s string, m []int) string { return keyKind(group(s, m, 1)) },
-		keep:   func(_ string, _ []int, v string) bool { return placeholder(v) },
+		kindOf: func(s string, m []int) string { return redactKeyKind(submatch(s, m, 1)) },
+		keep:   func(_ string, _ []int, v string) bool { return redactPlaceholder(v) },
 	},
 	{
 		// key=value, key: value, "key": "value", KEY='value', Password=x;
@@ -507,18 +507,18 @@ var builtinRules = []rule{
 		needSep:  true,
 		re: regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|` +
 			`api[_-]?key|access[_-]?key|private[_-]?key|secret[_-]?key|account[_-]?key|sharedaccesskey|auth[_-]?key))` +
-			`["']?[ \t]*[:=][ \t]*` + valueForms),
+			`["']?[ \t]*[:=][ \t]*` + redactValueForms),
 		groups: []int{2, 3, 4},
-		kindOf: func(s string, m []int) string { return keyKind(group(s, m, 1)) },
+		kindOf: func(s string, m []int) string { return redactKeyKind(submatch(s, m, 1)) },
 		keep: func(s string, m []int, v string) bool {
-			if placeholder(v) {
+			if redactPlaceholder(v) {
 				return true
 			}
-			switch strings.ToLower(group(s, m, 1)) {
+			switch strings.ToLower(submatch(s, m, 1)) {
 			case "pwd", "oldpwd": // the shell's working directory
 				return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~")
 			case "passwd": // /etc/nsswitch.conf
-				return nssSources[strings.ToLower(v)]
+				return redactNSSSources[strings.ToLower(v)]
 			}
 			return false
 		},

@@ -95,9 +95,9 @@ func (cp ChannelPolicy) RolesOf(s Subject) RoleSet {
 		return RoleSet{Viewer: true, Operator: true, Approver: true}
 	}
 	var r RoleSet
-	r.Approver = s.PlatformApprover || listed(cp.Approvers, s)
-	r.Operator = r.Approver || listed(cp.Operators, s)
-	r.Viewer = r.Operator || len(cp.Viewers) == 0 || listed(cp.Viewers, s)
+	r.Approver = s.PlatformApprover || roleListed(cp.Approvers, s)
+	r.Operator = r.Approver || roleListed(cp.Operators, s)
+	r.Viewer = r.Operator || len(cp.Viewers) == 0 || roleListed(cp.Viewers, s)
 	return r
 }
 
@@ -107,10 +107,10 @@ func (cp ChannelPolicy) SelfApproval() bool {
 	return cp.AllowSelfApproval || cp.Match == ConsoleChannel
 }
 
-// listed reports whether s is named by an entry of list, directly or
+// roleListed reports whether s is named by an entry of list, directly or
 // through one of its groups. A usergroup entry only ever matches a group,
 // so no user ID can pose as one; empty entries match nothing.
-func listed(list []string, s Subject) bool {
+func roleListed(list []string, s Subject) bool {
 	for _, e := range list {
 		if e == "" {
 			continue
@@ -131,7 +131,7 @@ func listed(list []string, s Subject) bool {
 func (cp ChannelPolicy) Validate() error {
 	key := "channels[" + cp.Match + "]"
 	var errs []error
-	if err := validMatch(cp.Match); err != nil {
+	if err := validChannelMatch(cp.Match); err != nil {
 		errs = append(errs, fmt.Errorf("%s.match: %w", key, err))
 	}
 	if !cp.Level.Valid() {
@@ -143,7 +143,7 @@ func (cp ChannelPolicy) Validate() error {
 		list []string
 	}{{"viewers", cp.Viewers}, {"operators", cp.Operators}, {"approvers", cp.Approvers}} {
 		for i, e := range l.list {
-			if err := validEntry(e); err != nil {
+			if err := validRoleEntry(e); err != nil {
 				errs = append(errs, fmt.Errorf("%s.%s[%d]: %w", key, l.name, i, err))
 			}
 		}
@@ -157,7 +157,7 @@ func (cp ChannelPolicy) Validate() error {
 	return errors.Join(errs...)
 }
 
-func validMatch(m string) error {
+func validChannelMatch(m string) error {
 	if m == ConsoleChannel || m == DefaultChannel {
 		return nil
 	}
@@ -169,7 +169,7 @@ func validMatch(m string) error {
 	return nil
 }
 
-func validEntry(e string) error {
+func validRoleEntry(e string) error {
 	switch {
 	case strings.TrimSpace(e) == "":
 		return errors.New("empty entry; remove it or name a user ID or usergroup:<id>")
