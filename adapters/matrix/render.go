@@ -1,0 +1,427 @@
+package matrix
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/format"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/vigilops/vigil/bot"
+)
+
+// Custom content fields on approval cards. The approval ID on the card is
+// what makes reactions restart-proof: a ✅ on any card can be mapped back
+// to its approval by fetching the reacted-to event.
+const (
+	fieldApprovalID     = "org.vigil.approval_id"
+	fieldApprovalStatus = "org.vigil.approval_status"
+)
+
+// maxInlineOutput bounds output shown in one event, well under Matrix's
+// 64 KiB event limit even after HTML escaping.
+const maxInlineOutput = 4000
+
+// renderReply turns a neutral reply into Matrix message content: HTML
+// (org.matrix.custom.html) with a plain-text body. Relations are added by
+// the caller.
+func renderReply(r bot.Reply) *event.MessageEventContent {
+	switch r.Kind {
+	case bot.ReplyTrace:
+		if r.Trace != nil {
+			return renderTrace(*r.Trace)
+		}
+		return notice(event.MsgNotice, r.Text)
+	case bot.ReplyAnswer:
+		return renderMarkdown(r.Text)
+	case bot.ReplyError:
+		return renderError(r.Text, r.ErrorID)
+	default: // bot.ReplyNotice and anything new
+		return notice(event.MsgNotice, r.Text)
+	}
+}
+
+// renderMarkdown renders a model answer. Raw HTML in the Markdown is
+// escaped, never passed through.
+func renderMarkdown(text string) *event.MessageEventContent {
+	c := format.RenderMarkdown(text, true, false)
+	c.MsgType = event.MsgText
+	c.Body = text
+	c.Mentions = &event.Mentions{}
+	if c.Format == event.FormatHTML {
+		c.FormattedBody = strings.TrimSpace(c.FormattedBody)
+	}
+	return &c
+}
+
+func notice(msgType event.MessageType, text string) *event.MessageEventContent {
+	return &event.MessageEventContent{
+		MsgType:       msgType,
+		Body:          text,
+		Format:        event.FormatHTML,
+		FormattedBody: paragraphs(text),
+		Mentions:      &event.Mentions{},
+	}
+}
+
+func renderError(text, errorID string) *event.MessageEventContent {
+	body := "⚠️ " + text
+	htm := "<p>⚠️ " + escapeLines(text) + "</p>"
+	if errorID != "" {
+		body += "\n(error ID: " + errorID + ")"
+		htm += "<p><em>error ID: <code>" + html.EscapeString(errorID) + "</code></em></p>"
+	}
+	return &event.MessageEventContent{
+		MsgType:       event.MsgNotice,
+		Body:          body,
+		Format:        event.FormatHTML,
+		FormattedBody: htm,
+		Mentions:      &event.Mentions{},
+	}
+}
+
+var outcomeIcon = map[bot.Outcome]string{
+	bot.OutcomeOK:       "✅",
+	bot.OutcomeBlocked:  "⛔",
+	bot.OutcomeFailed:   "❌",
+	bot.OutcomeApproval: "⏸️",
+}
+
+var outcomeWord = map[bot.Outcome]string{
+	bot.OutcomeOK:       "ok",
+	bot.OutcomeBlocked:  "blocked",
+	bot.OutcomeFailed:   "failed",
+	bot.OutcomeApproval: "approval required",
+}
+
+func renderTrace(t bot.Trace) *event.MessageEventContent {
+	icon, ok := outcomeIcon[t.Outcome]
+	if !ok {
+		icon = "•"
+	}
+	word, ok := outcomeWord[t.Outcome]
+	if !ok {
+		word = string(t.Outcome)
+	}
+	name := t.Tool
+	if t.Action != "" {
+		name += " " + t.Action
+	}
+
+	var b, h strings.Builder
+	// Headline: ✅ read exec on web-1 — ok (1.2s)
+	b.WriteString(icon + " " + name)
+	h.WriteString("<p>" + icon + " <strong>" + html.EscapeString(t.Tool) + "</strong>")
+	if t.Action != "" {
+		h.WriteString(" " + html.EscapeString(t.Action))
+	}
+	if t.Target != "" {
+		b.WriteString(" on " + t.Target)
+		h.WriteString(" on <code>" + html.EscapeString(t.Target) + "</code>")
+	}
+	b.WriteString(" — " + word)
+	h.WriteString(" — " + html.EscapeString(word))
+	if t.Duration > 0 {
+		d := formatDuration(t.Duration)
+		b.WriteString(" (" + d + ")")
+		h.WriteString(" (" + d + ")")
+	}
+	h.WriteString("</p>")
+
+	if t.Command != "" {
+		b.WriteString("\n$ " + t.Command)
+		h.WriteString(`<pre><code class="language-shell">` + html.EscapeString(t.Command) + "</code></pre>")
+	}
+	if t.Outcome != bot.OutcomeOK && (t.Code != "" || t.Message != "") {
+		line := t.Code
+		if t.Code != "" && t.Message != "" {
+			line += ": "
+		}
+		line += t.Message
+		b.WriteString("\n" + line)
+		h.WriteString("<p>")
+		if t.Code != "" {
+			h.WriteString("<strong>" + html.EscapeString(t.Code) + "</strong>")
+			if t.Message != "" {
+				h.WriteString(": ")
+			}
+		}
+		h.WriteString(escapeLines(t.Message) + "</p>")
+	}
+	out, cut := clip(strings.TrimRight(t.Output, "\n"), maxInlineOutput)
+	if out != "" {
+		b.WriteString("\n```\n" + out + "\n```")
+		h.WriteString("<pre><code>" + html.EscapeString(out) + "</code></pre>")
+	}
+	if t.Truncated || cut {
+		note := "Output truncated."
+		if t.FullOutput != "" {
+			note = "Output truncated; the full output is attached below."
+		}
+		b.WriteString("\n" + note)
+		h.WriteString("<p><em>" + note + "</em></p>")
+	}
+	return &event.MessageEventContent{
+		MsgType:       event.MsgNotice,
+		Body:          b.String(),
+		Format:        event.FormatHTML,
+		FormattedBody: h.String(),
+		Mentions:      &event.Mentions{},
+	}
+}
+
+// renderCard renders an approval card in its current status.
+func renderCard(c bot.ApprovalCard) *event.MessageEventContent {
+	var b, h strings.Builder
+	status := c.Status
+	if status == "" {
+		status = bot.ApprovalPending
+	}
+	switch status {
+	case bot.ApprovalPending:
+		b.WriteString("🔐 Approval needed: " + c.ID)
+		h.WriteString("<p>🔐 <strong>Approval needed</strong>: <code>" + html.EscapeString(c.ID) + "</code></p>")
+	default:
+		b.WriteString("🔐 Approval " + c.ID + ": " + string(status))
+		h.WriteString("<p>🔐 <strong>Approval</strong> <code>" + html.EscapeString(c.ID) + "</code>: " + html.EscapeString(string(status)) + "</p>")
+	}
+	if c.Summary != "" {
+		b.WriteString("\n" + c.Summary)
+		h.WriteString("<p>" + escapeLines(c.Summary) + "</p>")
+	}
+	h.WriteString("<ul>")
+	field := func(label, plain, htm string) {
+		b.WriteString("\n" + label + ": " + plain)
+		h.WriteString("<li>" + label + ": " + htm + "</li>")
+	}
+	if c.Tool != "" {
+		field("Tool", c.Tool, "<code>"+html.EscapeString(c.Tool)+"</code>")
+	}
+	if c.Target != "" {
+		field("Target", c.Target, "<code>"+html.EscapeString(c.Target)+"</code>")
+	}
+	if c.Risk != "" {
+		field("Risk", c.Risk, "<strong>"+html.EscapeString(c.Risk)+"</strong>")
+	}
+	if c.Requester != "" {
+		field("Requested by", c.Requester, userLink(c.Requester))
+	}
+	if !c.ExpiresAt.IsZero() && status == bot.ApprovalPending {
+		field("Expires", formatTime(c.ExpiresAt), formatTime(c.ExpiresAt))
+	}
+	h.WriteString("</ul>")
+	if c.Command != "" {
+		cmd, _ := clip(c.Command, maxInlineOutput)
+		b.WriteString("\nCommand:\n" + cmd)
+		h.WriteString(`<pre><code class="language-shell">` + html.EscapeString(cmd) + "</code></pre>")
+	}
+	if len(c.Reasons) > 0 {
+		b.WriteString("\nWhy approval is needed:")
+		h.WriteString("<p>Why approval is needed:</p><ul>")
+		for _, r := range c.Reasons {
+			b.WriteString("\n- " + r)
+			h.WriteString("<li>" + html.EscapeString(r) + "</li>")
+		}
+		h.WriteString("</ul>")
+	}
+	switch status {
+	case bot.ApprovalPending:
+		b.WriteString(fmt.Sprintf("\nTo answer: react %s to approve or %s to deny, or type `!approve %s` or `!deny %s <reason>`.",
+			reactApprove, reactDeny, c.ID, c.ID))
+		h.WriteString(fmt.Sprintf("<p>To answer: react %s to approve or %s to deny, or type <code>!approve %s</code> or <code>!deny %s &lt;reason&gt;</code>.</p>",
+			reactApprove, reactDeny, html.EscapeString(c.ID), html.EscapeString(c.ID)))
+	case bot.ApprovalApproved:
+		line := "✅ Approved" + by(c)
+		b.WriteString("\n" + line)
+		h.WriteString("<p>✅ <strong>Approved</strong>" + byHTML(c) + "</p>")
+	case bot.ApprovalDenied:
+		b.WriteString("\n❌ Denied" + by(c))
+		h.WriteString("<p>❌ <strong>Denied</strong>" + byHTML(c))
+		if c.Reason != "" {
+			b.WriteString(": " + c.Reason)
+			h.WriteString(": " + escapeLines(c.Reason))
+		}
+		h.WriteString("</p>")
+	case bot.ApprovalExpired:
+		line := "⌛ Expired"
+		if !c.DecidedAt.IsZero() {
+			line += " at " + formatTime(c.DecidedAt)
+		} else if !c.ExpiresAt.IsZero() {
+			line += " at " + formatTime(c.ExpiresAt)
+		}
+		b.WriteString("\n" + line + "; nothing was run.")
+		h.WriteString("<p>" + html.EscapeString(line) + "; nothing was run.</p>")
+	}
+	return &event.MessageEventContent{
+		MsgType:       event.MsgText,
+		Body:          b.String(),
+		Format:        event.FormatHTML,
+		FormattedBody: h.String(),
+		Mentions:      &event.Mentions{},
+	}
+}
+
+func by(c bot.ApprovalCard) string {
+	s := ""
+	if c.DecidedBy != "" {
+		s += " by " + c.DecidedBy
+	}
+	if !c.DecidedAt.IsZero() {
+		s += " at " + formatTime(c.DecidedAt)
+	}
+	return s
+}
+
+func byHTML(c bot.ApprovalCard) string {
+	s := ""
+	if c.DecidedBy != "" {
+		s += " by " + userLink(c.DecidedBy)
+	}
+	if !c.DecidedAt.IsZero() {
+		s += " at " + formatTime(c.DecidedAt)
+	}
+	return s
+}
+
+// cardContent is the event content of a new approval card in a thread.
+func cardContent(c bot.ApprovalCard, rel *event.RelatesTo) (map[string]any, error) {
+	mc := renderCard(c)
+	mc.RelatesTo = rel
+	return withFields(mc, cardFields(c))
+}
+
+// editContent replaces the card event target with the card's new status
+// (m.replace with m.new_content; the top level is the "* " fallback for
+// clients without edits).
+func editContent(target id.EventID, c bot.ApprovalCard) (map[string]any, error) {
+	newContent, err := withFields(renderCard(c), cardFields(c))
+	if err != nil {
+		return nil, err
+	}
+	mc := renderCard(c)
+	mc.Body = "* " + mc.Body
+	mc.FormattedBody = "* " + mc.FormattedBody
+	mc.RelatesTo = &event.RelatesTo{Type: event.RelReplace, EventID: target}
+	out, err := withFields(mc, cardFields(c))
+	if err != nil {
+		return nil, err
+	}
+	out["m.new_content"] = newContent
+	return out, nil
+}
+
+func cardFields(c bot.ApprovalCard) map[string]any {
+	status := c.Status
+	if status == "" {
+		status = bot.ApprovalPending
+	}
+	return map[string]any{fieldApprovalID: c.ID, fieldApprovalStatus: string(status)}
+}
+
+// withFields marshals content and adds custom top-level fields.
+func withFields(mc *event.MessageEventContent, fields map[string]any) (map[string]any, error) {
+	raw, err := json.Marshal(mc)
+	if err != nil {
+		return nil, fmt.Errorf("marshal content: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("unmarshal content: %w", err)
+	}
+	for k, v := range fields {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// fileContent is an m.file event for an uploaded attachment.
+func fileContent(name string, uri id.ContentURIString, size int, mime string) *event.MessageEventContent {
+	return &event.MessageEventContent{
+		MsgType:  event.MsgFile,
+		Body:     name,
+		FileName: name,
+		URL:      uri,
+		Info:     &event.FileInfo{MimeType: mime, Size: size},
+		Mentions: &event.Mentions{},
+	}
+}
+
+// reasonPrompt asks a user who reacted ❌ for the reason of the denial.
+func reasonPrompt(user id.UserID, approvalID string) *event.MessageEventContent {
+	return &event.MessageEventContent{
+		MsgType: event.MsgNotice,
+		Body: fmt.Sprintf("%s: why deny %s? Reply in this thread with the reason, or type `!deny %s <reason>`.",
+			user, approvalID, approvalID),
+		Format: event.FormatHTML,
+		FormattedBody: fmt.Sprintf("%s: why deny <code>%s</code>? Reply in this thread with the reason, or type <code>!deny %s &lt;reason&gt;</code>.",
+			userLink(string(user)), html.EscapeString(approvalID), html.EscapeString(approvalID)),
+		Mentions: &event.Mentions{UserIDs: []id.UserID{user}},
+	}
+}
+
+// usageNotice answers an approval command without an ID.
+func usageNotice() *event.MessageEventContent {
+	return notice(event.MsgNotice, "Usage: !approve <id> or !deny <id> <reason> (the ID is on the approval card).")
+}
+
+// threadRelation puts a reply in the thread rooted at root, with the reply
+// fallback to replyTo (the latest message in the thread, else the root)
+// for clients without threads.
+func threadRelation(root, replyTo id.EventID) *event.RelatesTo {
+	if root == "" {
+		return nil
+	}
+	if replyTo == "" {
+		replyTo = root
+	}
+	return (&event.RelatesTo{}).SetThread(root, replyTo)
+}
+
+// userLink renders a Matrix user ID as a pill; anything else as text.
+func userLink(user string) string {
+	if strings.HasPrefix(user, "@") && strings.Contains(user, ":") {
+		u := html.EscapeString(user)
+		return `<a href="https://matrix.to/#/` + u + `">` + u + "</a>"
+	}
+	return html.EscapeString(user)
+}
+
+func paragraphs(text string) string {
+	return "<p>" + escapeLines(text) + "</p>"
+}
+
+func escapeLines(s string) string {
+	return strings.ReplaceAll(html.EscapeString(s), "\n", "<br>")
+}
+
+func formatTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+// clip cuts s to at most n bytes on a rune boundary.
+func clip(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], true
+}
