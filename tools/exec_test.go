@@ -1,0 +1,207 @@
+package tools
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// routeInventory has every nested kind, with a guest that has its own reach.
+func routeInventory(t *testing.T) *Inventory {
+	t.Helper()
+	inv, err := ParseInventory([]byte(`
+resources:
+  - name: delly
+    kind: node
+    reach: local
+  - name: media-server
+    kind: lxc
+    parent: delly
+    vmid: 141
+  - name: builder
+    kind: vm
+    parent: delly
+    vmid: 203
+  - name: jellyfin
+    kind: docker_container
+    parent: media-server
+  - name: buildkit
+    kind: docker_container
+    parent: builder
+    uid: 0f3a9c
+  - name: kube
+    kind: host
+    parent: delly
+    reach: {ssh: {host: 10.0.0.7, key_file: /k}}
+  - name: api-0
+    kind: k8s_pod
+    parent: kube
+    namespace: prod
+  - name: nginx
+    kind: service
+    parent: media-server
+    uid: nginx.service
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
+}
+
+const hostile = `'; rm -rf / #`
+
+func TestRouteWrapsNestedCommands(t *testing.T) {
+	inv := routeInventory(t)
+	tests := []struct {
+		resource string
+		stdin    bool
+		wantVia  string
+		want     string
+	}{
+		{resource: "delly", wantVia: "delly", want: hostile},
+		{resource: "media-server", wantVia: "delly",
+			want: `pct exec 141 -- sh -c ''\''; rm -rf / #'`},
+		{resource: "builder", wantVia: "delly",
+			want: `qm guest exec 203 -- sh -c ''\''; rm -rf / #'`},
+		{resource: "builder", stdin: true, wantVia: "delly",
+			want: `qm guest exec 203 --pass-stdin 1 -- sh -c ''\''; rm -rf / #'`},
+		{resource: "jellyfin", wantVia: "delly",
+			want: `pct exec 141 -- sh -c 'docker exec jellyfin sh -c '\'''\''\'\'''\''; rm -rf / #'\'''`},
+		{resource: "jellyfin", stdin: true, wantVia: "delly",
+			want: `pct exec 141 -- sh -c 'docker exec -i jellyfin sh -c '\'''\''\'\'''\''; rm -rf / #'\'''`},
+		{resource: "buildkit", wantVia: "delly",
+			want: `qm guest exec 203 -- sh -c 'docker exec 0f3a9c sh -c '\'''\''\'\'''\''; rm -rf / #'\'''`},
+		{resource: "api-0", wantVia: "kube",
+			want: `kubectl exec api-0 -n prod -- sh -c ''\''; rm -rf / #'`},
+		{resource: "nginx", wantVia: "delly",
+			want: `pct exec 141 -- sh -c ''\''; rm -rf / #'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.resource, func(t *testing.T) {
+			res, _ := inv.Lookup(tt.resource)
+			rt, err := inv.Route(res, hostile, tt.stdin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rt.Via.Name != tt.wantVia {
+				t.Errorf("via %s, want %s", rt.Via.Name, tt.wantVia)
+			}
+			if rt.Command != tt.want {
+				t.Errorf("command:\n got %s\nwant %s", rt.Command, tt.want)
+			}
+			// Peel the wrappers with a real shell parser: the innermost
+			// argument must be the hostile string, unchanged.
+			if got := innermost(t, rt.Command); got != hostile {
+				t.Errorf("innermost command = %q, want %q", got, hostile)
+			}
+		})
+	}
+}
+
+// innermost unwraps "... sh -c <word>" layers by parsing each one and
+// taking the expanded last argument, until a command is not such a wrapper.
+func innermost(t *testing.T, cmd string) string {
+	t.Helper()
+	for range 5 {
+		f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+		if err != nil || len(f.Stmts) != 1 {
+			return cmd
+		}
+		call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+		if !ok || len(call.Args) < 3 {
+			return cmd
+		}
+		n := len(call.Args)
+		if call.Args[n-2].Lit() != "-c" || call.Args[n-3].Lit() != "sh" {
+			return cmd
+		}
+		cmd = roundTrip(t, wordSource(t, call.Args[n-1]))
+	}
+	return cmd
+}
+
+func wordSource(t *testing.T, w *syntax.Word) string {
+	t.Helper()
+	var sb strings.Builder
+	if err := syntax.NewPrinter().Print(&sb, w); err != nil {
+		t.Fatal(err)
+	}
+	return sb.String()
+}
+
+func TestRouteErrors(t *testing.T) {
+	inv := routeInventory(t)
+	orphan := Resource{ID: "lxc:gone:9", Name: "orphan", Kind: KindLXC, UID: "9", Parent: "node:gone"}
+	if _, err := inv.Route(orphan, "true", false); !errors.Is(err, ErrNoRoute) {
+		t.Errorf("orphan: err = %v, want ErrNoRoute", err)
+	}
+	stray := Resource{ID: "host:x", Name: "x", Kind: KindHost, Parent: "node:delly"}
+	if _, err := inv.Route(stray, "true", false); !errors.Is(err, ErrNoRoute) {
+		t.Errorf("host without reach: err = %v, want ErrNoRoute", err)
+	}
+}
+
+func TestRouterRunsLocally(t *testing.T) {
+	r := NewRouter(DefaultInventory(), RouterOptions{})
+	res, _ := DefaultInventory().Lookup("localhost")
+	out, err := r.Run(t.Context(), res, "echo routed", nil)
+	if err != nil || out.Stdout != "routed\n" {
+		t.Fatalf("Run = %+v, %v", out, err)
+	}
+}
+
+func TestUnwrapGuestExec(t *testing.T) {
+	in := ExecResult{Stdout: `{"exitcode":2,"exited":1,"out-data":"hi\n","err-data":"bad\n"}`}
+	got := unwrapGuestExec(in)
+	if got.ExitCode != 2 || got.Stdout != "hi\n" || got.Stderr != "bad\n" {
+		t.Errorf("unwrapGuestExec = %+v", got)
+	}
+	raw := ExecResult{Stdout: "not json"}
+	if got := unwrapGuestExec(raw); got.Stdout != "not json" {
+		t.Errorf("non-report changed: %+v", got)
+	}
+}
+
+// fakeManagers puts stand-ins for pct and docker on PATH that run the
+// command they are given on this machine, so a nested route runs for real
+// through every layer of quoting.
+func fakeManagers(t *testing.T) []string {
+	t.Helper()
+	dir := t.TempDir()
+	scripts := map[string]string{
+		// pct exec <vmid> -- cmd...
+		"pct": "#!/bin/sh\n[ \"$1\" = exec ] || { echo \"pct $*\"; exit 0; }\nshift 2\n[ \"$1\" = -- ] && shift\nexec \"$@\"\n",
+		// docker exec [-i] <name> cmd...
+		"docker": "#!/bin/sh\n[ \"$1\" = exec ] || { echo \"docker $*\"; exit 0; }\nshift\n[ \"$1\" = -i ] && shift\nshift\nexec \"$@\"\n",
+	}
+	for name, body := range scripts {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []string{"PATH=" + dir + ":" + os.Getenv("PATH")}
+}
+
+func TestRouterNestedRunsForReal(t *testing.T) {
+	inv := routeInventory(t)
+	r := NewRouter(inv, RouterOptions{LocalEnv: fakeManagers(t)})
+	res, _ := inv.Lookup("jellyfin")
+	cmd := `printf '%s|' 'a b' "it's" '$(id)' '` + "`id`" + `' ` + shellQuote(hostile)
+	out, err := r.Run(t.Context(), res, cmd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "a b|it's|$(id)|`id`|" + hostile + "|"
+	if out.ExitCode != 0 || out.Stdout != want {
+		t.Errorf("nested run = %+v, want stdout %q", out, want)
+	}
+	// stdin reaches the innermost command through both hops.
+	out, err = r.Run(t.Context(), res, "cat", strings.NewReader("through two hops\n"))
+	if err != nil || out.Stdout != "through two hops\n" {
+		t.Errorf("nested stdin = %+v, %v", out, err)
+	}
+}
