@@ -1,0 +1,198 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/vigilops/vigil/policy"
+)
+
+// Builtins returns the built-in tools of SPEC T2 that this package provides,
+// in the order they are offered to the model.
+func Builtins(inv *Inventory, x Executor, mem MemoryStore) []Tool {
+	return []Tool{
+		NewQueryTool(inv, x),
+		NewDiscoverTool(inv, x),
+		NewReadTool(inv, x),
+		NewControlTool(inv, x),
+		NewFileEditTool(inv, x),
+		NewKnowledgeTool(mem),
+	}
+}
+
+// CommandData is the envelope data of a tool that ran a command.
+type CommandData struct {
+	Target    string `json:"target"`
+	Command   string `json:"command"`
+	ExitCode  int    `json:"exit_code"`
+	Output    string `json:"output"`
+	Stderr    string `json:"stderr,omitempty"`
+	Truncated bool   `json:"truncated"`
+}
+
+// stderrTailBytes is how much of stderr an EXECUTION_FAILED message quotes.
+const stderrTailBytes = 400
+
+// runCommand runs cmd on res and turns the outcome into a Result: OK with the
+// output for exit code 0; EXECUTION_FAILED with the exit code, the stderr
+// tail and the output still included otherwise.
+func runCommand(ctx context.Context, x Executor, res Resource, target, cmd string, stdin io.Reader) Result {
+	out, err := x.Run(ctx, res, cmd, stdin)
+	data := CommandData{
+		Target:    target,
+		Command:   cmd,
+		ExitCode:  out.ExitCode,
+		Output:    out.Stdout,
+		Stderr:    out.Stderr,
+		Truncated: out.Truncated,
+	}
+	r := Result{Output: traceOutput(out)}
+	meta := map[string]any{"duration_ms": out.Duration.Milliseconds(), "resource_id": string(res.ID)}
+	switch {
+	case err != nil:
+		r.Envelope = execFailed(data, err)
+	case out.ExitCode != 0:
+		msg := fmt.Sprintf("command exited with status %d", out.ExitCode)
+		if t := strings.TrimSpace(tail(out.Stderr, stderrTailBytes)); t != "" {
+			msg += ": " + t
+		}
+		r.Envelope = Envelope{Data: data, Error: &ErrorInfo{
+			Code:    policy.CodeExecutionFailed,
+			Message: msg,
+			Failed:  true,
+			Details: map[string]any{
+				"exit_code":        out.ExitCode,
+				"stderr_tail":      tail(out.Stderr, stderrTailBytes),
+				"recovery_hint":    "read the error and the output, then correct the command or try another approach",
+				"auto_recoverable": false,
+			},
+		}}
+	default:
+		r.Envelope = OK(data)
+	}
+	r.Envelope.Meta = meta
+	return r
+}
+
+// execFailed is the envelope for a command that did not run to completion.
+func execFailed(data any, err error) Envelope {
+	var msg, hint string
+	retryable := false
+	switch {
+	case errors.Is(err, ErrTimeout):
+		msg = err.Error() + "; the output up to then is included"
+		hint = "narrow the command (fewer lines, a smaller path, a count) so it finishes in time"
+	case errors.Is(err, ErrNoRoute):
+		msg = err.Error()
+		hint = "check the resource's reach in the inventory; use query action=topology to see the route"
+	case errors.Is(err, ErrTransport):
+		msg = err.Error()
+		hint = "the resource may be down or unreachable; try query action=health"
+		retryable = true
+	case errors.Is(err, context.Canceled):
+		msg = "the run was cancelled before the command finished"
+	default:
+		msg = err.Error()
+	}
+	details := map[string]any{"auto_recoverable": false}
+	if hint != "" {
+		details["recovery_hint"] = hint
+	}
+	return Envelope{Data: data, Error: &ErrorInfo{
+		Code:      policy.CodeExecutionFailed,
+		Message:   msg,
+		Failed:    true,
+		Retryable: retryable,
+		Details:   details,
+	}}
+}
+
+// failed is a Failed envelope with a recovery hint and extra details.
+func failed(code policy.Code, msg, hint string, details map[string]any) Envelope {
+	e := Failed(code, msg, false)
+	e.Error.Details = map[string]any{"auto_recoverable": false}
+	if hint != "" {
+		e.Error.Details["recovery_hint"] = hint
+	}
+	for k, v := range details {
+		e.Error.Details[k] = v
+	}
+	return e
+}
+
+// traceOutput is a command's output as a trace shows it.
+func traceOutput(r ExecResult) string {
+	if r.Stderr == "" {
+		return r.Stdout
+	}
+	if r.Stdout == "" {
+		return r.Stderr
+	}
+	return r.Stdout + "\n[stderr]\n" + r.Stderr
+}
+
+// badProposal is the Result for an Execute called with a proposal this tool
+// did not make (wrong argument type, or a command that no longer matches what
+// the arguments produce). It is a programming error upstream; the tool refuses
+// rather than run something policy did not see.
+func badProposal(tool string, p Proposal, why string) Result {
+	return Result{Envelope: failed(policy.CodeExecutionFailed,
+		fmt.Sprintf("%s: refusing to run a proposal it did not make (%s)", tool, why), "", nil)}
+}
+
+// argsOf recovers a tool's typed arguments from a proposal.
+func argsOf[T any](p Proposal) (T, bool) {
+	switch a := p.Args.(type) {
+	case T:
+		return a, true
+	case *T:
+		if a != nil {
+			return *a, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// checkTarget validates a target argument's form; the inventory lookup
+// happens when the call is planned.
+func checkTarget(field, v string) error {
+	if err := checkText(field, v, true); err != nil {
+		return err
+	}
+	if len(v) > 256 {
+		return fieldErrorf(field, "longer than 256 characters")
+	}
+	return nil
+}
+
+// checkPath validates a path argument: absolute, one line, no NUL.
+func checkPath(field, p string) error {
+	if err := checkText(field, p, true); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(p, "/") {
+		return fieldErrorf(field, "must be an absolute path (starting with /), got %q", p)
+	}
+	if len(p) > 4096 {
+		return fieldErrorf(field, "longer than 4096 characters")
+	}
+	return nil
+}
+
+// unitPattern is a systemd unit name (also accepted for a container name in
+// logs).
+var unitPattern = regexp.MustCompile(`^[A-Za-z0-9@._:\\-]{1,255}$`)
+
+// notUsed rejects an argument the action would ignore, so the model does not
+// believe it had an effect.
+func notUsed(field, action string, set bool) error {
+	if set {
+		return fieldErrorf(field, "not used by action %s; leave it out", action)
+	}
+	return nil
+}
