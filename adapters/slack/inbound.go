@@ -1,0 +1,506 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vigilops/vigil/bot"
+)
+
+// inbox runs inbound work on a fixed set of workers. Work with the same key
+// (a thread) runs in arrival order on one worker.
+type inbox struct {
+	shards []chan func(context.Context)
+}
+
+func newInbox(workers, depth int) *inbox {
+	ib := &inbox{shards: make([]chan func(context.Context), workers)}
+	for i := range ib.shards {
+		ib.shards[i] = make(chan func(context.Context), depth)
+	}
+	return ib
+}
+
+func (ib *inbox) shard(key string) chan func(context.Context) {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return ib.shards[h.Sum32()%uint32(len(ib.shards))]
+}
+
+// offer queues work without waiting; false when the shard is full.
+func (ib *inbox) offer(key string, fn func(context.Context)) bool {
+	select {
+	case ib.shard(key) <- fn:
+		return true
+	default:
+		return false
+	}
+}
+
+// put queues work, waiting for room until ctx ends.
+func (ib *inbox) put(ctx context.Context, key string, fn func(context.Context)) bool {
+	select {
+	case ib.shard(key) <- fn:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// run works the shards until ctx ends. Each piece of work runs behind a
+// panic guard.
+func (ib *inbox) run(ctx context.Context, log *slog.Logger) {
+	var wg sync.WaitGroup
+	for _, ch := range ib.shards {
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case fn := <-ch:
+					guard(ctx, log, "inbound handler", fn)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// guard runs fn and turns a panic into a logged error with an ID.
+func guard(ctx context.Context, log *slog.Logger, what string, fn func(context.Context)) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("slack: panic recovered", "where", what, "error_id", newErrorID(), "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	fn(ctx)
+}
+
+func (a *Adapter) handlerOf() bot.Handler {
+	if r := a.handler.Load(); r != nil {
+		return r.h
+	}
+	return nil
+}
+
+// eventsPayload is the Events API outer envelope (also the Socket Mode
+// events_api payload).
+type eventsPayload struct {
+	Type      string          `json:"type"`
+	Challenge string          `json:"challenge"`
+	EventID   string          `json:"event_id"`
+	EventTime int64           `json:"event_time"`
+	Event     json.RawMessage `json:"event"`
+}
+
+// innerEvent is the part of message and app_mention events vigil reads.
+type innerEvent struct {
+	Type        string          `json:"type"`
+	SubType     string          `json:"subtype"`
+	Channel     string          `json:"channel"`
+	ChannelType string          `json:"channel_type"`
+	User        string          `json:"user"`
+	BotID       string          `json:"bot_id"`
+	Text        string          `json:"text"`
+	TS          string          `json:"ts"`
+	ThreadTS    string          `json:"thread_ts"`
+	Edited      json.RawMessage `json:"edited"`
+}
+
+func parseEventsPayload(body []byte) (eventsPayload, error) {
+	var p eventsPayload
+	if err := json.Unmarshal(body, &p); err != nil {
+		return p, fmt.Errorf("%w: events payload: %w", ErrBadPayload, err)
+	}
+	if p.Type == "" {
+		return p, fmt.Errorf("%w: events payload has no type", ErrBadPayload)
+	}
+	return p, nil
+}
+
+func parseInnerEvent(raw json.RawMessage) (innerEvent, error) {
+	var ev innerEvent
+	if len(raw) == 0 {
+		return ev, fmt.Errorf("%w: event_callback without an event", ErrBadPayload)
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return ev, fmt.Errorf("%w: inner event: %w", ErrBadPayload, err)
+	}
+	if ev.Type == "" {
+		return ev, fmt.Errorf("%w: inner event has no type", ErrBadPayload)
+	}
+	return ev, nil
+}
+
+// acceptEvent takes one event_callback: drops duplicates (by event_id) and
+// events vigil ignores, and queues the rest for the bot. It reports false
+// when the work could not be queued, so HTTP can ask Slack to retry.
+func (a *Adapter) acceptEvent(ctx context.Context, p eventsPayload, ev innerEvent, wait bool) bool {
+	seenKey := "event:" + p.EventID
+	if p.EventID != "" && !a.seen.add(seenKey, struct{}{}) {
+		a.log.Debug("slack duplicate event dropped", "event_id", p.EventID)
+		return true
+	}
+	m, ok, why := a.toMessage(p.EventID, ev)
+	if !ok {
+		a.log.Debug("slack event ignored", "event_id", p.EventID, "type", ev.Type, "subtype", ev.SubType, "why", why)
+		return true
+	}
+	work := func(ctx context.Context) {
+		m.UserName = a.userName(ctx, m.User)
+		a.handlerOf().HandleMessage(ctx, m)
+	}
+	var queued bool
+	if wait {
+		queued = a.messages.put(ctx, m.Thread.Key(), work)
+	} else {
+		queued = a.messages.offer(m.Thread.Key(), work)
+	}
+	if !queued {
+		a.seen.remove(seenKey)
+		a.log.Warn("slack inbound queue full; event not taken", "event_id", p.EventID)
+	}
+	return queued
+}
+
+// toMessage normalises an event into a bot message, or says why vigil
+// ignores it.
+//
+//   - app_mention: addressed; the thread is the mention's thread, or the
+//     mention itself when it is top-level.
+//   - message in a DM (channel_type im): addressed.
+//   - message in a channel thread vigil is part of: addressed. A thread reply
+//     elsewhere is delivered unaddressed (another replica may know the
+//     thread); top-level channel chatter is not delivered at all, and channel
+//     messages that mention vigil are left to their app_mention event.
+//   - anything from a bot (vigil included), edits, deletions and other
+//     subtypes are ignored.
+func (a *Adapter) toMessage(eventID string, ev innerEvent) (bot.Message, bool, string) {
+	me := a.me()
+	switch {
+	case ev.BotID != "":
+		return bot.Message{}, false, "from a bot"
+	case ev.User == "":
+		return bot.Message{}, false, "no user"
+	case ev.User == me.userID:
+		return bot.Message{}, false, "own message"
+	case ev.Channel == "" || ev.TS == "":
+		return bot.Message{}, false, "no channel or ts"
+	}
+	root := ev.ThreadTS
+	addressed := false
+	switch ev.Type {
+	case "app_mention":
+		if edited(ev.Edited) {
+			return bot.Message{}, false, "edited"
+		}
+		if ev.SubType != "" {
+			return bot.Message{}, false, "subtype " + ev.SubType
+		}
+		addressed = true
+		if root == "" {
+			root = ev.TS
+		}
+	case "message":
+		switch ev.SubType {
+		case "", "thread_broadcast", "file_share":
+		default:
+			return bot.Message{}, false, "subtype " + ev.SubType
+		}
+		if edited(ev.Edited) {
+			return bot.Message{}, false, "edited"
+		}
+		if ev.ChannelType == "im" {
+			addressed = true
+			if root == "" {
+				root = ev.TS
+			}
+			break
+		}
+		if mentionsUser(ev.Text, me.userID) {
+			return bot.Message{}, false, "mentions vigil: handled as app_mention"
+		}
+		if root == "" || root == ev.TS {
+			return bot.Message{}, false, "not in a thread"
+		}
+		addressed = a.knowsThread(ev.Channel, root)
+	default:
+		return bot.Message{}, false, "event type " + ev.Type
+	}
+	t := bot.ThreadRef{Platform: Platform, Channel: ev.Channel, Thread: root}
+	if addressed {
+		a.rememberThread(t)
+	}
+	text, mentions := normalise(ev.Text, me.userID)
+	return bot.Message{
+		EventID:   eventID,
+		Thread:    t,
+		ID:        ev.TS,
+		User:      ev.User,
+		Text:      text,
+		Mentions:  mentions,
+		Addressed: addressed,
+		At:        tsTime(ev.TS),
+	}, true, ""
+}
+
+func edited(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s != "" && s != "null"
+}
+
+// mentionsUser reports whether Slack text mentions the user (<@U…> or
+// <@U…|name>).
+func mentionsUser(text, user string) bool {
+	if user == "" {
+		return false
+	}
+	return strings.Contains(text, "<@"+user+">") || strings.Contains(text, "<@"+user+"|")
+}
+
+// stripUserMention removes every mention of user from Slack text.
+func stripUserMention(text, user string) string {
+	if user == "" {
+		return text
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(text, "<@"+user)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		rest := text[i+2+len(user):]
+		if !strings.HasPrefix(rest, ">") && !strings.HasPrefix(rest, "|") {
+			b.WriteString(text[:i+2+len(user)])
+			text = rest
+			continue
+		}
+		end := strings.IndexByte(rest, '>')
+		if end < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		b.WriteString(text[:i])
+		text = rest[end+1:]
+	}
+}
+
+var (
+	reSlackToken = regexp.MustCompile(`<[^<>\n]*>`)
+	reSpaces     = regexp.MustCompile(`[ \t]{2,}`)
+)
+
+// normalise strips vigil's own mention, extracts resource mentions
+// (@name words that are not Slack user mentions <@U…>, links or channel
+// references) and unescapes Slack's &amp; &lt; &gt;.
+func normalise(text, botUserID string) (string, []bot.Mention) {
+	text = stripUserMention(text, botUserID)
+	plainText := unescapeSlack(reSlackToken.ReplaceAllString(text, " "))
+	var mentions []bot.Mention
+	for _, m := range bot.ResourceMentions(plainText) {
+		if c := m.Name[0]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			mentions = append(mentions, m)
+		}
+	}
+	clean := reSpaces.ReplaceAllString(unescapeSlack(text), " ")
+	clean = strings.TrimLeft(strings.TrimSpace(clean), ":, ")
+	return strings.TrimSpace(clean), mentions
+}
+
+// tsTime turns a Slack ts ("1700000000.000100") into a time.
+func tsTime(ts string) time.Time {
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	var us int64
+	if frac != "" {
+		frac = (frac + "000000")[:6]
+		us, _ = strconv.ParseInt(frac, 10, 64)
+	}
+	return time.Unix(s, us*1000)
+}
+
+// interaction is the part of interactivity payloads vigil reads.
+type interaction struct {
+	Type      string `json:"type"`
+	TriggerID string `json:"trigger_id"`
+	User      struct {
+		ID       string `json:"id"`
+		Username string `json:"username"`
+		Name     string `json:"name"`
+	} `json:"user"`
+	Channel struct {
+		ID string `json:"id"`
+	} `json:"channel"`
+	Container struct {
+		ChannelID string `json:"channel_id"`
+		MessageTS string `json:"message_ts"`
+		ThreadTS  string `json:"thread_ts"`
+	} `json:"container"`
+	Message struct {
+		TS       string `json:"ts"`
+		ThreadTS string `json:"thread_ts"`
+	} `json:"message"`
+	Actions []struct {
+		ActionID string `json:"action_id"`
+		BlockID  string `json:"block_id"`
+		Value    string `json:"value"`
+		ActionTS string `json:"action_ts"`
+	} `json:"actions"`
+	View struct {
+		ID              string `json:"id"`
+		CallbackID      string `json:"callback_id"`
+		PrivateMetadata string `json:"private_metadata"`
+		State           struct {
+			Values map[string]map[string]struct {
+				Value *string `json:"value"`
+			} `json:"values"`
+		} `json:"state"`
+	} `json:"view"`
+}
+
+func parseInteraction(payload []byte) (interaction, error) {
+	var in interaction
+	if err := json.Unmarshal(payload, &in); err != nil {
+		return in, fmt.Errorf("%w: interaction: %w", ErrBadPayload, err)
+	}
+	if in.Type == "" || in.User.ID == "" {
+		return in, fmt.Errorf("%w: interaction without type or user", ErrBadPayload)
+	}
+	return in, nil
+}
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// acceptInteraction takes a click or a modal submission and queues the
+// decision. It returns an error for payloads that can't be understood
+// (HTTP answers 400) and false when the work could not be queued.
+func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bool) (bool, error) {
+	queue := func(ib *inbox, key string, fn func(context.Context)) bool {
+		if wait {
+			return ib.put(ctx, key, fn)
+		}
+		return ib.offer(key, fn)
+	}
+	userName := firstOf(in.User.Username, in.User.Name)
+	switch in.Type {
+	case "block_actions":
+		for _, act := range in.Actions {
+			if act.ActionID != actionApprove && act.ActionID != actionDeny {
+				continue
+			}
+			var v buttonValue
+			if err := json.Unmarshal([]byte(act.Value), &v); err != nil || v.ID == "" {
+				return false, fmt.Errorf("%w: approval button value", ErrBadPayload)
+			}
+			channel := firstOf(in.Channel.ID, in.Container.ChannelID)
+			thread := firstOf(in.Message.ThreadTS, in.Container.ThreadTS, in.Message.TS, in.Container.MessageTS)
+			if channel == "" || thread == "" || act.ActionTS == "" {
+				return false, fmt.Errorf("%w: click without channel, message or action_ts", ErrBadPayload)
+			}
+			eventID := "action:" + act.ActionTS + ":" + in.User.ID
+			if !a.seen.add(eventID, struct{}{}) {
+				a.log.Debug("slack duplicate click dropped", "approval", v.ID, "user", in.User.ID)
+				continue
+			}
+			d := bot.Decision{
+				EventID:    eventID,
+				ApprovalID: v.ID,
+				Token:      v.Token,
+				Approve:    act.ActionID == actionApprove,
+				User:       in.User.ID,
+				UserName:   userName,
+				Thread:     bot.ThreadRef{Platform: Platform, Channel: channel, Thread: thread},
+				At:         tsTime(act.ActionTS),
+			}
+			var ok bool
+			if d.Approve {
+				ok = queue(a.decisions, d.ApprovalID, func(ctx context.Context) { a.handlerOf().HandleDecision(ctx, d) })
+			} else {
+				trigger := in.TriggerID
+				ok = queue(a.modals, d.ApprovalID, func(ctx context.Context) { a.askDenyReason(ctx, d, trigger) })
+			}
+			if !ok {
+				a.seen.remove(eventID)
+				return false, nil
+			}
+		}
+		return true, nil
+	case "view_submission":
+		if in.View.CallbackID != denyCallbackID {
+			return true, nil
+		}
+		var meta denyMetadata
+		if err := json.Unmarshal([]byte(in.View.PrivateMetadata), &meta); err != nil || meta.ID == "" || meta.Channel == "" || meta.Thread == "" {
+			return false, fmt.Errorf("%w: deny dialog metadata", ErrBadPayload)
+		}
+		reason := ""
+		if v := in.View.State.Values[denyReasonBlock][denyReasonAction].Value; v != nil {
+			reason = strings.TrimSpace(*v)
+		}
+		eventID := "view:" + in.View.ID
+		if in.View.ID != "" && !a.seen.add(eventID, struct{}{}) {
+			return true, nil
+		}
+		d := bot.Decision{
+			EventID:    eventID,
+			ApprovalID: meta.ID,
+			Token:      meta.Token,
+			Approve:    false,
+			Reason:     reason,
+			User:       in.User.ID,
+			UserName:   userName,
+			Thread:     bot.ThreadRef{Platform: Platform, Channel: meta.Channel, Thread: meta.Thread},
+			At:         time.Now(),
+		}
+		if !queue(a.decisions, d.ApprovalID, func(ctx context.Context) { a.handlerOf().HandleDecision(ctx, d) }) {
+			a.seen.remove(eventID)
+			return false, nil
+		}
+		return true, nil
+	default:
+		a.log.Debug("slack interaction ignored", "type", in.Type)
+		return true, nil
+	}
+}
+
+// askDenyReason opens the deny dialog. The click's trigger_id lives three
+// seconds, so this runs on its own small queue. If the dialog can't open
+// the denial still goes through, without a reason: denying is the safe
+// direction and the person asked for it.
+func (a *Adapter) askDenyReason(ctx context.Context, d bot.Decision, trigger string) {
+	meta, err := json.Marshal(denyMetadata{ID: d.ApprovalID, Token: d.Token, Channel: d.Thread.Channel, Thread: d.Thread.Thread})
+	if err == nil && trigger != "" {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		_, err = a.api.OpenViewContext(cctx, trigger, renderDenyModal(d.ApprovalID, string(meta)))
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+	if err == nil {
+		err = fmt.Errorf("no trigger_id")
+	}
+	a.log.Warn("slack: deny dialog did not open; denying without a reason", "error_id", newErrorID(), "approval", d.ApprovalID, "user", d.User, "err", err)
+	d.Reason = "no reason given (the reason dialog could not be opened)"
+	a.handlerOf().HandleDecision(ctx, d)
+}
