@@ -1,0 +1,86 @@
+package bot
+
+import (
+	"context"
+	"time"
+
+	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/policy"
+)
+
+// The stores the bot keeps its state in (SPEC D1, D2). Each is small and
+// declared here, where it is used; the memory and Redis implementations live
+// in package store and pass the same conformance suite (store/storetest).
+// Stored values are copies: changing a value after saving it, or a loaded
+// value, never changes what is stored.
+
+// SessionStore keeps conversations, so any replica can continue one.
+type SessionStore interface {
+	// LoadSession returns the session saved under key, or ErrNotFound.
+	LoadSession(ctx context.Context, key string) (*agent.Session, error)
+	// SaveSession stores s under s.Key, replacing what was there.
+	SaveSession(ctx context.Context, s *agent.Session) error
+}
+
+// ApprovalStore keeps approvals. The compare-and-set in UpdateApproval is
+// what makes an approval single-use across replicas: of two decisions, or
+// two replicas claiming the execution, exactly one moves it on.
+type ApprovalStore interface {
+	// CreateApproval stores a new approval; ErrExists if the ID is taken.
+	CreateApproval(ctx context.Context, a *policy.Approval) error
+	// GetApproval returns the approval with id, or ErrNotFound.
+	GetApproval(ctx context.Context, id string) (*policy.Approval, error)
+	// UpdateApproval atomically applies fn to the approval if its status
+	// is from, saves and returns the result. If the status is not from,
+	// nothing changes and it returns the current record with
+	// ErrStatusConflict. fn must not change the ID.
+	UpdateApproval(ctx context.Context, id string, from policy.ApprovalStatus, fn func(*policy.Approval)) (*policy.Approval, error)
+	// ListPending returns every pending approval, expired or not, oldest
+	// expiry first: the sweeper's work list.
+	ListPending(ctx context.Context) ([]*policy.Approval, error)
+}
+
+// AuditStore keeps the audit chain (SPEC P8).
+type AuditStore interface {
+	// AppendAudit chains r after the newest record (policy.Chain: Seq,
+	// PrevHash, Hash) and stores it, atomically even with concurrent
+	// writers on several replicas, and returns it as stored.
+	AppendAudit(ctx context.Context, r policy.AuditRecord) (policy.AuditRecord, error)
+	// RecentAudit returns the newest n records, oldest first.
+	RecentAudit(ctx context.Context, n int) ([]policy.AuditRecord, error)
+}
+
+// Deduper drops redelivered events (Slack retries, a click delivered
+// twice).
+type Deduper interface {
+	// FirstSeen reports whether key is new, and remembers it for ttl.
+	FirstSeen(ctx context.Context, key string, ttl time.Duration) (bool, error)
+}
+
+// Locker hands out exclusive, expiring locks (one run per thread across
+// replicas).
+type Locker interface {
+	// Lock takes the lock on key for ttl, or returns ErrLocked if another
+	// holder has it.
+	Lock(ctx context.Context, key string, ttl time.Duration) (Lock, error)
+}
+
+// Lock is a held lock. It expires ttl after it was taken or last renewed;
+// after that another holder may take it.
+type Lock interface {
+	// Renew extends the lock by its ttl; ErrLocked if it was lost.
+	Renew(ctx context.Context) error
+	// Unlock releases the lock; ErrLocked if it was already lost, in which
+	// case whoever holds it now keeps it.
+	Unlock(ctx context.Context) error
+}
+
+// Stores bundles the stores the bot needs; one backend usually provides
+// them all.
+type Stores struct {
+	Sessions  SessionStore
+	Approvals ApprovalStore
+	Audit     AuditStore
+	Dedup     Deduper
+	Locks     Locker
+}

@@ -1,0 +1,636 @@
+// Package storetest is the conformance suite every implementation of the
+// bot's stores must pass: the in-memory store now, the Redis store later.
+// It states the contract the bot relies on — copies not aliases, atomic
+// compare-and-set on approvals, a gapless audit chain under concurrent
+// writers, expiring dedup keys and locks — as tests.
+//
+// Use it from the implementation's tests:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) bot.Stores { return store.NewMemory().Stores() })
+//	}
+//
+// open is called once per subtest and must return empty stores (for Redis,
+// a fresh key prefix). Time-based cases use real time with short TTLs, so
+// they hold for a backend whose clock is not the test's.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/policy"
+)
+
+// Run runs every conformance test against stores from open.
+func Run(t *testing.T, open func(t *testing.T) bot.Stores) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(*testing.T, bot.Stores)
+	}{
+		{"SessionRoundTrip", testSessionRoundTrip},
+		{"SessionNotFound", testSessionNotFound},
+		{"SessionCopies", testSessionCopies},
+		{"ApprovalRoundTrip", testApprovalRoundTrip},
+		{"ApprovalNotFound", testApprovalNotFound},
+		{"ApprovalCreateTwice", testApprovalCreateTwice},
+		{"ApprovalUpdate", testApprovalUpdate},
+		{"ApprovalCASRace", testApprovalCASRace},
+		{"ApprovalListPending", testApprovalListPending},
+		{"AuditChain", testAuditChain},
+		{"AuditConcurrentAppenders", testAuditConcurrent},
+		{"Dedup", testDedup},
+		{"LockExclusive", testLockExclusive},
+		{"LockRenewUnlock", testLockRenewUnlock},
+		{"LockExpiry", testLockExpiry},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.fn(t, open(t))
+		})
+	}
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// jsonOf is how the suite compares stored values: what a store must keep is
+// exactly what the value's JSON says.
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// sampleSession is a session in the middle of a run: history with tool
+// calls, an FSM awaiting verification, resolved resources (one explicit,
+// one pinned), and a batch waiting on an approval.
+func sampleSession(key string) *agent.Session {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	ps := policy.NewSessionState()
+	ps.Context.AddExplicit(policy.Resource{ID: "lxc:delly:141", Kind: "lxc", Name: "web1", Aliases: []string{"www"},
+		Parent: "node:delly", Node: "delly", Target: "web1"}, now)
+	ps.Context.Add(policy.Resource{ID: "node:delly", Kind: "node", Name: "delly"}, now)
+	ps.Context.Pin("node:delly")
+	ps.FSM.OnToolSuccess(policy.KindRead, "read", "web1")
+	ps.FSM.OnToolSuccess(policy.KindWrite, "control", "web1")
+	calls := []agent.ToolCall{
+		{ID: "call_1", Name: "read", Arguments: `{"target":"web1","command":"systemctl status nginx"}`},
+		{ID: "call_2", Name: "control", Arguments: `{"target":"web1","action":"restart","service":"nginx"}`},
+	}
+	return &agent.Session{
+		Key: key,
+		History: []agent.Message{
+			{Role: agent.RoleUser, Content: "nginx on @web1 is down"},
+			{Role: agent.RoleAssistant, ToolCalls: calls},
+			{Role: agent.RoleTool, ToolCallID: "call_1", Name: "read", Content: `{"ok":true,"output":"inactive (dead)"}`},
+		},
+		Policy: ps,
+		Run: &agent.RunState{
+			ID: "run_1", Requester: "U_REQ", Channel: "slack:C1", Turn: 2, ToolCalls: 2,
+			CallCounts: map[string]int{"read:abc": 1},
+			Recovered:  map[string]bool{"read:def": true},
+			Succeeded:  1,
+			Pending: &agent.PendingBatch{
+				Calls:          calls,
+				Results:        map[string]string{"call_1": `{"ok":true}`},
+				ApprovalCallID: "call_2",
+				ApprovalID:     "abcdefghij",
+			},
+			Usage:     agent.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15},
+			StartedAt: now,
+		},
+		Usage:     agent.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15},
+		CreatedAt: now,
+		UpdatedAt: now,
+	}
+}
+
+func testSessionRoundTrip(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	s := sampleSession("slack:C1:1700000000.000100")
+	want := jsonOf(t, s)
+	if err := st.Sessions.SaveSession(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Sessions.LoadSession(ctx, s.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := jsonOf(t, got); g != want {
+		t.Errorf("loaded session differs:\n got %s\nwant %s", g, want)
+	}
+	if got.Policy == nil || got.Policy.FSM.State != s.Policy.FSM.State {
+		t.Errorf("FSM state lost: %+v", got.Policy)
+	}
+	if r, ok := got.Policy.Context.Lookup("www", time.Now()); !ok || r.ID != "lxc:delly:141" {
+		t.Errorf("resolved context lost: %+v %v", r, ok)
+	}
+	if got.Run == nil || got.Run.Pending == nil || got.Run.Pending.ApprovalID != "abcdefghij" || len(got.Run.Pending.Calls) != 2 {
+		t.Errorf("pending batch lost: %+v", got.Run)
+	}
+
+	// Saving again replaces.
+	got.Run = nil
+	got.History = append(got.History, agent.Message{Role: agent.RoleAssistant, Content: "done"})
+	if err := st.Sessions.SaveSession(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	again, err := st.Sessions.LoadSession(ctx, s.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Run != nil || len(again.History) != 4 {
+		t.Errorf("second save not stored: run %+v, %d messages", again.Run, len(again.History))
+	}
+}
+
+func testSessionNotFound(t *testing.T, st bot.Stores) {
+	_, err := st.Sessions.LoadSession(ctxFor(t), "slack:C1:nope")
+	if !errors.Is(err, bot.ErrNotFound) {
+		t.Errorf("LoadSession of a missing key = %v, want ErrNotFound", err)
+	}
+}
+
+func testSessionCopies(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	s := sampleSession("slack:C1:2")
+	want := jsonOf(t, s)
+	if err := st.Sessions.SaveSession(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	s.History[0].Content = "changed after save"
+	s.Run.Pending.Results["call_2"] = "x"
+	loaded, err := st.Sessions.LoadSession(ctx, s.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jsonOf(t, loaded) != want {
+		t.Error("changing a saved session changed the store")
+	}
+	loaded.Run.CallCounts["read:abc"] = 99
+	again, err := st.Sessions.LoadSession(ctx, s.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jsonOf(t, again) != want {
+		t.Error("changing a loaded session changed the store")
+	}
+}
+
+// newApproval makes a pending approval expiring after ttl.
+func newApproval(t *testing.T, ttl time.Duration) *policy.Approval {
+	t.Helper()
+	a, err := policy.NewApproval(policy.ApprovalRequest{
+		Tool: "control", Args: json.RawMessage(`{"target":"web1","action":"restart"}`),
+		Target: "web1", Command: "systemctl restart nginx", Risk: policy.RiskMedium,
+		Requester: "U_REQ", Channel: "slack:C1", Thread: "slack:C1:1.2", SessionKey: "slack:C1:1.2",
+		CallID: "call_2", TTL: ttl,
+	}, time.Now().UTC().Truncate(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.CardRef = json.RawMessage(`{"platform":"slack","channel":"C1","thread":"1.2","id":"1.3"}`)
+	return a
+}
+
+func testApprovalRoundTrip(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	a := newApproval(t, time.Minute)
+	want := jsonOf(t, a)
+	if err := st.Approvals.CreateApproval(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	a.Status = policy.ApprovalApproved // must not reach the store
+	got, err := st.Approvals.GetApproval(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := jsonOf(t, got); g != want {
+		t.Errorf("loaded approval differs:\n got %s\nwant %s", g, want)
+	}
+	if !got.TokenMatches(a.Token) {
+		t.Error("token lost")
+	}
+	if err := got.Binds("control", json.RawMessage(`{"action":"restart","target":"web1"}`)); err != nil {
+		t.Errorf("binding lost: %v", err)
+	}
+}
+
+func testApprovalNotFound(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	if _, err := st.Approvals.GetApproval(ctx, "zzzzzzzzzz"); !errors.Is(err, bot.ErrNotFound) {
+		t.Errorf("GetApproval of an unknown ID = %v, want ErrNotFound", err)
+	}
+	_, err := st.Approvals.UpdateApproval(ctx, "zzzzzzzzzz", policy.ApprovalPending, func(*policy.Approval) {
+		t.Error("fn called for an unknown ID")
+	})
+	if !errors.Is(err, bot.ErrNotFound) {
+		t.Errorf("UpdateApproval of an unknown ID = %v, want ErrNotFound", err)
+	}
+}
+
+func testApprovalCreateTwice(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	a := newApproval(t, time.Minute)
+	if err := st.Approvals.CreateApproval(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	b := *a
+	b.Tool = "other"
+	if err := st.Approvals.CreateApproval(ctx, &b); !errors.Is(err, bot.ErrExists) {
+		t.Errorf("second CreateApproval with the same ID = %v, want ErrExists", err)
+	}
+	if got, _ := st.Approvals.GetApproval(ctx, a.ID); got == nil || got.Tool != "control" {
+		t.Error("second CreateApproval overwrote the first")
+	}
+}
+
+func testApprovalUpdate(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	a := newApproval(t, time.Minute)
+	if err := st.Approvals.CreateApproval(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	steps := []struct {
+		from, to policy.ApprovalStatus
+	}{
+		{policy.ApprovalPending, policy.ApprovalApproved},
+		{policy.ApprovalApproved, policy.ApprovalExecuting},
+		{policy.ApprovalExecuting, policy.ApprovalExecuted},
+	}
+	for _, s := range steps {
+		got, err := st.Approvals.UpdateApproval(ctx, a.ID, s.from, func(x *policy.Approval) {
+			x.Status = s.to
+			x.DecidedBy, x.DecidedAt = "U_BOSS", at
+		})
+		if err != nil || got.Status != s.to {
+			t.Fatalf("%s → %s: %+v, %v", s.from, s.to, got, err)
+		}
+		got.Reason = "changed after update" // must not reach the store
+	}
+	cur, err := st.Approvals.GetApproval(ctx, a.ID)
+	if err != nil || cur.Status != policy.ApprovalExecuted || cur.DecidedBy != "U_BOSS" || !cur.DecidedAt.Equal(at) || cur.Reason != "" {
+		t.Fatalf("after updates: %+v, %v", cur, err)
+	}
+
+	// A stale from: nothing changes, the current record comes back.
+	got, err := st.Approvals.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(*policy.Approval) {
+		t.Error("fn called on a status conflict")
+	})
+	if !errors.Is(err, bot.ErrStatusConflict) || got == nil || got.Status != policy.ApprovalExecuted || got.DecidedBy != "U_BOSS" {
+		t.Errorf("stale update = %+v, %v; want the current record and ErrStatusConflict", got, err)
+	}
+}
+
+// testApprovalCASRace: 50 deciders race to approve; exactly one wins, every
+// other is told who did.
+func testApprovalCASRace(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	a := newApproval(t, time.Minute)
+	if err := st.Approvals.CreateApproval(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	const racers = 50
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		winners []string
+		losers  []*policy.Approval
+	)
+	start := make(chan struct{})
+	for i := range racers {
+		user := fmt.Sprintf("U%02d", i)
+		wg.Go(func() {
+			<-start
+			got, err := st.Approvals.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) {
+				x.Status, x.DecidedBy, x.DecidedAt = policy.ApprovalApproved, user, time.Now().UTC()
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				winners = append(winners, user)
+			case errors.Is(err, bot.ErrStatusConflict):
+				losers = append(losers, got)
+			default:
+				t.Errorf("racer %s: %v", user, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if len(winners) != 1 {
+		t.Fatalf("%d winners (%v), want exactly 1", len(winners), winners)
+	}
+	if len(losers) != racers-1 {
+		t.Fatalf("%d losers, want %d", len(losers), racers-1)
+	}
+	for _, l := range losers {
+		if l == nil || l.Status != policy.ApprovalApproved || l.DecidedBy != winners[0] {
+			t.Fatalf("a loser saw %+v, want the winner %s's record", l, winners[0])
+		}
+	}
+	cur, err := st.Approvals.GetApproval(ctx, a.ID)
+	if err != nil || cur.DecidedBy != winners[0] {
+		t.Errorf("stored: %+v, %v", cur, err)
+	}
+}
+
+func testApprovalListPending(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	if got, err := st.Approvals.ListPending(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("empty store lists %d, %v", len(got), err)
+	}
+	late := newApproval(t, 10*time.Minute)
+	soon := newApproval(t, time.Minute)
+	lapsed := newApproval(t, time.Millisecond) // already past expiry when listed
+	denied := newApproval(t, time.Minute)
+	approved := newApproval(t, time.Minute)
+	for _, a := range []*policy.Approval{late, soon, lapsed, denied, approved} {
+		if err := st.Approvals.CreateApproval(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for a, to := range map[*policy.Approval]policy.ApprovalStatus{denied: policy.ApprovalDenied, approved: policy.ApprovalApproved} {
+		if _, err := st.Approvals.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) { x.Status = to }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(5 * time.Millisecond)
+	got, err := st.Approvals.ListPending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, a := range got {
+		ids = append(ids, a.ID)
+	}
+	want := []string{lapsed.ID, soon.ID, late.ID}
+	if fmt.Sprint(ids) != fmt.Sprint(want) {
+		t.Fatalf("ListPending = %v, want %v (pending only, expired included, oldest expiry first)", ids, want)
+	}
+
+	// The sweeper's move: pending → expired takes it off the list.
+	if _, err := st.Approvals.UpdateApproval(ctx, lapsed.ID, policy.ApprovalPending, func(x *policy.Approval) {
+		x.Status = policy.ApprovalExpired
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = st.Approvals.ListPending(ctx)
+	if err != nil || len(got) != 2 || got[0].ID != soon.ID {
+		t.Errorf("after expiring one: %d listed, %v", len(got), err)
+	}
+}
+
+func auditRecord(actor string, i int) policy.AuditRecord {
+	return policy.AuditRecord{
+		Time: time.Now().UTC(), Actor: actor, Action: policy.AuditAllow, Tool: "read", Target: "web1",
+		Command: fmt.Sprintf("uptime # %d", i), Channel: "slack:C1", Thread: "slack:C1:1.2", Outcome: "ok",
+	}
+}
+
+func testAuditChain(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	if recs, err := st.Audit.RecentAudit(ctx, 10); err != nil || len(recs) != 0 {
+		t.Fatalf("empty store: %d records, %v", len(recs), err)
+	}
+	var appended []policy.AuditRecord
+	for i := range 5 {
+		r, err := st.Audit.AppendAudit(ctx, auditRecord("U1", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Seq != int64(i+1) || r.Hash == "" {
+			t.Fatalf("append %d returned %+v", i, r)
+		}
+		appended = append(appended, r)
+	}
+	secret, err := st.Audit.AppendAudit(ctx, policy.AuditRecord{Time: time.Now().UTC(), Actor: "U1", Action: policy.AuditDenied,
+		Command: "mysql -phunter2", Reason: "password=hunter2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appended = append(appended, secret)
+	recs, err := st.Audit.RecentAudit(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jsonOf(t, recs) != jsonOf(t, appended) {
+		t.Errorf("RecentAudit differs from what AppendAudit returned:\n%v\n%v", recs, appended)
+	}
+	if err := policy.VerifyChain(recs); err != nil {
+		t.Error(err)
+	}
+	if b := jsonOf(t, recs[5]); strings.Contains(b, "hunter2") {
+		t.Errorf("a secret reached the audit store: %s", b)
+	}
+	last, err := st.Audit.RecentAudit(ctx, 2)
+	if err != nil || len(last) != 2 || last[0].Seq != 5 || last[1].Seq != 6 {
+		t.Fatalf("RecentAudit(2) = %+v, %v; want records 5 and 6, oldest first", last, err)
+	}
+	if err := policy.VerifySegment(last); err != nil {
+		t.Error(err)
+	}
+}
+
+// testAuditConcurrent: 20 appenders at once still make one gapless chain.
+func testAuditConcurrent(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	const writers, each = 20, 10
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			<-start
+			for i := range each {
+				if _, err := st.Audit.AppendAudit(ctx, auditRecord(fmt.Sprintf("U%02d", w), i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	recs, err := st.Audit.RecentAudit(ctx, writers*each)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != writers*each {
+		t.Fatalf("%d records, want %d", len(recs), writers*each)
+	}
+	if err := policy.VerifyChain(recs); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range recs {
+		if r.Seq != int64(i+1) {
+			t.Fatalf("record %d has seq %d", i, r.Seq)
+		}
+	}
+}
+
+func testDedup(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	const ttl = 150 * time.Millisecond
+	first, err := st.Dedup.FirstSeen(ctx, "event:slack:Ev1", ttl)
+	if err != nil || !first {
+		t.Fatalf("first delivery: %v, %v", first, err)
+	}
+	if again, err := st.Dedup.FirstSeen(ctx, "event:slack:Ev1", ttl); err != nil || again {
+		t.Fatalf("redelivery counted as first: %v, %v", again, err)
+	}
+	if other, err := st.Dedup.FirstSeen(ctx, "event:slack:Ev2", ttl); err != nil || !other {
+		t.Fatalf("another key: %v, %v", other, err)
+	}
+
+	// 50 concurrent deliveries of one event: exactly one is first.
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		firsts int
+	)
+	for range 50 {
+		wg.Go(func() {
+			ok, err := st.Dedup.FirstSeen(ctx, "event:slack:Ev3", time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				firsts++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if firsts != 1 {
+		t.Errorf("%d concurrent deliveries were first, want 1", firsts)
+	}
+
+	time.Sleep(ttl + 100*time.Millisecond)
+	if after, err := st.Dedup.FirstSeen(ctx, "event:slack:Ev1", ttl); err != nil || !after {
+		t.Errorf("after the TTL the key must be new again: %v, %v", after, err)
+	}
+}
+
+func testLockExclusive(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	const key = "thread:slack:C1:1.2"
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		held []bot.Lock
+	)
+	for range 20 {
+		wg.Go(func() {
+			l, err := st.Locks.Lock(ctx, key, time.Minute)
+			switch {
+			case err == nil:
+				mu.Lock()
+				held = append(held, l)
+				mu.Unlock()
+			case !errors.Is(err, bot.ErrLocked):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(held) != 1 {
+		t.Fatalf("%d of 20 concurrent Lock calls succeeded, want 1", len(held))
+	}
+	if _, err := st.Locks.Lock(ctx, "thread:slack:C1:other", time.Minute); err != nil {
+		t.Errorf("another key is independent: %v", err)
+	}
+	if err := held[0].Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.Locks.Lock(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatalf("Lock after Unlock: %v", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testLockRenewUnlock(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	const (
+		key = "thread:slack:C1:renew"
+		ttl = 300 * time.Millisecond
+	)
+	l, err := st.Locks.Lock(ctx, key, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Renewing keeps it past its first expiry.
+	for range 4 {
+		time.Sleep(ttl / 3)
+		if err := l.Renew(ctx); err != nil {
+			t.Fatalf("Renew while held: %v", err)
+		}
+	}
+	if _, err := st.Locks.Lock(ctx, key, ttl); !errors.Is(err, bot.ErrLocked) {
+		t.Fatalf("Lock on a renewed lock = %v, want ErrLocked", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Renew(ctx); !errors.Is(err, bot.ErrLocked) {
+		t.Errorf("Renew after Unlock = %v, want ErrLocked", err)
+	}
+	if err := l.Unlock(ctx); !errors.Is(err, bot.ErrLocked) {
+		t.Errorf("second Unlock = %v, want ErrLocked", err)
+	}
+}
+
+func testLockExpiry(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	const (
+		key = "thread:slack:C1:expiry"
+		ttl = 150 * time.Millisecond
+	)
+	old, err := st.Locks.Lock(ctx, key, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(ttl + 100*time.Millisecond)
+	next, err := st.Locks.Lock(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatalf("Lock after expiry: %v", err)
+	}
+	if err := old.Renew(ctx); !errors.Is(err, bot.ErrLocked) {
+		t.Errorf("Renew of a lost lock = %v, want ErrLocked", err)
+	}
+	if err := old.Unlock(ctx); !errors.Is(err, bot.ErrLocked) {
+		t.Errorf("Unlock of a lost lock = %v, want ErrLocked", err)
+	}
+	// The old holder's Unlock must not have released the new holder's lock.
+	if _, err := st.Locks.Lock(ctx, key, time.Minute); !errors.Is(err, bot.ErrLocked) {
+		t.Errorf("the new holder lost the lock to the old one's Unlock: %v", err)
+	}
+	if err := next.Renew(ctx); err != nil {
+		t.Errorf("new holder's Renew: %v", err)
+	}
+	if err := next.Unlock(ctx); err != nil {
+		t.Errorf("new holder's Unlock: %v", err)
+	}
+}
