@@ -1,0 +1,551 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Defaults of OpenAIConfig.
+const (
+	DefaultModelTimeout   = 120 * time.Second
+	DefaultModelRetries   = 4
+	DefaultBackoffBase    = time.Second
+	DefaultBackoffMax     = 20 * time.Second
+	DefaultMaxRetryAfter  = 30 * time.Second
+	DefaultAzureVersion   = "2024-10-21"
+	openAIAPITypeOpenAI   = "openai"
+	openAIAPITypeAzure    = "azure"
+	emptyObjectParameters = `{"type":"object","properties":{}}`
+)
+
+// OpenAIConfig configures an OpenAIModel. Start from DefaultOpenAIConfig,
+// which turns streaming on; a zero OpenAIConfig does not stream.
+type OpenAIConfig struct {
+	// BaseURL is the API root, e.g. "https://api.openai.com/v1",
+	// "http://localhost:11434/v1" (Ollama), or the Azure resource endpoint
+	// "https://NAME.openai.azure.com" with APIType "azure".
+	BaseURL string
+	// APIKey is sent as a bearer token (api-key header for Azure). It never
+	// appears in errors or logs.
+	APIKey string
+	// Model is the model name (the deployment name for Azure).
+	Model string
+	// Temperature 0 means the server's default (the SDK omits zero).
+	Temperature float32
+	// MaxTokens bounds each answer; 0 means the server's default. Sent as
+	// max_completion_tokens to models that require it (o-series, gpt-5).
+	MaxTokens int
+	// Timeout bounds each attempt of a model call, streaming included.
+	// Default DefaultModelTimeout.
+	Timeout time.Duration
+	// MaxRetries is the number of retries after the first attempt on 429,
+	// 5xx, timeouts and connection errors. 0 means DefaultModelRetries;
+	// negative means no retries.
+	MaxRetries int
+	// Stream asks for server-sent events and hands text to onDelta as it
+	// arrives.
+	Stream bool
+	// APIType is "openai" (default: OpenAI and compatible servers such as
+	// Ollama, vLLM, LiteLLM) or "azure" (Azure OpenAI deployment URLs).
+	APIType string
+	// APIVersion is the Azure API version; default DefaultAzureVersion.
+	APIVersion string
+	// BackoffBase is the first retry's backoff, doubled per retry up to
+	// BackoffMax, with jitter. Defaults DefaultBackoffBase and
+	// DefaultBackoffMax.
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// MaxRetryAfter caps the wait a server asks for with Retry-After.
+	// Default DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
+	// HTTPClient is the client to use; nil means a new http.Client. Its
+	// Timeout, if any, applies on top of Timeout.
+	HTTPClient *http.Client
+	// Logger receives retry warnings and per-call debug lines (never
+	// prompts or keys); nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultOpenAIConfig returns the defaults: streaming on, DefaultModelTimeout,
+// DefaultModelRetries and the default backoff.
+func DefaultOpenAIConfig() OpenAIConfig {
+	return OpenAIConfig{
+		Timeout:       DefaultModelTimeout,
+		MaxRetries:    DefaultModelRetries,
+		Stream:        true,
+		BackoffBase:   DefaultBackoffBase,
+		BackoffMax:    DefaultBackoffMax,
+		MaxRetryAfter: DefaultMaxRetryAfter,
+	}
+}
+
+// OpenAIModel is a Model over any OpenAI-compatible chat completions API,
+// with native tool calls. It is safe for concurrent use.
+type OpenAIModel struct {
+	client *openai.Client
+	model  string
+	temp   float32
+	// maxTokens and maxCompletionTokens: at most one is set.
+	maxTokens           int
+	maxCompletionTokens int
+	stream              bool
+	retry               *retrier
+	log                 *slog.Logger
+}
+
+var _ Model = (*OpenAIModel)(nil)
+
+// NewOpenAIModel validates cfg, applies defaults and builds the client.
+// Errors name the configuration key, e.g. "llm.base_url is empty".
+func NewOpenAIModel(cfg OpenAIConfig) (*OpenAIModel, error) {
+	if err := validateOpenAIConfig(&cfg); err != nil {
+		return nil, err
+	}
+	var hc *http.Client
+	if cfg.HTTPClient != nil {
+		hc = cfg.HTTPClient
+	} else {
+		hc = &http.Client{}
+	}
+	var oc openai.ClientConfig
+	if cfg.APIType == openAIAPITypeAzure {
+		oc = openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
+		oc.APIVersion = cfg.APIVersion
+		// Model is the deployment name as configured: no renaming.
+		oc.AzureModelMapperFunc = func(model string) string { return model }
+	} else {
+		oc = openai.DefaultConfig(cfg.APIKey)
+		oc.BaseURL = cfg.BaseURL
+	}
+	oc.HTTPClient = recordingDoer{next: hc}
+
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m := &OpenAIModel{
+		client: openai.NewClientWithConfig(oc),
+		model:  cfg.Model,
+		temp:   cfg.Temperature,
+		stream: cfg.Stream,
+		log:    log,
+		retry: &retrier{
+			maxRetries:    max(cfg.MaxRetries, 0),
+			timeout:       cfg.Timeout,
+			base:          cfg.BackoffBase,
+			max:           cfg.BackoffMax,
+			maxRetryAfter: cfg.MaxRetryAfter,
+			secret:        cfg.APIKey,
+			log:           log,
+			now:           time.Now,
+		},
+	}
+	// Reasoning models refuse max_tokens; let the SDK's own rules decide.
+	m.maxTokens = cfg.MaxTokens
+	probe := m.baseRequest()
+	if err := openai.NewReasoningValidator().Validate(probe); errors.Is(err, openai.ErrReasoningModelMaxTokensDeprecated) {
+		m.maxTokens, m.maxCompletionTokens = 0, cfg.MaxTokens
+		probe = m.baseRequest()
+	}
+	if err := openai.NewReasoningValidator().Validate(probe); err != nil {
+		return nil, fmt.Errorf("llm.model %q does not accept this configuration (llm.temperature, llm.max_tokens): %w", cfg.Model, err)
+	}
+	return m, nil
+}
+
+func validateOpenAIConfig(cfg *OpenAIConfig) error {
+	if strings.TrimSpace(cfg.BaseURL) == "" {
+		return errors.New("llm.base_url is empty")
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("llm.base_url %q is not an http(s) URL", redactURL(cfg.BaseURL))
+	}
+	if strings.TrimSpace(cfg.Model) == "" {
+		return errors.New("llm.model is empty")
+	}
+	if cfg.Temperature < 0 || cfg.Temperature > 2 {
+		return fmt.Errorf("llm.temperature %v is out of range [0, 2]", cfg.Temperature)
+	}
+	if cfg.MaxTokens < 0 {
+		return fmt.Errorf("llm.max_tokens %d is negative", cfg.MaxTokens)
+	}
+	switch {
+	case cfg.Timeout < 0:
+		return fmt.Errorf("llm.timeout %s is negative", cfg.Timeout)
+	case cfg.Timeout == 0:
+		cfg.Timeout = DefaultModelTimeout
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = DefaultModelRetries
+	}
+	if cfg.BackoffBase < 0 || cfg.BackoffMax < 0 || cfg.MaxRetryAfter < 0 {
+		return errors.New("llm backoff durations must not be negative")
+	}
+	if cfg.BackoffBase == 0 {
+		cfg.BackoffBase = DefaultBackoffBase
+	}
+	if cfg.BackoffMax == 0 {
+		cfg.BackoffMax = max(DefaultBackoffMax, cfg.BackoffBase)
+	}
+	if cfg.MaxRetryAfter == 0 {
+		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	switch strings.ToLower(cfg.APIType) {
+	case "", openAIAPITypeOpenAI:
+		cfg.APIType = openAIAPITypeOpenAI
+	case openAIAPITypeAzure:
+		cfg.APIType = openAIAPITypeAzure
+		if cfg.APIVersion == "" {
+			cfg.APIVersion = DefaultAzureVersion
+		}
+	default:
+		return fmt.Errorf("llm.api_type %q is unknown; use \"openai\" or \"azure\"", cfg.APIType)
+	}
+	return nil
+}
+
+// redactURL drops userinfo from a URL for error messages.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	return u.Redacted()
+}
+
+func (m *OpenAIModel) baseRequest() openai.ChatCompletionRequest {
+	return openai.ChatCompletionRequest{
+		Model:               m.model,
+		Temperature:         m.temp,
+		MaxTokens:           m.maxTokens,
+		MaxCompletionTokens: m.maxCompletionTokens,
+	}
+}
+
+// Complete sends one chat completion, retrying transient failures. With
+// streaming on, onDelta (if not nil) receives each piece of text as it
+// arrives; without streaming it receives the whole text once. A failure
+// after text was handed to onDelta is not retried. Errors wrap
+// ErrModelUnavailable or ErrModelRejected, or the context's error when ctx
+// ended.
+func (m *OpenAIModel) Complete(ctx context.Context, req ModelRequest, onDelta func(string)) (ModelResponse, error) {
+	creq, err := m.chatRequest(req)
+	if err != nil {
+		return ModelResponse{}, fmt.Errorf("build model request: %w", err)
+	}
+	start := time.Now()
+	var resp ModelResponse
+	if m.stream {
+		resp, err = m.retry.do(ctx, func(ctx context.Context) (ModelResponse, bool, error) {
+			return m.completeStream(ctx, creq, onDelta)
+		})
+	} else {
+		resp, err = m.retry.do(ctx, func(ctx context.Context) (ModelResponse, bool, error) {
+			r, err := m.completeOnce(ctx, creq)
+			return r, false, err
+		})
+		if err == nil && onDelta != nil && resp.Content != "" {
+			onDelta(resp.Content)
+		}
+	}
+	if err != nil {
+		return ModelResponse{}, err
+	}
+	m.log.Debug("model call", "model", m.model, "stream", m.stream,
+		"duration", time.Since(start).Round(time.Millisecond), "tool_calls", len(resp.ToolCalls),
+		"finish", resp.FinishReason, "prompt_tokens", resp.Usage.PromptTokens,
+		"completion_tokens", resp.Usage.CompletionTokens)
+	return resp, nil
+}
+
+// chatRequest converts a ModelRequest to the SDK's request.
+func (m *OpenAIModel) chatRequest(req ModelRequest) (openai.ChatCompletionRequest, error) {
+	creq := m.baseRequest()
+	creq.Stream = m.stream
+	if m.stream {
+		creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	}
+	msgs, err := toOpenAIMessages(req.Messages)
+	if err != nil {
+		return creq, err
+	}
+	creq.Messages = msgs
+	for _, spec := range req.Tools {
+		params := spec.Parameters
+		if len(strings.TrimSpace(string(params))) == 0 {
+			params = json.RawMessage(emptyObjectParameters)
+		} else if !json.Valid(params) {
+			return creq, fmt.Errorf("tool %q: parameters schema is not valid JSON", spec.Name)
+		}
+		creq.Tools = append(creq.Tools, openai.Tool{
+			Type: openai.ToolTypeFunction,
+			Function: &openai.FunctionDefinition{
+				Name:        spec.Name,
+				Description: spec.Description,
+				Parameters:  params,
+			},
+		})
+	}
+	return creq, nil
+}
+
+// toOpenAIMessages converts vigil's history to the SDK's messages.
+func toOpenAIMessages(msgs []Message) ([]openai.ChatCompletionMessage, error) {
+	out := make([]openai.ChatCompletionMessage, 0, len(msgs))
+	for i, msg := range msgs {
+		om := openai.ChatCompletionMessage{Content: msg.Content}
+		switch msg.Role {
+		case RoleSystem:
+			om.Role = openai.ChatMessageRoleSystem
+		case RoleUser:
+			om.Role = openai.ChatMessageRoleUser
+		case RoleAssistant:
+			om.Role = openai.ChatMessageRoleAssistant
+			for _, tc := range msg.ToolCalls {
+				om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
+					ID:       tc.ID,
+					Type:     openai.ToolTypeFunction,
+					Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
+				})
+			}
+		case RoleTool:
+			if msg.ToolCallID == "" {
+				return nil, fmt.Errorf("message %d: tool message without tool_call_id", i)
+			}
+			om.Role = openai.ChatMessageRoleTool
+			om.ToolCallID = msg.ToolCallID
+		default:
+			return nil, fmt.Errorf("message %d: unknown role %q", i, msg.Role)
+		}
+		out = append(out, om)
+	}
+	return out, nil
+}
+
+// errEmptyAnswer is an answer with no choices at all: a broken response,
+// retried.
+var errEmptyAnswer = errors.New("the endpoint returned no answer")
+
+// completeOnce is one non-streaming attempt.
+func (m *OpenAIModel) completeOnce(ctx context.Context, creq openai.ChatCompletionRequest) (ModelResponse, error) {
+	resp, err := m.client.CreateChatCompletion(ctx, creq)
+	if err != nil {
+		return ModelResponse{}, err
+	}
+	if len(resp.Choices) == 0 {
+		return ModelResponse{}, errEmptyAnswer
+	}
+	choice := resp.Choices[0]
+	out := ModelResponse{
+		Content:      choice.Message.Content,
+		FinishReason: string(choice.FinishReason),
+		Usage: Usage{
+			PromptTokens:     resp.Usage.PromptTokens,
+			CompletionTokens: resp.Usage.CompletionTokens,
+			TotalTokens:      resp.Usage.TotalTokens,
+		},
+	}
+	if out.Content == "" {
+		out.Content = choice.Message.Refusal
+	}
+	for _, tc := range choice.Message.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	m.finish(&out, creq)
+	return out, nil
+}
+
+// completeStream is one streaming attempt. partial reports whether text
+// already reached onDelta.
+func (m *OpenAIModel) completeStream(ctx context.Context, creq openai.ChatCompletionRequest, onDelta func(string)) (_ ModelResponse, partial bool, _ error) {
+	stream, err := m.client.CreateChatCompletionStream(ctx, creq)
+	if err != nil {
+		return ModelResponse{}, false, err
+	}
+	defer stream.Close()
+	var acc streamAccumulator
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return ModelResponse{}, acc.emitted, err
+		}
+		acc.add(chunk, onDelta)
+	}
+	if !acc.answered {
+		return ModelResponse{}, acc.emitted, errEmptyAnswer
+	}
+	out := acc.response()
+	m.finish(&out, creq)
+	return out, acc.emitted, nil
+}
+
+// finish normalises a response: tool calls without an ID get one, empty
+// arguments become {}, nameless calls are dropped, and a missing usage is
+// estimated so token budgets still count.
+func (m *OpenAIModel) finish(out *ModelResponse, creq openai.ChatCompletionRequest) {
+	calls := out.ToolCalls[:0]
+	for _, tc := range out.ToolCalls {
+		if strings.TrimSpace(tc.Name) == "" {
+			m.log.Warn("model returned a tool call without a name; ignored", "model", m.model)
+			continue
+		}
+		if tc.ID == "" {
+			tc.ID = "call_" + randomHex(8)
+		}
+		if strings.TrimSpace(tc.Arguments) == "" {
+			tc.Arguments = "{}"
+		}
+		calls = append(calls, tc)
+	}
+	out.ToolCalls = calls
+	if len(out.ToolCalls) == 0 {
+		out.ToolCalls = nil
+	}
+	if out.Usage == (Usage{}) {
+		out.Usage = estimateUsage(creq, *out)
+		m.log.Debug("endpoint reported no usage; estimated", "model", m.model,
+			"prompt_tokens", out.Usage.PromptTokens, "completion_tokens", out.Usage.CompletionTokens)
+	} else if out.Usage.TotalTokens == 0 {
+		out.Usage.TotalTokens = out.Usage.PromptTokens + out.Usage.CompletionTokens
+	}
+}
+
+// estimateUsage approximates tokens as one per four bytes of text.
+func estimateUsage(creq openai.ChatCompletionRequest, out ModelResponse) Usage {
+	est := func(s string) int { return (len(s) + 3) / 4 }
+	var u Usage
+	for _, msg := range creq.Messages {
+		u.PromptTokens += 1 + est(msg.Content)
+		for _, tc := range msg.ToolCalls {
+			u.PromptTokens += est(tc.Function.Name) + est(tc.Function.Arguments)
+		}
+	}
+	for _, t := range creq.Tools {
+		if b, err := json.Marshal(t); err == nil {
+			u.PromptTokens += est(string(b))
+		}
+	}
+	u.CompletionTokens = est(out.Content)
+	for _, tc := range out.ToolCalls {
+		u.CompletionTokens += est(tc.Name) + est(tc.Arguments)
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return u
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
+	return hex.EncodeToString(b)
+}
+
+// streamAccumulator assembles a streamed answer: content in order, tool
+// calls from their deltas by index.
+type streamAccumulator struct {
+	content  strings.Builder
+	refusal  strings.Builder
+	calls    []*streamedCall
+	byIndex  map[int]*streamedCall
+	finish   string
+	usage    *openai.Usage
+	answered bool // a choice or usage arrived
+	emitted  bool // text went to onDelta
+}
+
+type streamedCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+func (a *streamAccumulator) add(chunk openai.ChatCompletionStreamResponse, onDelta func(string)) {
+	if chunk.Usage != nil {
+		a.usage = chunk.Usage
+		a.answered = true
+	}
+	for _, choice := range chunk.Choices {
+		if choice.Index != 0 {
+			continue // we ask for one choice
+		}
+		a.answered = true
+		if d := choice.Delta.Content; d != "" {
+			a.content.WriteString(d)
+			if onDelta != nil {
+				a.emitted = true
+				onDelta(d)
+			}
+		}
+		a.refusal.WriteString(choice.Delta.Refusal)
+		for _, tc := range choice.Delta.ToolCalls {
+			a.addToolDelta(tc)
+		}
+		if choice.FinishReason != "" {
+			a.finish = string(choice.FinishReason)
+		}
+	}
+}
+
+// addToolDelta merges one tool-call delta. Deltas carry an index; servers
+// that omit it send one call per delta or continue the last one.
+func (a *streamAccumulator) addToolDelta(tc openai.ToolCall) {
+	var c *streamedCall
+	switch {
+	case tc.Index != nil:
+		if a.byIndex == nil {
+			a.byIndex = map[int]*streamedCall{}
+		}
+		c = a.byIndex[*tc.Index]
+		if c == nil {
+			c = &streamedCall{}
+			a.byIndex[*tc.Index] = c
+			a.calls = append(a.calls, c)
+		}
+	case len(a.calls) > 0 && (tc.ID == "" || tc.ID == a.calls[len(a.calls)-1].id):
+		c = a.calls[len(a.calls)-1]
+	default:
+		c = &streamedCall{}
+		a.calls = append(a.calls, c)
+	}
+	if c.id == "" {
+		c.id = tc.ID
+	}
+	// Most servers send the name once; some repeat it whole in every
+	// delta; pieces of a name are joined.
+	if name := tc.Function.Name; name != "" && name != c.name {
+		c.name += name
+	}
+	c.args.WriteString(tc.Function.Arguments)
+}
+
+func (a *streamAccumulator) response() ModelResponse {
+	out := ModelResponse{Content: a.content.String(), FinishReason: a.finish}
+	if out.Content == "" {
+		out.Content = a.refusal.String()
+	}
+	for _, c := range a.calls {
+		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
+	}
+	if a.usage != nil {
+		out.Usage = Usage{
+			PromptTokens:     a.usage.PromptTokens,
+			CompletionTokens: a.usage.CompletionTokens,
+			TotalTokens:      a.usage.TotalTokens,
+		}
+	}
+	return out
+}

@@ -1,0 +1,592 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vigilops/vigil/internal/modeltest"
+	"github.com/vigilops/vigil/tools"
+)
+
+const testAPIKey = "sk-test-0123456789abcdef"
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testModel builds an OpenAIModel against baseURL with fast retries.
+func testModel(t *testing.T, baseURL string, edit func(*OpenAIConfig)) (*OpenAIModel, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	cfg := DefaultOpenAIConfig()
+	cfg.BaseURL = baseURL
+	cfg.APIKey = testAPIKey
+	cfg.Model = "test-model"
+	cfg.Timeout = 5 * time.Second
+	cfg.BackoffBase = 5 * time.Millisecond
+	cfg.BackoffMax = 20 * time.Millisecond
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if edit != nil {
+		edit(&cfg)
+	}
+	m, err := NewOpenAIModel(cfg)
+	if err != nil {
+		t.Fatalf("NewOpenAIModel: %v", err)
+	}
+	return m, logs
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+var userOnly = ModelRequest{Messages: []Message{
+	{Role: RoleSystem, Content: "You are vigil."},
+	{Role: RoleUser, Content: "how is web1?"},
+}}
+
+var readSpec = tools.Spec{
+	Name:        "read",
+	Description: "Run a read-only command.",
+	Parameters:  json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`),
+}
+
+func forBothModes(t *testing.T, fn func(t *testing.T, stream bool)) {
+	for _, stream := range []bool{true, false} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) { fn(t, stream) })
+	}
+}
+
+func TestOpenAIText(t *testing.T) {
+	forBothModes(t, func(t *testing.T, stream bool) {
+		srv := modeltest.New(t)
+		const answer = "web1 is healthy: load 0.3, disk 40% — ünïcödé ok."
+		srv.Script(modeltest.Text(answer))
+		m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.Stream = stream })
+
+		var deltas []string
+		resp, err := m.Complete(testCtx(t), userOnly, func(d string) { deltas = append(deltas, d) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Content != answer || resp.FinishReason != "stop" || len(resp.ToolCalls) != 0 {
+			t.Errorf("resp = %+v", resp)
+		}
+		if strings.Join(deltas, "") != answer {
+			t.Errorf("deltas %q do not add up to the answer", deltas)
+		}
+		if stream && len(deltas) < 2 {
+			t.Errorf("streamed answer arrived in %d delta(s)", len(deltas))
+		}
+		u := resp.Usage
+		if u.PromptTokens == 0 || u.CompletionTokens == 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+			t.Errorf("usage = %+v", u)
+		}
+
+		req := srv.Requests()[0]
+		if req.Stream != stream || req.IncludeUsage != stream || req.Model != "test-model" {
+			t.Errorf("request stream=%v include_usage=%v model=%q", req.Stream, req.IncludeUsage, req.Model)
+		}
+		if len(req.Tools) != 0 {
+			t.Errorf("text-only turn sent tools %v", req.Tools)
+		}
+		if got := req.Header.Get("Authorization"); got != "Bearer "+testAPIKey {
+			t.Errorf("Authorization = %q", got)
+		}
+	})
+}
+
+func TestOpenAIToolCalls(t *testing.T) {
+	forBothModes(t, func(t *testing.T, stream bool) {
+		srv := modeltest.New(t)
+		args1 := `{"action":"exec","target":"localhost","command":"uptime && df -h /var/lib/docker"}`
+		args2 := `{"action":"search","query":"web"}`
+		srv.Script(modeltest.Calls(
+			modeltest.Call("read", args1),
+			modeltest.Call("query", args2),
+			modeltest.Call("discover", ``),
+		).WithContent("Checking."))
+		m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.Stream = stream })
+
+		req := userOnly
+		req.Tools = []tools.Spec{readSpec, {Name: "query"}, {Name: "discover", Description: "d"}}
+		resp, err := m.Complete(testCtx(t), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.FinishReason != "tool_calls" || resp.Content != "Checking." {
+			t.Errorf("finish %q content %q", resp.FinishReason, resp.Content)
+		}
+		if len(resp.ToolCalls) != 3 {
+			t.Fatalf("tool calls = %+v", resp.ToolCalls)
+		}
+		want := []ToolCall{{Name: "read", Arguments: args1}, {Name: "query", Arguments: args2}, {Name: "discover", Arguments: "{}"}}
+		ids := map[string]bool{}
+		for i, tc := range resp.ToolCalls {
+			if tc.Name != want[i].Name || tc.Arguments != want[i].Arguments {
+				t.Errorf("call %d = %+v, want %+v", i, tc, want[i])
+			}
+			if tc.ID == "" || ids[tc.ID] {
+				t.Errorf("call %d: empty or duplicate ID %q", i, tc.ID)
+			}
+			ids[tc.ID] = true
+		}
+
+		sent := srv.Requests()[0]
+		if strings.Join(sent.Tools, ",") != "read,query,discover" {
+			t.Errorf("tools sent = %v", sent.Tools)
+		}
+		if string(sent.ToolDefs[0].Parameters) != string(readSpec.Parameters) || sent.ToolDefs[0].Description != readSpec.Description {
+			t.Errorf("read tool sent as %+v", sent.ToolDefs[0])
+		}
+		if string(sent.ToolDefs[1].Parameters) != emptyObjectParameters {
+			t.Errorf("tool without schema sent with parameters %s", sent.ToolDefs[1].Parameters)
+		}
+	})
+}
+
+// TestOpenAIConversationRoundTrip sends a history with assistant tool calls
+// and tool results, as the loop does on the second turn, and checks what the
+// server decoded.
+func TestOpenAIConversationRoundTrip(t *testing.T) {
+	forBothModes(t, func(t *testing.T, stream bool) {
+		srv := modeltest.New(t)
+		srv.Script(modeltest.Func(func(r modeltest.Request) modeltest.Step {
+			res := r.LastToolResults()
+			return modeltest.Text(fmt.Sprintf("%d results; %s said %s", len(res), res[0].ToolCallID, res[0].Content))
+		}))
+		m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) {
+			c.Stream = stream
+			c.Temperature = 0.2
+			c.MaxTokens = 512
+		})
+		req := ModelRequest{
+			Messages: []Message{
+				{Role: RoleSystem, Content: "sys"},
+				{Role: RoleUser, Content: "check web1"},
+				{Role: RoleAssistant, Content: "Looking.", ToolCalls: []ToolCall{
+					{ID: "call_a", Name: "read", Arguments: `{"command":"uptime"}`},
+					{ID: "call_b", Name: "read", Arguments: `{"command":"df"}`},
+				}},
+				{Role: RoleTool, ToolCallID: "call_a", Name: "read", Content: `{"ok":true,"data":"up 3 days"}`},
+				{Role: RoleTool, ToolCallID: "call_b", Name: "read", Content: `{"ok":true}`},
+			},
+			Tools: []tools.Spec{readSpec},
+		}
+		resp, err := m.Complete(testCtx(t), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `2 results; call_a said {"ok":true,"data":"up 3 days"}`; resp.Content != want {
+			t.Errorf("content = %q, want %q", resp.Content, want)
+		}
+		sent := srv.Requests()[0]
+		if len(sent.Messages) != 5 {
+			t.Fatalf("messages = %+v", sent.Messages)
+		}
+		a := sent.Messages[2]
+		if a.Role != "assistant" || a.Content != "Looking." || len(a.ToolCalls) != 2 ||
+			a.ToolCalls[1].ID != "call_b" || a.ToolCalls[1].Arguments != `{"command":"df"}` {
+			t.Errorf("assistant message sent as %+v", a)
+		}
+		if tm := sent.Messages[3]; tm.Role != "tool" || tm.ToolCallID != "call_a" {
+			t.Errorf("tool message sent as %+v", tm)
+		}
+		if sent.Temperature == nil || *sent.Temperature < 0.19 || *sent.Temperature > 0.21 || sent.MaxTokens != 512 {
+			t.Errorf("temperature %v max_tokens %d", sent.Temperature, sent.MaxTokens)
+		}
+	})
+}
+
+func TestOpenAIRejectsBadHistory(t *testing.T) {
+	srv := modeltest.New(t)
+	m, _ := testModel(t, srv.URL(), nil)
+	for _, msgs := range [][]Message{
+		{{Role: "robot", Content: "x"}},
+		{{Role: RoleTool, Content: "x"}},
+	} {
+		if _, err := m.Complete(testCtx(t), ModelRequest{Messages: msgs}, nil); err == nil {
+			t.Errorf("history %+v accepted", msgs)
+		}
+	}
+	badTool := ModelRequest{Messages: userOnly.Messages, Tools: []tools.Spec{{Name: "x", Parameters: json.RawMessage(`{"type":`)}}}
+	if _, err := m.Complete(testCtx(t), badTool, nil); err == nil || !strings.Contains(err.Error(), `tool "x": parameters schema is not valid JSON`) {
+		t.Errorf("invalid schema: err = %v", err)
+	}
+	if srv.Count() != 0 {
+		t.Errorf("bad request reached the server")
+	}
+}
+
+// TestOpenAIStreamTolerance: a server that omits usage, omits tool-call
+// indexes and repeats the name in every delta.
+func TestOpenAIStreamTolerance(t *testing.T) {
+	chunks := []string{
+		`{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi "}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"there"}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"x1","type":"function","function":{"name":"read","arguments":"{\"a\""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"name":"read","arguments":":1}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"x2","type":"function","function":{"name":"query","arguments":"{}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, c := range chunks {
+			fmt.Fprintf(w, "data: %s\n\n", c)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	m, _ := testModel(t, srv.URL+"/v1", nil)
+	var deltas []string
+	resp, err := m.Complete(testCtx(t), userOnly, func(d string) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Content != "Hi there" || len(deltas) != 2 {
+		t.Errorf("content %q deltas %q", resp.Content, deltas)
+	}
+	want := []ToolCall{{ID: "x1", Name: "read", Arguments: `{"a":1}`}, {ID: "x2", Name: "query", Arguments: "{}"}}
+	if len(resp.ToolCalls) != 2 || resp.ToolCalls[0] != want[0] || resp.ToolCalls[1] != want[1] {
+		t.Errorf("tool calls = %+v", resp.ToolCalls)
+	}
+	if resp.Usage.TotalTokens == 0 {
+		t.Errorf("missing usage was not estimated: %+v", resp.Usage)
+	}
+}
+
+func TestOpenAIRetryAfterHonoured(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Status(429).RetryAfter("1"), modeltest.Text("ok"))
+	m, logs := testModel(t, srv.URL(), nil)
+	start := time.Now()
+	resp, err := m.Complete(testCtx(t), userOnly, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 950*time.Millisecond {
+		t.Errorf("retried after %v, before Retry-After: 1", d)
+	}
+	if resp.Content != "ok" || srv.Count() != 2 {
+		t.Errorf("content %q after %d requests", resp.Content, srv.Count())
+	}
+	if !strings.Contains(logs.String(), "retry_after=true") {
+		t.Errorf("retry log does not say it honoured Retry-After:\n%s", logs)
+	}
+}
+
+func TestOpenAIRetryAfterCapped(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Status(429).RetryAfter("3600"), modeltest.Text("ok"))
+	m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.MaxRetryAfter = 50 * time.Millisecond })
+	start := time.Now()
+	if _, err := m.Complete(testCtx(t), userOnly, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("waited %v despite the cap", d)
+	}
+}
+
+func TestOpenAI5xxRetried(t *testing.T) {
+	forBothModes(t, func(t *testing.T, stream bool) {
+		srv := modeltest.New(t)
+		srv.Script(modeltest.Status(503), modeltest.Status(500), modeltest.Drop(), modeltest.Text("recovered"))
+		m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.Stream = stream })
+		resp, err := m.Complete(testCtx(t), userOnly, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Content != "recovered" || srv.Count() != 4 {
+			t.Errorf("content %q after %d requests", resp.Content, srv.Count())
+		}
+	})
+}
+
+func TestOpenAI5xxExhausted(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Default(modeltest.Status(502).WithMessage("bad gateway upstream"))
+	m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.MaxRetries = 2 })
+	_, err := m.Complete(testCtx(t), userOnly, nil)
+	if !errors.Is(err, ErrModelUnavailable) || errors.Is(err, ErrModelRejected) {
+		t.Fatalf("err = %v", err)
+	}
+	var me *ModelError
+	if !errors.As(err, &me) || me.Attempts != 3 || me.Status != 502 {
+		t.Errorf("ModelError = %+v", me)
+	}
+	if want := "model unavailable after 3 attempts: HTTP 502: bad gateway upstream"; err.Error() != want {
+		t.Errorf("err = %q, want %q", err, want)
+	}
+	if srv.Count() != 3 {
+		t.Errorf("requests = %d", srv.Count())
+	}
+}
+
+func TestOpenAIEndpointDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	m, logs := testModel(t, "http://"+addr+"/v1", nil)
+	start := time.Now()
+	_, err = m.Complete(testCtx(t), userOnly, nil)
+	if !errors.Is(err, ErrModelUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	var me *ModelError
+	if !errors.As(err, &me) || me.Attempts != DefaultModelRetries+1 {
+		t.Errorf("attempts = %+v", me)
+	}
+	if !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("err = %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v with small backoff", d)
+	}
+	if n := strings.Count(logs.String(), "retrying"); n != DefaultModelRetries {
+		t.Errorf("%d retry logs, want %d", n, DefaultModelRetries)
+	}
+}
+
+func TestOpenAITimeoutPerAttempt(t *testing.T) {
+	forBothModes(t, func(t *testing.T, stream bool) {
+		srv := modeltest.New(t)
+		srv.Default(modeltest.Delay(10*time.Second, modeltest.Text("too late")))
+		m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) {
+			c.Stream = stream
+			c.Timeout = 100 * time.Millisecond
+			c.MaxRetries = 2
+		})
+		start := time.Now()
+		_, err := m.Complete(testCtx(t), userOnly, nil)
+		if !errors.Is(err, ErrModelUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v", err)
+		}
+		if !strings.Contains(err.Error(), "no complete answer within 100ms") {
+			t.Errorf("err = %v", err)
+		}
+		if d := time.Since(start); d < 300*time.Millisecond || d > 5*time.Second {
+			t.Errorf("took %v for 3 attempts of 100ms", d)
+		}
+		if srv.Count() != 3 {
+			t.Errorf("requests = %d", srv.Count())
+		}
+	})
+}
+
+// TestOpenAITimeoutThenSuccess: a slow first attempt times out and the retry
+// answers.
+func TestOpenAITimeoutThenSuccess(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Delay(10*time.Second, modeltest.Text("late")), modeltest.Text("fast"))
+	m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.Timeout = 100 * time.Millisecond })
+	resp, err := m.Complete(testCtx(t), userOnly, nil)
+	if err != nil || resp.Content != "fast" {
+		t.Fatalf("resp %+v, err %v", resp, err)
+	}
+}
+
+// TestOpenAIPartialStreamNotRetried: once text reached onDelta, a failure
+// is not retried (the caller would see the text twice).
+func TestOpenAIPartialStreamNotRetried(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Default(modeltest.Text("a long answer that streams slowly").WithChunkDelay(80 * time.Millisecond))
+	m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.Timeout = 200 * time.Millisecond })
+	var deltas []string
+	_, err := m.Complete(testCtx(t), userOnly, func(d string) { deltas = append(deltas, d) })
+	if !errors.Is(err, ErrModelUnavailable) || !strings.Contains(err.Error(), "broke off") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(deltas) == 0 || srv.Count() != 1 {
+		t.Errorf("deltas %q, requests %d", deltas, srv.Count())
+	}
+	// Without an onDelta nothing was shown, so the same failure is retried.
+	srv2 := modeltest.New(t)
+	srv2.Script(modeltest.Text("a long answer that streams slowly").WithChunkDelay(80*time.Millisecond), modeltest.Text("quick"))
+	m2, _ := testModel(t, srv2.URL(), func(c *OpenAIConfig) { c.Timeout = 200 * time.Millisecond })
+	resp, err := m2.Complete(testCtx(t), userOnly, nil)
+	if err != nil || resp.Content != "quick" {
+		t.Errorf("resp %+v, err %v", resp, err)
+	}
+}
+
+func TestOpenAI4xxNotRetried(t *testing.T) {
+	for _, code := range []int{400, 401, 403, 404, 422} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			srv := modeltest.New(t)
+			srv.Default(modeltest.Status(code).WithMessage("nope"))
+			m, _ := testModel(t, srv.URL(), nil)
+			_, err := m.Complete(testCtx(t), userOnly, nil)
+			if !errors.Is(err, ErrModelRejected) || errors.Is(err, ErrModelUnavailable) {
+				t.Fatalf("err = %v", err)
+			}
+			if want := fmt.Sprintf("model rejected the request: HTTP %d: nope", code); err.Error() != want {
+				t.Errorf("err = %q, want %q", err, want)
+			}
+			if srv.Count() != 1 {
+				t.Errorf("requests = %d, want 1", srv.Count())
+			}
+		})
+	}
+}
+
+func TestOpenAIAPIKeyNeverLeaks(t *testing.T) {
+	srv := modeltest.New(t)
+	// A server that echoes the key, as some proxies do.
+	srv.Script(modeltest.Status(401).WithMessage("Incorrect API key provided: " + testAPIKey))
+	srv.Default(modeltest.Status(503).WithMessage("upstream rejected key " + testAPIKey))
+	m, logs := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.MaxRetries = 1 })
+	for range 2 {
+		_, err := m.Complete(testCtx(t), userOnly, nil)
+		if err == nil {
+			t.Fatal("no error")
+		}
+		if strings.Contains(err.Error(), testAPIKey) || strings.Contains(fmt.Sprintf("%+v", err), testAPIKey) {
+			t.Errorf("API key in error: %v", err)
+		}
+		if !strings.Contains(err.Error(), "***") {
+			t.Errorf("key not visibly redacted: %v", err)
+		}
+	}
+	if strings.Contains(logs.String(), testAPIKey) {
+		t.Errorf("API key in logs:\n%s", logs)
+	}
+}
+
+func TestOpenAICallerCancel(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Default(modeltest.Delay(10*time.Second, modeltest.Text("late")))
+	m, _ := testModel(t, srv.URL(), nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := m.Complete(ctx, userOnly, nil)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrModelUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second || srv.Count() != 1 {
+		t.Errorf("took %v, %d requests", d, srv.Count())
+	}
+}
+
+func TestOpenAIAzure(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Text("azure ok"))
+	m, _ := testModel(t, strings.TrimSuffix(srv.URL(), "/v1"), func(c *OpenAIConfig) {
+		c.APIType = "azure"
+		c.Model = "gpt-4o-deploy"
+	})
+	resp, err := m.Complete(testCtx(t), userOnly, nil)
+	if err != nil || resp.Content != "azure ok" {
+		t.Fatalf("resp %+v, err %v", resp, err)
+	}
+	req := srv.Requests()[0]
+	if req.Path != "/openai/deployments/gpt-4o-deploy/chat/completions" {
+		t.Errorf("path = %q", req.Path)
+	}
+	if req.Header.Get("Api-Key") != testAPIKey || req.Header.Get("Authorization") != "" {
+		t.Errorf("auth headers = %v", req.Header)
+	}
+}
+
+func TestNewOpenAIModelValidation(t *testing.T) {
+	base := func() OpenAIConfig {
+		c := DefaultOpenAIConfig()
+		c.BaseURL, c.Model = "http://localhost:11434/v1", "llama3.1"
+		return c
+	}
+	tests := []struct {
+		name    string
+		edit    func(*OpenAIConfig)
+		wantErr string
+	}{
+		{"ok", func(*OpenAIConfig) {}, ""},
+		{"no base url", func(c *OpenAIConfig) { c.BaseURL = " " }, "llm.base_url is empty"},
+		{"bad scheme", func(c *OpenAIConfig) { c.BaseURL = "ftp://x" }, `llm.base_url "ftp://x" is not an http(s) URL`},
+		{"no host", func(c *OpenAIConfig) { c.BaseURL = "http://" }, "is not an http(s) URL"},
+		{"userinfo redacted", func(c *OpenAIConfig) { c.BaseURL = "gopher://u:secretpw@h" }, "u:xxxxx@h"},
+		{"no model", func(c *OpenAIConfig) { c.Model = "" }, "llm.model is empty"},
+		{"temperature", func(c *OpenAIConfig) { c.Temperature = 3 }, "llm.temperature 3 is out of range"},
+		{"max tokens", func(c *OpenAIConfig) { c.MaxTokens = -1 }, "llm.max_tokens -1 is negative"},
+		{"timeout", func(c *OpenAIConfig) { c.Timeout = -time.Second }, "llm.timeout -1s is negative"},
+		{"api type", func(c *OpenAIConfig) { c.APIType = "bedrock" }, `llm.api_type "bedrock" is unknown`},
+		{"reasoning model temperature", func(c *OpenAIConfig) { c.Model, c.Temperature = "o3-mini", 0.5 }, `llm.model "o3-mini" does not accept`},
+		{"reasoning model max tokens", func(c *OpenAIConfig) { c.Model, c.MaxTokens = "o3-mini", 100 }, ""},
+		{"zero config", func(c *OpenAIConfig) { *c = OpenAIConfig{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o"} }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := base()
+			tt.edit(&cfg)
+			m, err := NewOpenAIModel(cfg)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			if m != nil {
+				t.Error("model returned with error")
+			}
+			if strings.Contains(err.Error(), "secretpw") {
+				t.Errorf("password in error: %v", err)
+			}
+		})
+	}
+}
+
+func TestOpenAIDefaults(t *testing.T) {
+	m, err := NewOpenAIModel(OpenAIConfig{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.retry
+	if m.stream || r.timeout != DefaultModelTimeout || r.maxRetries != DefaultModelRetries ||
+		r.base != DefaultBackoffBase || r.max != DefaultBackoffMax || r.maxRetryAfter != DefaultMaxRetryAfter {
+		t.Errorf("defaults: stream=%v %+v", m.stream, r)
+	}
+	if d := DefaultOpenAIConfig(); !d.Stream {
+		t.Error("DefaultOpenAIConfig does not stream")
+	}
+	m, err = NewOpenAIModel(OpenAIConfig{BaseURL: "https://x/v1", Model: "m", MaxRetries: -1})
+	if err != nil || m.retry.maxRetries != 0 {
+		t.Errorf("MaxRetries -1: %v %+v", err, m)
+	}
+	m, err = NewOpenAIModel(OpenAIConfig{BaseURL: "https://x/v1", Model: "gpt-5-mini", MaxTokens: 100})
+	if err != nil || m.maxTokens != 0 || m.maxCompletionTokens != 100 {
+		t.Errorf("gpt-5 max tokens: %v %+v", err, m)
+	}
+}
