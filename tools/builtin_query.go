@@ -142,7 +142,7 @@ type ResourceView struct {
 }
 
 func (t *QueryTool) view(r Resource, withRouting bool) ResourceView {
-	v := ResourceView{ID: r.ID, Name: r.Name, Kind: r.Kind, Aliases: r.Aliases, Parent: r.Parent, Node: r.Node, Target: r.Name, Reach: reachText(r)}
+	v := ResourceView{ID: r.ID, Name: r.Name, Kind: r.Kind, Aliases: r.Aliases, Parent: r.Parent, Node: r.Node, Target: r.Name, Reach: reachText(t.inv, r)}
 	if withRouting {
 		v.Routing = routingText(t.inv.RoutingChain(r.ID))
 	}
@@ -150,7 +150,7 @@ func (t *QueryTool) view(r Resource, withRouting bool) ResourceView {
 }
 
 // reachText describes how a resource is reached.
-func reachText(r Resource) string {
+func reachText(inv *Inventory, r Resource) string {
 	switch {
 	case r.Reach.Local:
 		return "local"
@@ -174,8 +174,8 @@ func reachText(r Resource) string {
 		KindService:         "runs on its host",
 	}[r.Kind]
 	parent := string(r.Parent)
-	if _, name, ok := strings.Cut(parent, ":"); ok {
-		parent = name
+	if p, ok := inv.Get(r.Parent); ok {
+		parent = p.Name
 	}
 	return fmt.Sprintf("via parent %s (%s)", parent, via)
 }
@@ -310,7 +310,7 @@ func (t *QueryTool) topology(resource string) Result {
 	build = func(r Resource, depth int) TopologyNode {
 		seen[r.ID] = true
 		resolved = append(resolved, r.ToPolicy())
-		n := TopologyNode{ID: r.ID, Name: r.Name, Kind: r.Kind, Reach: reachText(r)}
+		n := TopologyNode{ID: r.ID, Name: r.Name, Kind: r.Kind, Reach: reachText(t.inv, r)}
 		if depth < 16 {
 			for _, c := range t.inv.Children(r.ID) {
 				n.Children = append(n.Children, build(c, depth+1))
