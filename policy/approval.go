@@ -249,10 +249,14 @@ func (a *Approval) Binds(tool string, args json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("%w: arguments are not valid JSON", ErrBindingMismatch)
 	}
-	if a.Hash != BindingHash(a.Tool, a.Args) {
+	// Stores may re-encode the arguments (encoding/json escapes <, > and &
+	// in a RawMessage), so the stored form is canonicalised again before it
+	// is compared.
+	stored, err := canonicalArgs(a.Args)
+	if err != nil || a.Hash != BindingHash(a.Tool, stored) {
 		return fmt.Errorf("%w: the approval record is damaged", ErrBindingMismatch)
 	}
-	if !bytes.Equal(c, a.Args) || BindingHash(tool, c) != a.Hash {
+	if !bytes.Equal(c, stored) || BindingHash(tool, c) != a.Hash {
 		return fmt.Errorf("%w: arguments changed", ErrBindingMismatch)
 	}
 	return nil
@@ -361,7 +365,8 @@ type DecisionRequest struct {
 	Channel string
 	// Level is the channel's control level now.
 	Level ControlLevel
-	// AllowSelfApproval is ChannelPolicy.SelfApproval() of the channel.
+	// AllowSelfApproval is the channel's ChannelPolicy.AllowSelfApproval
+	// (SelfApproval() gives the same answer, console included).
 	AllowSelfApproval bool
 }
 
@@ -396,7 +401,9 @@ func CheckDecision(a *Approval, d DecisionRequest, now time.Time) error {
 	if a.Expired(now) {
 		return fmt.Errorf("%w at %s", ErrApprovalExpired, formatDecisionTime(a.ExpiresAt))
 	}
-	if d.Approve && d.User == a.Requester && !d.AllowSelfApproval {
+	// The console has one local user and nobody else to ask: four eyes
+	// cannot apply there, whatever the flag says.
+	if d.Approve && d.User == a.Requester && !d.AllowSelfApproval && d.Channel != ConsoleChannel {
 		return ErrSelfApproval
 	}
 	return nil

@@ -302,6 +302,13 @@ func TestCheckDecision(t *testing.T) {
 			}
 		})
 	}
+	console := *base
+	console.Channel = ConsoleChannel
+	self := approver
+	self.User, self.Channel = "U_REQ", ConsoleChannel
+	if err := CheckDecision(&console, self, now); err != nil {
+		t.Errorf("the console's single user approving their own request: %v", err)
+	}
 	if err := CheckDecision(nil, approver, now); !errors.Is(err, ErrApprovalNotFound) {
 		t.Errorf("nil approval: %v", err)
 	}
