@@ -65,7 +65,7 @@ func (t *SSHTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (Ex
 	case <-ctx.Done():
 		_ = sess.Signal(ssh.SIGKILL)
 		_ = client.Close()
-		<-done
+		waitErr = <-done
 	}
 	res := ExecResult{
 		Stdout:      stdout.text(),
