@@ -1,8 +1,8 @@
 package tools
 
 import (
-	"crypto/ed25519"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/binary"
