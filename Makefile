@@ -10,7 +10,9 @@ FUZZTIME  ?= 30s
 
 export VIGIL_SHARED_CORPUS := $(SHARED_CORPUS)
 
-.PHONY: build run test bench fuzz lint vet fmt clean
+.PHONY: build run demo test unit bench fuzz lint vet fmt clean
+
+include mk/*.mk
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/vigil
@@ -18,8 +20,17 @@ build:
 run: build
 	./$(BIN) chat --config $(CONFIG)
 
-test: lint
-	$(GO) test -race -count=1 ./...
+# The same terminal chat with a scripted model: no configuration needed.
+demo: build
+	./$(BIN) chat --config $(CONFIG) --demo
+
+# Everything: static checks, the deployment artifacts, the Dendrite
+# homeserver the Matrix tests run against (built once, cached), then every
+# Go test with the race detector.
+test: lint deploy-check dendrite unit
+
+unit:
+	$(GO) test -race -count=1 -timeout 20m ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

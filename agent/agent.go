@@ -260,18 +260,17 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	r := s.Run
 	p, blk := a.tools.Propose(call.Name, json.RawMessage(call.Arguments))
 	if blk != nil {
-		return tools.Blocked(blk)
+		return a.refuseApproved(ctx, s, call, tools.Proposal{Action: policy.Action{Tool: call.Name, Kind: policy.KindWrite}}, tools.Blocked(blk), sink)
 	}
 	// Policy again, as if the call were new: the session may have changed
 	// (a reset, an expired context) while the approval waited.
-	dec := policy.Authorize(s.Policy, p.Action, r.Level, a.now())
-	if dec.Block != nil {
-		return tools.Blocked(dec.Block)
+	if dec := policy.Authorize(s.Policy, p.Action, r.Level, a.now()); dec.Block != nil {
+		return a.refuseApproved(ctx, s, call, p, tools.Blocked(dec.Block), sink)
 	}
 	if d.BeforeExecute != nil {
 		if err := d.BeforeExecute(ctx, p, call.Arguments); err != nil {
-			return tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeActionNotAllowed, Blocked: true,
-				Message: "the approved call was not run: " + err.Error()}}
+			return a.refuseApproved(ctx, s, call, p, tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeActionNotAllowed, Blocked: true,
+				Message: "the approved call was not run: " + err.Error()}}, sink)
 		}
 	}
 	emit(ctx, sink, s, Event{Type: EventToolCall, CallID: call.ID, Proposal: &p})
@@ -282,6 +281,12 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	emit(ctx, sink, s, Event{Type: EventToolResult, CallID: call.ID, Proposal: &p, Result: &res.Envelope,
 		Output: res.Output, Duration: dur, Code: errCode(res.Envelope)})
 	return res.Envelope
+}
+
+// refuseApproved reports an approved call that failed its last checks.
+func (a *Agent) refuseApproved(ctx context.Context, s *Session, call ToolCall, p tools.Proposal, env tools.Envelope, sink Sink) tools.Envelope {
+	emit(ctx, sink, s, Event{Type: EventToolResult, CallID: call.ID, Proposal: &p, Result: &env, Code: errCode(env)})
+	return env
 }
 
 // flushPending appends every result of the pending batch to the history in

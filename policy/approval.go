@@ -334,6 +334,16 @@ func (e *DecidedError) Unwrap() []error {
 	return []error{ErrAlreadyDecided}
 }
 
+// StatusError says why a is no longer open to decisions: nil while it is
+// pending, else the *DecidedError a person should see ("already approved by
+// X at T"). It is the message for a lost compare-and-set.
+func (a *Approval) StatusError() error {
+	if a.Status == ApprovalPending {
+		return nil
+	}
+	return newDecidedError(a)
+}
+
 func newDecidedError(a *Approval) *DecidedError {
 	switch a.Status {
 	case ApprovalExpired:

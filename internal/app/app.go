@@ -113,7 +113,11 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 	}
 
-	policies, err := cfg.ChannelPolicies()
+	var platforms []string
+	for _, ad := range o.Adapters {
+		platforms = append(platforms, string(ad.Platform()))
+	}
+	policies, err := cfg.ChannelPolicies(platforms...)
 	if err != nil {
 		return nil, err
 	}

@@ -347,8 +347,10 @@ func (c *Config) Validate() error {
 }
 
 // ChannelPolicies converts the channel list to policy form, applying the
-// defaults and validating each entry.
-func (c *Config) ChannelPolicies() ([]policy.ChannelPolicy, error) {
+// defaults and validating each entry. Matches name console, default, slack
+// or matrix, or one of the extra platforms given (adapters added by code,
+// such as test platforms).
+func (c *Config) ChannelPolicies(extraPlatforms ...string) ([]policy.ChannelPolicy, error) {
 	out := make([]policy.ChannelPolicy, 0, len(c.Channels))
 	seen := map[string]bool{}
 	for i, ch := range c.Channels {
@@ -356,7 +358,7 @@ func (c *Config) ChannelPolicies() ([]policy.ChannelPolicy, error) {
 		if ch.Match == "" {
 			return nil, fmt.Errorf("config: %s.match is empty; use console, default, slack:<channel id> or matrix:<room id>", key)
 		}
-		if !validMatch(ch.Match) {
+		if !validMatch(ch.Match, extraPlatforms) {
 			return nil, fmt.Errorf("config: %s.match %q is not console, default, slack:<channel id> or matrix:<room id>", key, ch.Match)
 		}
 		if seen[ch.Match] {
@@ -386,12 +388,12 @@ func (c *Config) ChannelPolicies() ([]policy.ChannelPolicy, error) {
 	return out, nil
 }
 
-func validMatch(m string) bool {
+func validMatch(m string, extra []string) bool {
 	if m == policy.ConsoleChannel || m == policy.DefaultChannel {
 		return true
 	}
-	for _, p := range []string{"slack:", "matrix:"} {
-		if strings.HasPrefix(m, p) && len(m) > len(p) {
+	for _, p := range append([]string{"slack", "matrix"}, extra...) {
+		if strings.HasPrefix(m, p+":") && len(m) > len(p)+1 {
 			return true
 		}
 	}

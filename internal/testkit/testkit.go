@@ -25,9 +25,13 @@ import (
 type Options struct {
 	Adapter bot.Adapter
 	// Extra adapters run beside Adapter.
-	Extra    []bot.Adapter
-	Model    *modeltest.Server
-	Channels []policy.ChannelPolicy
+	Extra []bot.Adapter
+	Model *modeltest.Server
+	// ModelURL overrides the model server's URL (an endpoint that is down).
+	ModelURL string
+	// ModelTimeout overrides the per-call model timeout (default 10s).
+	ModelTimeout time.Duration
+	Channels     []policy.ChannelPolicy
 	// Stores defaults to a fresh in-memory store.
 	Stores *bot.Stores
 	// Inventory defaults to the local machine only.
@@ -136,8 +140,14 @@ func Config(o Options) *config.Config {
 	if o.Model != nil {
 		cfg.LLM.BaseURL = o.Model.URL()
 	}
+	if o.ModelURL != "" {
+		cfg.LLM.BaseURL = o.ModelURL
+	}
 	cfg.LLM.Model = "scripted"
 	cfg.LLM.Timeout = 10 * time.Second
+	if o.ModelTimeout > 0 {
+		cfg.LLM.Timeout = o.ModelTimeout
+	}
 	cfg.LLM.MaxRetries = 1
 	if o.ToolMode != "" {
 		cfg.LLM.ToolMode = o.ToolMode

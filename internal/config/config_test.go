@@ -1,0 +1,125 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigilops/vigil/policy"
+)
+
+func write(t *testing.T, yaml string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "vigil.yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLM.ToolMode != "native" || c.LLM.MaxTurns != 20 || c.Store.Backend != "memory" || c.Policy.ApprovalTTL != 10*time.Minute {
+		t.Fatalf("defaults: %+v", c)
+	}
+	cps, err := c.ChannelPolicies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cps) != 1 || cps[0].Match != "console" || cps[0].Level != policy.LevelControlled || !cps[0].AllowSelfApproval {
+		t.Fatalf("default channel: %+v, want the console, controlled, self-approval allowed", cps)
+	}
+}
+
+func TestExampleConfigLoads(t *testing.T) {
+	c, err := Load("../../configs/vigil.example.yaml")
+	if err != nil {
+		t.Fatalf("the example config does not load: %v", err)
+	}
+	if c.LLM.Configured() {
+		t.Fatal("the example config must leave the model unconfigured so `make run` explains how to set one")
+	}
+}
+
+func TestEnvironmentOverrides(t *testing.T) {
+	t.Setenv("VIGIL_LLM_BASE_URL", "http://localhost:11434/v1")
+	t.Setenv("VIGIL_LLM_MODEL", "llama3.1")
+	t.Setenv("VIGIL_LLM_API_KEY", "sk-secret-value")
+	t.Setenv("VIGIL_STORE_REDIS_PASSWORD", "redis-secret")
+	t.Setenv("VIGIL_POLICY_APPROVAL_TTL", "2m")
+	c, err := Load(write(t, "llm:\n  base_url: http://ignored/v1\n  model: other\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLM.BaseURL != "http://localhost:11434/v1" || c.LLM.Model != "llama3.1" || c.LLM.APIKey.Reveal() != "sk-secret-value" {
+		t.Fatalf("environment did not override the file: %+v", c.LLM)
+	}
+	if c.Store.Redis.Password.Reveal() != "redis-secret" || c.Policy.ApprovalTTL != 2*time.Minute {
+		t.Fatalf("nested overrides: %+v %v", c.Store.Redis, c.Policy.ApprovalTTL)
+	}
+}
+
+func TestSecretsNeverPrinted(t *testing.T) {
+	t.Setenv("VIGIL_LLM_API_KEY", "sk-secret-value")
+	t.Setenv("VIGIL_SLACK_BOT_TOKEN", "xoxb-secret")
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "llm", c.LLM, "key", c.LLM.APIKey)
+	j, _ := json.Marshal(c)
+	for _, out := range []string{fmt.Sprintf("%v %+v %#v %s", c, c, c, c.LLM.APIKey), string(j), logged.String()} {
+		if strings.Contains(out, "sk-secret-value") || strings.Contains(out, "xoxb-secret") {
+			t.Fatalf("a secret was printed: %s", out)
+		}
+	}
+}
+
+func TestErrorsNameTheKey(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"unknown top-level key", "lmm:\n  model: x\n", "unknown key lmm"},
+		{"unknown nested key", "llm:\n  bse_url: http://x/v1\n", "unknown key llm.bse_url"},
+		{"bad tool mode", "llm:\n  tool_mode: xml\n", "llm.tool_mode"},
+		{"bad url", "llm:\n  base_url: localhost:11434\n  model: m\n", "llm.base_url"},
+		{"url without model", "llm:\n  base_url: http://x/v1\n", "llm.model"},
+		{"bad store", "store:\n  backend: etcd\n", "store.backend"},
+		{"bad duration", "policy:\n  approval_ttl: soon\n", "approval_ttl"},
+		{"bad level", "channels:\n  - match: console\n    control_level: yolo\n", "channels[0].control_level"},
+		{"bad match", "channels:\n  - match: irc:#ops\n", "channels[0].match"},
+		{"duplicate match", "channels:\n  - match: console\n  - match: console\n", "channels[1].match"},
+		{"controlled without approvers", "channels:\n  - match: slack:C1\n    control_level: controlled\n", "approvers"},
+		{"slack without tokens", "slack:\n  enabled: true\n", "slack.app_token"},
+		{"matrix without login", "matrix:\n  enabled: true\n  homeserver: https://hs\n  user_id: '@v:hs'\n", "matrix.access_token"},
+		{"missing inventory", "inventory:\n  file: /nonexistent/inv.yaml\n", "inventory.file"},
+		{"not yaml", "llm: [\n", "not valid YAML"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(write(t, tc.yaml))
+			if err == nil {
+				t.Fatalf("loaded without error; want one naming %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not name %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	_, err := Load("/nonexistent/vigil.yaml")
+	if err == nil || !strings.Contains(err.Error(), "--config") {
+		t.Fatalf("missing file: %v", err)
+	}
+}
