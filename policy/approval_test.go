@@ -339,6 +339,13 @@ func TestDecisionReplay(t *testing.T) {
 		}
 	}
 
+	if err := a.StatusError(); err == nil || err.Error() != "already approved by U_BOSS at 2026-03-01 12:02:00 UTC" {
+		t.Errorf("StatusError after approval: %v", err)
+	}
+	if err := newTestApproval(t).StatusError(); err != nil {
+		t.Errorf("StatusError of a pending approval: %v", err)
+	}
+
 	b := newTestApproval(t)
 	deny := d
 	deny.Approve, deny.Reason = false, "change freeze; password=hunter2"
@@ -577,4 +584,17 @@ func ExampleCanonicalJSON() {
 	c, _ := CanonicalJSON(json.RawMessage(`{ "target": "web1", "action": "restart" }`))
 	fmt.Println(string(c))
 	// Output: {"action":"restart","target":"web1"}
+}
+
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{"password=hunter2", "Authorization: Bearer abc123def", "postgres://a:b@c/d",
+		"-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----", `{"token": "x1"}`, "ghp_" + strings.Repeat("a", 36)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := Redact(in)
+		if again := Redact(out); again != out {
+			t.Fatalf("not idempotent:\n in %q\nout %q\nagain %q", in, out, again)
+		}
+	})
 }
