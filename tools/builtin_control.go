@@ -128,7 +128,7 @@ func (t *ControlTool) plan(a ControlArgs) (plan, *policy.Block) {
 	if b != nil {
 		return plan{}, b
 	}
-	pl := plan{target: res, runOn: res}
+	pl := plan{runOn: res}
 	switch a.Action {
 	case ControlCommand:
 		pl.command = a.Command
@@ -175,7 +175,7 @@ func (t *ControlTool) planGuest(a ControlArgs, res Resource) (plan, *policy.Bloc
 		return plan{}, invalidInput("target", fmt.Sprintf("field %q: %s %s has no host in the inventory to run its manager on", "target", res.Kind, res.Name))
 	}
 	verb := verbs[a.Operation]
-	pl := plan{target: res, runOn: host}
+	pl := plan{runOn: host}
 	switch res.Kind {
 	case KindLXC:
 		pl.command = "pct " + verb + " " + shellQuote(res.UID)

@@ -90,14 +90,12 @@ func (t *DiscoverTool) Execute(ctx context.Context, p Proposal) Result {
 	}
 	r, ok := t.inv.Lookup(a.Resource)
 	if !ok {
-		q := &QueryTool{inv: t.inv}
-		return Result{Envelope: q.notFound("resource", a.Resource)}
+		return Result{Envelope: notFound(t.inv, "resource", a.Resource)}
 	}
-	q := &QueryTool{inv: t.inv}
 	f := r.Facts
 	d := DiscoverData{
-		Resource:     q.view(r, true),
-		RoutingChain: q.chainViews(r.ID),
+		Resource:     viewOf(t.inv, r, true),
+		RoutingChain: chainViews(t.inv, r.ID),
 		Children:     names(t.inv.Children(r.ID)),
 		Ports:        nonNil(f.Ports),
 		Services:     nonNil(f.Services),

@@ -141,10 +141,11 @@ type ResourceView struct {
 	Routing string `json:"routing,omitempty"`
 }
 
-func (t *QueryTool) view(r Resource, withRouting bool) ResourceView {
-	v := ResourceView{ID: r.ID, Name: r.Name, Kind: r.Kind, Aliases: r.Aliases, Parent: r.Parent, Node: r.Node, Target: r.Name, Reach: reachText(t.inv, r)}
+// viewOf is r as the model sees it, with its routing chain if asked.
+func viewOf(inv *Inventory, r Resource, withRouting bool) ResourceView {
+	v := ResourceView{ID: r.ID, Name: r.Name, Kind: r.Kind, Aliases: r.Aliases, Parent: r.Parent, Node: r.Node, Target: r.Name, Reach: reachText(inv, r)}
 	if withRouting {
-		v.Routing = routingText(t.inv.RoutingChain(r.ID))
+		v.Routing = routingText(inv.RoutingChain(r.ID))
 	}
 	return v
 }
@@ -199,7 +200,7 @@ func (t *QueryTool) Execute(ctx context.Context, p Proposal) Result {
 	case QuerySearch:
 		hits := t.inv.Search(a.Query)
 		if len(hits) == 0 {
-			return Result{Envelope: t.notFound("query", a.Query)}
+			return Result{Envelope: notFound(t.inv, "query", a.Query)}
 		}
 		return t.many(hits, map[string]any{"query": a.Query})
 	case QueryList:
@@ -217,11 +218,11 @@ func (t *QueryTool) Execute(ctx context.Context, p Proposal) Result {
 	case QueryGet:
 		r, ok := t.inv.Lookup(a.Resource)
 		if !ok {
-			return Result{Envelope: t.notFound("resource", a.Resource)}
+			return Result{Envelope: notFound(t.inv, "resource", a.Resource)}
 		}
 		data := map[string]any{
-			"resource":      t.view(r, true),
-			"routing_chain": t.chainViews(r.ID),
+			"resource":      viewOf(t.inv, r, true),
+			"routing_chain": chainViews(t.inv, r.ID),
 			"children":      names(t.inv.Children(r.ID)),
 			"facts":         r.Facts,
 		}
@@ -238,7 +239,7 @@ func (t *QueryTool) many(rs []Resource, extra map[string]any) Result {
 	views := make([]ResourceView, len(rs))
 	resolved := make([]policy.Resource, len(rs))
 	for i, r := range rs {
-		views[i] = t.view(r, false)
+		views[i] = viewOf(t.inv, r, false)
 		resolved[i] = r.ToPolicy()
 	}
 	data := map[string]any{"resources": views, "count": len(views)}
@@ -250,11 +251,12 @@ func (t *QueryTool) many(rs []Resource, extra map[string]any) Result {
 	return Result{Envelope: OK(data), Resolved: resolved}
 }
 
-func (t *QueryTool) chainViews(id policy.ResourceID) []ResourceView {
-	chain := t.inv.RoutingChain(id)
+// chainViews is the routing chain of id as the model sees it.
+func chainViews(inv *Inventory, id policy.ResourceID) []ResourceView {
+	chain := inv.RoutingChain(id)
 	out := make([]ResourceView, len(chain))
 	for i, r := range chain {
-		out[i] = t.view(r, false)
+		out[i] = viewOf(inv, r, false)
 	}
 	return out
 }
@@ -268,10 +270,10 @@ func names(rs []Resource) []string {
 }
 
 // notFound is NOT_FOUND with "did you mean" suggestions.
-func (t *QueryTool) notFound(field, q string) Envelope {
+func notFound(inv *Inventory, field, q string) Envelope {
 	msg := fmt.Sprintf("nothing in the inventory matches %q", q)
 	details := map[string]any{field: q}
-	if s := t.inv.Suggest(q); len(s) > 0 {
+	if s := inv.Suggest(q); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, ", ") + "?"
 		details["suggestions"] = s
 	}
@@ -293,7 +295,7 @@ func (t *QueryTool) topology(resource string) Result {
 	if resource != "" {
 		r, ok := t.inv.Lookup(resource)
 		if !ok {
-			return Result{Envelope: t.notFound("resource", resource)}
+			return Result{Envelope: notFound(t.inv, "resource", resource)}
 		}
 		roots = []Resource{r}
 		data["routing"] = routingText(t.inv.RoutingChain(r.ID))
@@ -346,7 +348,7 @@ type HealthData struct {
 func (t *QueryTool) health(ctx context.Context, resource string) Result {
 	r, ok := t.inv.Lookup(resource)
 	if !ok {
-		return Result{Envelope: t.notFound("resource", resource)}
+		return Result{Envelope: notFound(t.inv, "resource", resource)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()

@@ -142,7 +142,6 @@ func (t *ReadTool) Spec() Spec {
 
 // plan is what a call will do: run command on resource runOn.
 type plan struct {
-	target  Resource
 	runOn   Resource
 	command string
 	summary string
@@ -170,7 +169,7 @@ func (t *ReadTool) plan(a ReadArgs) (plan, *policy.Block) {
 	if b != nil {
 		return plan{}, b
 	}
-	pl := plan{target: res, runOn: res}
+	pl := plan{runOn: res}
 	lines := func(def int) string {
 		if a.Lines > 0 {
 			return strconv.Itoa(a.Lines)
@@ -202,7 +201,7 @@ func (t *ReadTool) plan(a ReadArgs) (plan, *policy.Block) {
 
 // planLogs reads a container's logs on its host, and a journal anywhere else.
 func (t *ReadTool) planLogs(a ReadArgs, res Resource, n string) (plan, *policy.Block) {
-	pl := plan{target: res, runOn: res}
+	pl := plan{runOn: res}
 	switch res.Kind {
 	case KindDockerContainer, KindK8sPod:
 		parent, ok := t.inv.Get(res.Parent)

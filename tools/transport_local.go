@@ -37,6 +37,9 @@ const readerGrace = 2 * time.Second
 
 // Run runs cmd and waits for it, at most the timeout.
 func (t *LocalTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (ExecResult, error) {
+	if err := ctx.Err(); err != nil {
+		return ExecResult{ExitCode: -1}, fmt.Errorf("local command: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, t.timeout())
 	defer cancel()
 
