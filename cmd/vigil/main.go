@@ -53,6 +53,7 @@ func newRootCmd() *cobra.Command {
 		newVersionCmd(),
 		newExplainCmd(),
 		newChatCmd(),
+		newRunCmd(),
 		newAuditCmd(),
 	)
 	return root

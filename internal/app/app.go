@@ -34,7 +34,9 @@ type Options struct {
 	// Inventory replaces the one from inventory.file.
 	Inventory *tools.Inventory
 	Logger    *slog.Logger
-	Clock     func() time.Time
+	// Observer receives metrics-worthy events (nil: none).
+	Observer bot.Observer
+	Clock    func() time.Time
 	// SweepEvery overrides how often expired approvals are swept.
 	SweepEvery time.Duration
 }
@@ -143,6 +145,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Resolver:    inventoryResolver{inv},
 		ApprovalTTL: cfg.Policy.ApprovalTTL,
 		AuditFile:   auditFile,
+		Observer:    o.Observer,
 		Logger:      log,
 		Clock:       o.Clock,
 		SweepEvery:  o.SweepEvery,
@@ -158,6 +161,16 @@ func New(ctx context.Context, o Options) (*App, error) {
 	}
 	ok = true
 	return a, nil
+}
+
+// Ready reports whether the app can serve: its state store answers.
+func (a *App) Ready(ctx context.Context) error {
+	if p, ok := a.Stores.Sessions.(interface{ Ping(context.Context) error }); ok {
+		if err := p.Ping(ctx); err != nil {
+			return fmt.Errorf("state store: %w", err)
+		}
+	}
+	return nil
 }
 
 // Close releases stores and files.
