@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -87,7 +86,7 @@ func NewRedactor(extra ...RedactPattern) (*Redactor, error) {
 			groups = append(groups, g)
 		}
 		if strings.Contains(p.Regexp, `\n`) {
-			return nil, fmt.Errorf("redact pattern %d (%s): %w", i, p.Kind, errors.New("must not match across lines"))
+			return nil, fmt.Errorf("redact pattern %d (%s): must not match across lines", i, p.Kind)
 		}
 		r.rules = append(r.rules, redactRule{kind: p.Kind, re: re, groups: groups})
 	}
@@ -105,7 +104,7 @@ func (r *Redactor) Redact(s string) string {
 	if s == "" {
 		return s
 	}
-	lower := lowerASCII(s)
+	lower := redactLower(s)
 
 	// Whole-text rules first; they may change line structure.
 	changed := false
@@ -118,7 +117,7 @@ func (r *Redactor) Redact(s string) string {
 		}
 	}
 	if changed {
-		lower = lowerASCII(s)
+		lower = redactLower(s)
 	}
 
 	// Find the lines each line rule could match: those holding one of its
@@ -244,9 +243,9 @@ func redactTriggered(lower string, triggers []string) bool {
 	return false
 }
 
-// lowerASCII lowers ASCII letters only, so byte offsets in the result are
+// redactLower lowers ASCII letters only, so byte offsets in the result are
 // offsets in s.
-func lowerASCII(s string) string {
+func redactLower(s string) string {
 	hasUpper := false
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; 'A' <= c && c <= 'Z' {
@@ -311,8 +310,8 @@ func (ru *redactRule) apply(s string) (string, bool) {
 	return b.String(), true
 }
 
-// submatch returns submatch g of m in s, or "".
-func submatch(s string, m []int, g int) string {
+// redactSubmatch returns submatch g of m in s, or "".
+func redactSubmatch(s string, m []int, g int) string {
 	if 2*g+1 >= len(m) || m[2*g] < 0 {
 		return ""
 	}
@@ -453,7 +452,7 @@ var builtinRedactRules = []redactRule{
 			`(?:(bearer|basic|token|digest|negotiate|ntlm|apikey|sso-key)[ \t]+)?([^\s"',;]+)`),
 		groups: []int{2},
 		kindOf: func(s string, m []int) string {
-			switch strings.ToLower(submatch(s, m, 1)) {
+			switch strings.ToLower(redactSubmatch(s, m, 1)) {
 			case "bearer":
 				return "bearer-token"
 			case "basic":
@@ -495,7 +494,7 @@ var builtinRedactRules = []redactRule{
 		re: regexp.MustCompile(`(?i)(?:^|\s)(--(?:password|passwd|passphrase|token|secret|client-secret|api-key|apikey|auth-token|access-token))[ \t]+` +
 			`(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'-][^\s"']*))`),
 		groups: []int{2, 3, 4},
-		kindOf: func(s string, m []int) string { return redactKeyKind(submatch(s, m, 1)) },
+		kindOf: func(s string, m []int) string { return redactKeyKind(redactSubmatch(s, m, 1)) },
 		keep:   func(_ string, _ []int, v string) bool { return redactPlaceholder(v) },
 	},
 	{
@@ -509,12 +508,12 @@ var builtinRedactRules = []redactRule{
 			`api[_-]?key|access[_-]?key|private[_-]?key|secret[_-]?key|account[_-]?key|sharedaccesskey|auth[_-]?key))` +
 			`["']?[ \t]*[:=][ \t]*` + redactValueForms),
 		groups: []int{2, 3, 4},
-		kindOf: func(s string, m []int) string { return redactKeyKind(submatch(s, m, 1)) },
+		kindOf: func(s string, m []int) string { return redactKeyKind(redactSubmatch(s, m, 1)) },
 		keep: func(s string, m []int, v string) bool {
 			if redactPlaceholder(v) {
 				return true
 			}
-			switch strings.ToLower(submatch(s, m, 1)) {
+			switch strings.ToLower(redactSubmatch(s, m, 1)) {
 			case "pwd", "oldpwd": // the shell's working directory
 				return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~")
 			case "passwd": // /etc/nsswitch.conf
