@@ -43,6 +43,8 @@ func (a *Agent) loop(ctx context.Context, s *Session, sink Sink) (Outcome, error
 			return a.fail(ctx, s, sink, msg), nil
 		}
 
+		// Fake tool-call markup is judged on the raw text: cleaning removes it.
+		fake := LooksLikeToolMarkup(resp.Content)
 		content := CleanMarkup(resp.Content)
 		calls := resp.ToolCalls
 		if a.cfg.ToolMode == ToolModeJSON {
@@ -74,7 +76,7 @@ func (a *Agent) loop(ctx context.Context, s *Session, sink Sink) (Outcome, error
 		}
 
 		if len(calls) == 0 {
-			if out, done := a.finalAnswer(ctx, s, sink, content); done {
+			if out, done := a.finalAnswer(ctx, s, sink, content, fake); done {
 				return out, nil
 			}
 			continue
@@ -123,7 +125,7 @@ func (a *Agent) overBudget(ctx context.Context, r *RunState) (string, bool) {
 
 // finalAnswer applies gate 2 and phantom detection. It reports done=false
 // when the answer was refused and the loop must continue.
-func (a *Agent) finalAnswer(ctx context.Context, s *Session, sink Sink, content string) (Outcome, bool) {
+func (a *Agent) finalAnswer(ctx context.Context, s *Session, sink Sink, content string, fakeMarkup bool) (Outcome, bool) {
 	if b := s.Policy.FSM.CanFinalAnswer(); b != nil {
 		prompt := s.Policy.FSM.VerificationPrompt()
 		s.History = append(s.History,
@@ -132,12 +134,12 @@ func (a *Agent) finalAnswer(ctx context.Context, s *Session, sink Sink, content 
 		emit(ctx, sink, s, Event{Type: EventCorrection, Code: "verification_required", Text: prompt})
 		return Outcome{}, false
 	}
-	if strings.TrimSpace(content) == "" {
-		content = "I have nothing further to add."
-	}
-	if s.Run.Succeeded == 0 && ClaimsFacts(content) {
+	if s.Run.Succeeded == 0 && (fakeMarkup || ClaimsFacts(content)) {
 		a.log.Info("phantom answer replaced", "session", s.Key, "run", s.Run.ID)
 		return a.finish(ctx, s, sink, PhantomReply, true), true
+	}
+	if strings.TrimSpace(content) == "" {
+		content = "I have nothing further to add."
 	}
 	return a.finish(ctx, s, sink, content, false), true
 }
