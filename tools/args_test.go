@@ -203,3 +203,34 @@ func TestSpecsGolden(t *testing.T) {
 		t.Errorf("specs differ from %s; run with -update and review the diff.\ngot:\n%s", path, buf.String())
 	}
 }
+
+// FuzzDecodeArgs: whatever the model sends, decoding never panics, and
+// anything accepted survives a round trip unchanged.
+func FuzzDecodeArgs(f *testing.F) {
+	for _, s := range []string{
+		`{"action":"exec","target":"web1","command":"uname -a"}`,
+		`{"action":"tail","target":"web1","path":"/var/log/syslog","lines":10}`,
+		`{"action":"logs","target":"a","since":"2h"}`,
+		`{"action":"exec","target":"x","command":"ls","bogus":1}`,
+		`{"action":"file"} {}`, `[]`, `null`, `"{}"`, ``, `{"lines":1e400}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		a, b := DecodeArgs[ReadArgs](raw)
+		if b != nil {
+			if b.Code != policy.CodeInvalidInput || b.Message == "" {
+				t.Fatalf("block = %+v", b)
+			}
+			return
+		}
+		again, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b2, blk := DecodeArgs[ReadArgs](again)
+		if blk != nil || b2 != a {
+			t.Fatalf("round trip of %s: %+v, %v", again, b2, blk)
+		}
+	})
+}
