@@ -109,9 +109,15 @@ func (a *Adapter) accept(evt *event.Event) bool {
 		return false
 	}
 	if !a.roomAllowed(evt.RoomID) {
+		a.log.Debug("matrix: ignoring event in a room not in matrix.rooms", "room", evt.RoomID, "event", evt.ID)
 		return false
 	}
-	return !a.stale(evt)
+	if a.stale(evt) {
+		a.log.Debug("matrix: ignoring event from before start-up or join", "room", evt.RoomID, "event", evt.ID,
+			"ts", time.UnixMilli(evt.Timestamp))
+		return false
+	}
+	return true
 }
 
 func (a *Adapter) handlerFor() bot.Handler {
@@ -412,7 +418,11 @@ func (a *Adapter) onMember(ctx context.Context, evt *event.Event) {
 	mc := evt.Content.AsMember()
 	target := id.UserID(evt.GetStateKey())
 	if target == me.ID && mc.Membership == event.MembershipInvite {
-		a.onInvite(ctx, evt.RoomID, evt.Sender)
+		// Only a pending invite (the sync's invite section) is acted on; the
+		// same member event shows up again in the joined room's timeline.
+		if evt.Mautrix.EventSource&event.SourceInvite != 0 {
+			a.onInvite(ctx, evt.RoomID, evt.Sender)
+		}
 		return
 	}
 	a.mu.Lock()
