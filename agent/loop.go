@@ -325,7 +325,13 @@ func (a *Agent) execute(ctx context.Context, slots []slot, sequential bool) {
 		sl.res = a.safeExecute(ctx, sl.prop)
 		sl.dur = a.now().Sub(start)
 	}
-	if sequential {
+	runnable := 0
+	for i := range slots {
+		if slots[i].run {
+			runnable++
+		}
+	}
+	if sequential || runnable < 2 {
 		for i := range slots {
 			if slots[i].run {
 				runOne(&slots[i])

@@ -45,9 +45,17 @@ func Authorize(s *SessionState, a Action, level ControlLevel, now time.Time) Dec
 	}
 }
 
+// scopedReadTools ask about a resource rather than act inside it, so a
+// parent node's metrics stay readable while a child is in focus.
+var scopedReadTools = map[string]bool{"metrics": true, "alerts": true}
+
 func authorizeRead(s *SessionState, a Action, now time.Time) Decision {
 	if a.Target != "" {
-		if b := s.Context.CheckRead(a.Target, now); b != nil {
+		check := s.Context.CheckRead
+		if scopedReadTools[a.Tool] {
+			check = s.Context.CheckReadScope
+		}
+		if b := check(a.Target, now); b != nil {
 			return Decision{Block: b}
 		}
 	}

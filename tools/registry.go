@@ -14,6 +14,9 @@ import (
 // safe for concurrent use.
 type Registry struct {
 	tools []Tool
+	// specs are computed once: deriving schemas is far more work than a
+	// model turn's own bookkeeping, and they never change.
+	specs []Spec
 	index map[string]int
 }
 
@@ -27,7 +30,8 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 			errs = append(errs, errors.New("register tool: nil tool"))
 			continue
 		}
-		name := t.Spec().Name
+		spec := t.Spec()
+		name := spec.Name
 		if name == "" {
 			errs = append(errs, fmt.Errorf("register tool %T: empty name", t))
 			continue
@@ -38,6 +42,7 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 		}
 		r.index[name] = len(r.tools)
 		r.tools = append(r.tools, t)
+		r.specs = append(r.specs, spec)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -56,21 +61,16 @@ func (r *Registry) Get(name string) (Tool, bool) {
 
 // Names lists the registered tool names in registration order.
 func (r *Registry) Names() []string {
-	out := make([]string, len(r.tools))
-	for i, t := range r.tools {
-		out[i] = t.Spec().Name
+	out := make([]string, len(r.specs))
+	for i, s := range r.specs {
+		out[i] = s.Name
 	}
 	return out
 }
 
-// Specs returns every tool's spec in registration order.
-func (r *Registry) Specs() []Spec {
-	out := make([]Spec, len(r.tools))
-	for i, t := range r.tools {
-		out[i] = t.Spec()
-	}
-	return out
-}
+// Specs returns every tool's spec in registration order. The slice is
+// shared: callers must not modify it.
+func (r *Registry) Specs() []Spec { return r.specs }
 
 // Propose decodes a call to the named tool. An unknown tool is refused with
 // ACTION_NOT_ALLOWED listing the tools that exist; its proposal still carries
