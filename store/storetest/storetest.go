@@ -489,7 +489,7 @@ func testAuditConcurrent(t *testing.T, st bot.Stores) {
 
 func testDedup(t *testing.T, st bot.Stores) {
 	ctx := ctxFor(t)
-	const ttl = 150 * time.Millisecond
+	const ttl = 500 * time.Millisecond
 	first, err := st.Dedup.FirstSeen(ctx, "event:slack:Ev1", ttl)
 	if err != nil || !first {
 		t.Fatalf("first delivery: %v, %v", first, err)
@@ -525,7 +525,7 @@ func testDedup(t *testing.T, st bot.Stores) {
 		t.Errorf("%d concurrent deliveries were first, want 1", firsts)
 	}
 
-	time.Sleep(ttl + 100*time.Millisecond)
+	time.Sleep(ttl + 200*time.Millisecond)
 	if after, err := st.Dedup.FirstSeen(ctx, "event:slack:Ev1", ttl); err != nil || !after {
 		t.Errorf("after the TTL the key must be new again: %v, %v", after, err)
 	}
@@ -575,15 +575,15 @@ func testLockRenewUnlock(t *testing.T, st bot.Stores) {
 	ctx := ctxFor(t)
 	const (
 		key = "thread:slack:C1:renew"
-		ttl = 300 * time.Millisecond
+		ttl = time.Second
 	)
 	l, err := st.Locks.Lock(ctx, key, ttl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Renewing keeps it past its first expiry.
-	for range 4 {
-		time.Sleep(ttl / 3)
+	for range 5 {
+		time.Sleep(ttl / 4)
 		if err := l.Renew(ctx); err != nil {
 			t.Fatalf("Renew while held: %v", err)
 		}
