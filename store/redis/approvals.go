@@ -1,0 +1,220 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/policy"
+)
+
+// An approval is one JSON string with a TTL of its remaining life plus
+// ApprovalRetention; pending approvals are also in a sorted set by expiry,
+// the sweeper's work list. Creation and every status change update both
+// in one script.
+
+// maxUpdateAttempts bounds the optimistic retries of UpdateApproval. Only
+// status changes write an approval, so a retry is rare and a second one
+// almost always ends in a status conflict.
+const maxUpdateAttempts = 16
+
+// createApproval stores a new approval unless the ID exists. KEYS: record,
+// pending index. ARGV: JSON, ttl ms, status, expiry score, ID. Returns 1 if
+// created, 0 if the ID was taken.
+var createApproval = goredis.NewScript(`
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
+if ARGV[3] == 'pending' then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5]) end
+return 1
+`)
+
+// swapApproval replaces an approval only if it is still exactly what the
+// caller read (compare-and-set on the whole record, status included).
+// KEYS: record, pending index. ARGV: old JSON, new JSON, ttl ms, new
+// status, expiry score, ID. Returns 1 if swapped, 0 if the record changed,
+// -1 if it is gone.
+var swapApproval = goredis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return -1 end
+if cur ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if ARGV[4] == 'pending' then
+  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
+else
+  redis.call('ZREM', KEYS[2], ARGV[6])
+end
+return 1
+`)
+
+// approvalTTL keeps a record until its expiry plus the retention, and at
+// least the retention from now (a record written after its expiry, such
+// as an expiry decision, still stays long enough to be read).
+func (s *Store) approvalTTL(a *policy.Approval) int64 {
+	remaining := max(a.ExpiresAt.Sub(s.now()), 0)
+	return ttlMillis(remaining + s.opt.ApprovalRetention)
+}
+
+func expiryScore(a *policy.Approval) int64 { return a.ExpiresAt.UnixMilli() }
+
+// CreateApproval implements bot.ApprovalStore.
+func (s *Store) CreateApproval(ctx context.Context, a *policy.Approval) error {
+	if a == nil || a.ID == "" {
+		return errors.New("redis: create approval: no ID")
+	}
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("redis: encode approval %s: %w", a.ID, err)
+	}
+	ctx, cancel := s.opctx(ctx)
+	defer cancel()
+	created, err := createApproval.Run(ctx, s.rdb,
+		[]string{s.keys.approval(a.ID), s.keys.approvalsPending()},
+		raw, s.approvalTTL(a), string(a.Status), expiryScore(a), a.ID).Int()
+	if err != nil {
+		return fmt.Errorf("redis: create approval %s: %w", a.ID, err)
+	}
+	if created == 0 {
+		return fmt.Errorf("approval %s: %w", a.ID, bot.ErrExists)
+	}
+	return nil
+}
+
+// GetApproval implements bot.ApprovalStore.
+func (s *Store) GetApproval(ctx context.Context, id string) (*policy.Approval, error) {
+	ctx, cancel := s.opctx(ctx)
+	defer cancel()
+	a, _, err := s.getApproval(ctx, id)
+	return a, err
+}
+
+// getApproval returns the decoded approval and its stored JSON.
+func (s *Store) getApproval(ctx context.Context, id string) (*policy.Approval, string, error) {
+	raw, err := s.rdb.Get(ctx, s.keys.approval(id)).Result()
+	if isNil(err) {
+		return nil, "", fmt.Errorf("approval %q: %w", id, bot.ErrNotFound)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("redis: get approval %q: %w", id, err)
+	}
+	var a policy.Approval
+	if err := json.Unmarshal([]byte(raw), &a); err != nil {
+		return nil, "", fmt.Errorf("redis: decode approval %q: %w", id, err)
+	}
+	return &a, raw, nil
+}
+
+// UpdateApproval implements bot.ApprovalStore. The update is optimistic:
+// read, check the status, apply fn, and swap only if the record is
+// unchanged; otherwise read again. fn may therefore run more than once,
+// each time on a fresh copy, and must have no other effects.
+func (s *Store) UpdateApproval(ctx context.Context, id string, from policy.ApprovalStatus, fn func(*policy.Approval)) (*policy.Approval, error) {
+	ctx, cancel := s.opctx(ctx)
+	defer cancel()
+	for range maxUpdateAttempts {
+		cur, raw, err := s.getApproval(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if cur.Status != from {
+			return cur, fmt.Errorf("approval %s is %s, not %s: %w", id, cur.Status, from, bot.ErrStatusConflict)
+		}
+		fn(cur)
+		if cur.ID != id {
+			return nil, fmt.Errorf("redis: update approval %s: the update changed its ID", id)
+		}
+		next, err := json.Marshal(cur)
+		if err != nil {
+			return nil, fmt.Errorf("redis: encode approval %s: %w", id, err)
+		}
+		res, err := swapApproval.Run(ctx, s.rdb,
+			[]string{s.keys.approval(id), s.keys.approvalsPending()},
+			raw, next, s.approvalTTL(cur), string(cur.Status), expiryScore(cur), id).Int()
+		if err != nil {
+			return nil, fmt.Errorf("redis: update approval %s: %w", id, err)
+		}
+		switch res {
+		case 1:
+			return cur, nil
+		case -1:
+			return nil, fmt.Errorf("approval %q: %w", id, bot.ErrNotFound)
+		}
+		// The record changed under us; look again.
+	}
+	return nil, fmt.Errorf("redis: update approval %s: %w", id, ErrContention)
+}
+
+// ListPending implements bot.ApprovalStore. Index entries whose record is
+// gone (expired out of Redis) or no longer pending are pruned on the way.
+func (s *Store) ListPending(ctx context.Context) ([]*policy.Approval, error) {
+	ctx, cancel := s.opctx(ctx)
+	defer cancel()
+	idx := s.keys.approvalsPending()
+	ids, err := s.rdb.ZRange(ctx, idx, 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: list pending approvals: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cmds := make([]*goredis.StringCmd, len(ids))
+	_, err = s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.Get(ctx, s.keys.approval(id))
+		}
+		return nil
+	})
+	if err != nil && !isNil(err) {
+		return nil, fmt.Errorf("redis: list pending approvals: %w", err)
+	}
+	var out []*policy.Approval
+	var stale []any
+	for i, c := range cmds {
+		raw, err := c.Result()
+		if isNil(err) {
+			stale = append(stale, ids[i])
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("redis: list pending approvals: %w", err)
+		}
+		var a policy.Approval
+		if err := json.Unmarshal([]byte(raw), &a); err != nil {
+			return nil, fmt.Errorf("redis: decode approval %q: %w", ids[i], err)
+		}
+		if a.Status != policy.ApprovalPending {
+			// Only a script that also fixes the index changes a status,
+			// so this is a leftover; drop it.
+			stale = append(stale, ids[i])
+			continue
+		}
+		out = append(out, &a)
+	}
+	if len(stale) > 0 {
+		if err := s.rdb.ZRem(ctx, idx, stale...).Err(); err != nil {
+			s.log.Warn("redis: prune pending approval index", "err", err)
+		}
+	}
+	sortByExpiry(out)
+	return out, nil
+}
+
+// sortByExpiry orders approvals oldest expiry first, then by ID (the index
+// scores are milliseconds; this restores the exact order).
+func sortByExpiry(as []*policy.Approval) {
+	slices.SortFunc(as, func(a, b *policy.Approval) int {
+		if c := a.ExpiresAt.Compare(b.ExpiresAt); c != 0 {
+			return c
+		}
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+}

@@ -1,0 +1,103 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/vigilops/vigil/bot"
+)
+
+// FirstSeen implements bot.Deduper with SET NX and an expiry: of several
+// replicas receiving the same event, exactly one sees true.
+func (s *Store) FirstSeen(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	if ttl <= 0 {
+		return false, fmt.Errorf("redis: dedup %q: ttl must be positive, got %s", key, ttl)
+	}
+	ctx, cancel := s.opctx(ctx)
+	defer cancel()
+	err := s.rdb.SetArgs(ctx, s.keys.dedup(key), "1", goredis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMillis(ttl)) * time.Millisecond}).Err()
+	switch {
+	case err == nil:
+		return true, nil
+	case isNil(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("redis: dedup %q: %w", key, err)
+	}
+}
+
+// renewLock and releaseLock act only for the holder whose token is stored.
+// KEYS: lock. ARGV: token (, ttl ms). Return 1 if done, 0 if lost.
+var (
+	renewLock = goredis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`)
+	releaseLock = goredis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`)
+)
+
+// Lock implements bot.Locker: SET NX PX with a random token, so only the
+// holder can renew or release it.
+func (s *Store) Lock(ctx context.Context, key string, ttl time.Duration) (bot.Lock, error) {
+	if ttl <= 0 {
+		return nil, fmt.Errorf("redis: lock %q: ttl must be positive, got %s", key, ttl)
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("redis: lock token: %w", err)
+	}
+	l := &lock{s: s, key: s.keys.lock(key), name: key, token: hex.EncodeToString(b[:]), ttl: ttl}
+	ctx, cancel := s.opctx(ctx)
+	defer cancel()
+	err := s.rdb.SetArgs(ctx, l.key, l.token, goredis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMillis(ttl)) * time.Millisecond}).Err()
+	switch {
+	case err == nil:
+		return l, nil
+	case isNil(err):
+		return nil, fmt.Errorf("lock %q: %w", key, bot.ErrLocked)
+	default:
+		return nil, fmt.Errorf("redis: lock %q: %w", key, err)
+	}
+}
+
+// lock is one holder's lock.
+type lock struct {
+	s     *Store
+	key   string // the Redis key
+	name  string // the caller's key, for messages
+	token string
+	ttl   time.Duration
+}
+
+// Renew implements bot.Lock.
+func (l *lock) Renew(ctx context.Context) error {
+	return l.run(ctx, "renew", renewLock, l.token, ttlMillis(l.ttl))
+}
+
+// Unlock implements bot.Lock.
+func (l *lock) Unlock(ctx context.Context) error {
+	return l.run(ctx, "unlock", releaseLock, l.token)
+}
+
+func (l *lock) run(ctx context.Context, op string, script *goredis.Script, args ...any) error {
+	ctx, cancel := l.s.opctx(ctx)
+	defer cancel()
+	done, err := script.Run(ctx, l.s.rdb, []string{l.key}, args...).Int()
+	if err != nil {
+		return fmt.Errorf("redis: %s lock %q: %w", op, l.name, err)
+	}
+	if done != 1 {
+		return fmt.Errorf("%s lock %q: %w", op, l.name, bot.ErrLocked)
+	}
+	return nil
+}
