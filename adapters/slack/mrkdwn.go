@@ -270,6 +270,9 @@ func splitMrkdwn(s string, limit int) []string {
 			for cut > 0 && !utf8.RuneStart(line[cut]) {
 				cut--
 			}
+			if cut == 0 { // not UTF-8: cut anywhere rather than loop
+				cut = budget - fenceCost
+			}
 			add(line[:cut])
 			line = line[cut:]
 		}

@@ -170,6 +170,9 @@ type Usergroup struct {
 	Handle  string
 	Name    string
 	Members []string
+	// ListWithoutUsers leaves the members out of usergroups.list even with
+	// include_users, so clients must ask usergroups.users.list.
+	ListWithoutUsers bool
 }
 
 // Upload is a file received on the upload URL.
@@ -537,7 +540,7 @@ func (s *Server) answerLocked(method string, n int, token string, call *Call, r 
 		for _, g := range s.groups {
 			e := map[string]any{"id": g.ID, "team_id": TeamID, "handle": g.Handle, "name": g.Name,
 				"is_usergroup": true, "user_count": len(g.Members)}
-			if p.Get("include_users") == "true" {
+			if p.Get("include_users") == "true" && !g.ListWithoutUsers {
 				e["users"] = g.Members
 			}
 			list = append(list, e)

@@ -1,0 +1,195 @@
+package slack
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/internal/slackfake"
+)
+
+// TestSignedRequests mounts Handler on httptest and checks every way a
+// request can be good or bad.
+func TestSignedRequests(t *testing.T) {
+	h := startAdapter(t, ModeHTTP)
+	srv := httptest.NewServer(h.a.Handler())
+	t.Cleanup(srv.Close)
+	events := srv.URL + "/slack/events"
+	mention := func(id, ts string) []byte {
+		return slackfake.EventCallback(id, slackfake.AppMention(chOps, alice, "<@U0VIGIL> look at @web-01", ts, ""))
+	}
+	post := func(t *testing.T, req *http.Request) (int, string) {
+		t.Helper()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+
+	t.Run("url_verification", func(t *testing.T) {
+		code, body := post(t, slackfake.EventsRequest(t, events, slackfake.URLVerification("3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P")))
+		if code != http.StatusOK || body != "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P" {
+			t.Errorf("challenge answer = %d %q", code, body)
+		}
+	})
+	t.Run("good", func(t *testing.T) {
+		if code, _ := post(t, slackfake.EventsRequest(t, events, mention("EvGood", "1700002000.000100"))); code != http.StatusOK {
+			t.Fatalf("status %d", code)
+		}
+		if m := h.rec.waitMessages(t, 1)[0]; m.EventID != "EvGood" || m.Mentions[0].Name != "web-01" {
+			t.Errorf("delivered %+v", m)
+		}
+	})
+	t.Run("replayed", func(t *testing.T) {
+		for i := 0; i < 3; i++ {
+			req := slackfake.EventsRequest(t, events, mention("EvGood", "1700002000.000100"))
+			req.Header.Set("X-Slack-Retry-Num", "1")
+			req.Header.Set("X-Slack-Retry-Reason", "http_timeout")
+			if code, _ := post(t, req); code != http.StatusOK {
+				t.Fatalf("retry answered %d, want 200 so Slack stops retrying", code)
+			}
+		}
+	})
+	bad := []struct {
+		name string
+		req  func(t *testing.T) *http.Request
+		want int
+	}{
+		{"bad signature", func(t *testing.T) *http.Request {
+			return slackfake.SignedRequest(t, events, "not-the-secret", "application/json", mention("EvBadSig", "1.1"), time.Now())
+		}, http.StatusUnauthorized},
+		{"tampered body", func(t *testing.T) *http.Request {
+			req := slackfake.EventsRequest(t, events, mention("EvTamper", "1.1"))
+			req.Body = io.NopCloser(bytes.NewReader(mention("EvTamper", "2.2")))
+			return req
+		}, http.StatusUnauthorized},
+		{"stale timestamp", func(t *testing.T) *http.Request {
+			return slackfake.SignedRequest(t, events, slackfake.SigningSecret, "application/json", mention("EvStale", "1.1"), time.Now().Add(-6*time.Minute))
+		}, http.StatusUnauthorized},
+		{"future timestamp", func(t *testing.T) *http.Request {
+			return slackfake.SignedRequest(t, events, slackfake.SigningSecret, "application/json", mention("EvFuture", "1.1"), time.Now().Add(6*time.Minute))
+		}, http.StatusUnauthorized},
+		{"unsigned", func(t *testing.T) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, events, bytes.NewReader(mention("EvUnsigned", "1.1")))
+			return req
+		}, http.StatusUnauthorized},
+		{"malformed json", func(t *testing.T) *http.Request {
+			return slackfake.EventsRequest(t, events, []byte(`{"type":"event_callback","event_id":"EvMal","event":{`))
+		}, http.StatusBadRequest},
+		{"inner event not an object", func(t *testing.T) *http.Request {
+			return slackfake.EventsRequest(t, events, []byte(`{"type":"event_callback","event_id":"EvMal2","event":42}`))
+		}, http.StatusBadRequest},
+		{"no type", func(t *testing.T) *http.Request {
+			return slackfake.EventsRequest(t, events, []byte(`{"event_id":"EvMal3"}`))
+		}, http.StatusBadRequest},
+		{"oversized body", func(t *testing.T) *http.Request {
+			big := append([]byte(`{"type":"event_callback","pad":"`), bytes.Repeat([]byte("x"), maxBody+1)...)
+			return slackfake.EventsRequest(t, events, append(big, `"}`...))
+		}, http.StatusRequestEntityTooLarge},
+		{"wrong method", func(t *testing.T) *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, events, nil)
+			return req
+		}, http.StatusMethodNotAllowed},
+		{"interactive without payload", func(t *testing.T) *http.Request {
+			return slackfake.SignedRequest(t, srv.URL+"/slack/interactive", slackfake.SigningSecret,
+				"application/x-www-form-urlencoded", []byte("foo=bar"), time.Now())
+		}, http.StatusBadRequest},
+		{"interactive malformed payload", func(t *testing.T) *http.Request {
+			return slackfake.InteractiveRequest(t, srv.URL+"/slack/interactive", []byte(`{"type":"block_actions",`))
+		}, http.StatusBadRequest},
+		{"interactive bad button value", func(t *testing.T) *http.Request {
+			return slackfake.InteractiveRequest(t, srv.URL+"/slack/interactive", slackfake.BlockActions(slackfake.BlockAction{
+				User: bob, Channel: chOps, MessageTS: "1.1", ActionID: actionApprove, Value: "tok-in-the-clear", ActionTS: "2.2"}))
+		}, http.StatusBadRequest},
+		{"interactive bad signature", func(t *testing.T) *http.Request {
+			return slackfake.SignedRequest(t, srv.URL+"/slack/interactive", "wrong", "application/x-www-form-urlencoded",
+				slackfake.InteractiveBody(slackfake.BlockActions(slackfake.BlockAction{User: bob, Channel: chOps, MessageTS: "1.1",
+					ActionID: actionApprove, Value: `{"id":"a","token":"t"}`, ActionTS: "3.3"})), time.Now())
+		}, http.StatusUnauthorized},
+	}
+	for _, c := range bad {
+		t.Run(c.name, func(t *testing.T) {
+			if code, _ := post(t, c.req(t)); code != c.want {
+				t.Errorf("status %d, want %d", code, c.want)
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := h.rec.messages(); len(got) != 1 {
+		t.Errorf("delivered %d messages, want only the good one: %+v", len(got), got)
+	}
+	if got := h.rec.decisions(); len(got) != 0 {
+		t.Errorf("decisions from bad requests: %+v", got)
+	}
+	if strings.Contains(h.logs.String(), "tok-in-the-clear") {
+		t.Error("a button value was logged")
+	}
+}
+
+// TestNotReadyBeforeStart: before auth.test, events get 503 so Slack
+// retries; url_verification works at once.
+func TestNotReadyBeforeStart(t *testing.T) {
+	a, err := New(Config{Mode: ModeHTTP, BotToken: "xoxb-1", SigningSecret: slackfake.SigningSecret, Listen: ":0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	body := slackfake.EventCallback("Ev1", slackfake.AppMention(chOps, alice, "hi", "1.1", ""))
+	resp, err := http.DefaultClient.Do(slackfake.EventsRequest(t, srv.URL+"/slack/events", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("status %d before Start, want 503", resp.StatusCode)
+	}
+	resp, err = http.DefaultClient.Do(slackfake.EventsRequest(t, srv.URL+"/slack/events", slackfake.URLVerification("c")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("url_verification status %d before Start", resp.StatusCode)
+	}
+}
+
+// TestAckBeforeWork: the HTTP answer does not wait for the bot.
+func TestAckBeforeWork(t *testing.T) {
+	h := startAdapter(t, ModeHTTP)
+	block := make(chan struct{})
+	slow := &slowHandler{recorder: h.rec, block: block, entered: make(chan struct{})}
+	h.a.handler.Store(&handlerRef{h: slow})
+	defer close(block)
+	start := time.Now()
+	h.do(t, slackfake.EventsRequest(t, h.base+"/slack/events",
+		slackfake.EventCallback("EvSlow", slackfake.DirectMessage(dmAlice, alice, "hi", "1700003000.000100"))), http.StatusOK)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("ack took %v", d)
+	}
+	select {
+	case <-slow.entered:
+	case <-time.After(wait):
+		t.Fatal("handler never called")
+	}
+}
+
+type slowHandler struct {
+	*recorder
+	block   chan struct{}
+	entered chan struct{}
+}
+
+func (s *slowHandler) HandleMessage(ctx context.Context, m bot.Message) {
+	close(s.entered)
+	<-s.block
+}
