@@ -95,8 +95,11 @@ func TestDockerfile(t *testing.T) {
 
 	final := stages[len(stages)-1]
 	var user, expose, entry string
+	var env []string
 	for _, in := range final {
 		switch in.cmd {
+		case "ENV":
+			env = append(env, in.args)
 		case "USER":
 			user = in.args
 		case "EXPOSE":
@@ -108,6 +111,9 @@ func TestDockerfile(t *testing.T) {
 	uid, _, _ := strings.Cut(user, ":")
 	if n, err := strconv.Atoi(uid); err != nil || n == 0 {
 		t.Errorf("final stage USER %q, want a numeric non-root uid (Kubernetes runAsNonRoot needs a number)", user)
+	}
+	if want := "VIGIL_SERVER_LISTEN=:" + strconv.Itoa(opsPort); !slices.Contains(env, want) {
+		t.Errorf("final stage ENV %q lacks %s (EXPOSE and HEALTHCHECK rely on it)", env, want)
 	}
 	if expose != strconv.Itoa(opsPort) {
 		t.Errorf("EXPOSE %q, want %d", expose, opsPort)
@@ -447,6 +453,11 @@ func TestHelmDefaults(t *testing.T) {
 	}
 	if str(c, "envFrom", 0, "secretRef", "name") != "vigil" {
 		t.Errorf("envFrom = %v, want the chart's Secret", get(c, "envFrom"))
+	}
+	if !slices.ContainsFunc(get(c, "env").([]any), func(e any) bool {
+		return str(e, "name") == "VIGIL_SERVER_LISTEN" && str(e, "value") == ":"+strconv.Itoa(opsPort)
+	}) {
+		t.Errorf("env = %v, want VIGIL_SERVER_LISTEN on the chart's port", get(c, "env"))
 	}
 	if args := get(c, "args"); !slices.Equal(toStrings(args), []string{"run", "--config", "/etc/vigil/vigil.yaml"}) {
 		t.Errorf("args = %v", args)

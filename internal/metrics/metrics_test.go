@@ -13,10 +13,14 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/metrics"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 )
+
+// Metrics is what the bot reports to.
+var _ bot.Observer = (*metrics.Metrics)(nil)
 
 func proposal(tool string) *tools.Proposal {
 	return &tools.Proposal{Action: policy.Action{Tool: tool}}
