@@ -222,13 +222,10 @@ func alreadyDecided(a *policy.Approval) string {
 	if a == nil {
 		return "this approval was already decided."
 	}
-	switch a.Status {
-	case policy.ApprovalExpired:
-		return fmt.Sprintf("approval %s already expired at %s.", a.ID, a.ExpiresAt.UTC().Format(time.RFC3339))
-	case policy.ApprovalDenied:
-		return fmt.Sprintf("approval %s was already denied by %s at %s.", a.ID, a.DecidedBy, a.DecidedAt.UTC().Format(time.RFC3339))
+	if err := a.StatusError(); err != nil {
+		return err.Error()
 	}
-	return fmt.Sprintf("approval %s was already approved by %s at %s.", a.ID, a.DecidedBy, a.DecidedAt.UTC().Format(time.RFC3339))
+	return "this approval changed while you decided; try again."
 }
 
 func (b *Bot) updateCard(ctx context.Context, a *policy.Approval) {

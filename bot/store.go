@@ -83,4 +83,18 @@ type Stores struct {
 	Audit     AuditStore
 	Dedup     Deduper
 	Locks     Locker
+	// Runs indexes runs in progress; nil means a run whose replica dies
+	// mid-run is not picked up elsewhere (it resumes on the thread's next
+	// message instead).
+	Runs RunIndex
+}
+
+// RunIndex lists the threads that have a run in progress, so that another
+// replica can finish a run whose replica died (DESIGN "Runs and
+// approvals"). Entries are added when a run starts and removed when it ends
+// or stops at an approval.
+type RunIndex interface {
+	MarkActive(ctx context.Context, t ThreadRef) error
+	MarkIdle(ctx context.Context, key string) error
+	ActiveRuns(ctx context.Context) ([]ThreadRef, error)
 }

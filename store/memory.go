@@ -48,6 +48,7 @@ const (
 // stored state) and exercises the same encoding the Redis store depends on.
 // It is safe for concurrent use.
 type Memory struct {
+	runs       runIndex
 	now        func() time.Time
 	auditLimit int
 
@@ -104,7 +105,7 @@ func NewMemory(opts ...Option) *Memory {
 
 // Stores returns m as every store of the bundle.
 func (m *Memory) Stores() bot.Stores {
-	return bot.Stores{Sessions: m, Approvals: m, Audit: m, Dedup: m, Locks: m}
+	return bot.Stores{Sessions: m, Approvals: m, Audit: m, Dedup: m, Locks: m, Runs: &m.runs}
 }
 
 // LoadSession implements bot.SessionStore.

@@ -41,6 +41,10 @@ import (
 //	                                         TTL: twice the window
 //	budget:tokens:<YYYY-MM-DD>        string tokens spent that UTC day
 //	                                         TTL: 48h
+//	runs:active                       hash   thread key -> thread ref JSON of
+//	                                         runs in progress; no TTL: an
+//	                                         index of live runs, entries leave
+//	                                         when the run ends
 //
 // Keys that one script or transaction touches together share a hash tag
 // ({...}), so the layout also works on Redis Cluster: a session's two keys
@@ -75,6 +79,8 @@ func (k keys) auditHead() string { return k.prefix + "{audit}:head" }
 
 func (k keys) memoryItems() string  { return k.prefix + "{memory}:items" }
 func (k keys) memoryRecent() string { return k.prefix + "{memory}:recent" }
+
+func (k keys) runsActive() string { return k.prefix + "runs:active" }
 
 func (k keys) pluginKV(plugin string) string { return k.prefix + "plugin:{" + plugin + "}:kv" }
 

@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) bot.Stores) {
 		{"LockExclusive", testLockExclusive},
 		{"LockRenewUnlock", testLockRenewUnlock},
 		{"LockExpiry", testLockExpiry},
+		{"RunIndex", testRunIndex},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -632,5 +633,36 @@ func testLockExpiry(t *testing.T, st bot.Stores) {
 	}
 	if err := next.Unlock(ctx); err != nil {
 		t.Errorf("new holder's Unlock: %v", err)
+	}
+}
+
+func testRunIndex(t *testing.T, st bot.Stores) {
+	if st.Runs == nil {
+		t.Fatal("Stores.Runs is nil: every store must index runs in progress")
+	}
+	ctx := ctxFor(t)
+	a := bot.ThreadRef{Platform: "slack", Channel: "C1", Thread: "1700000000.000100"}
+	b := bot.ThreadRef{Platform: "matrix", Channel: "!room:example.org", Thread: "$root"}
+	for _, ref := range []bot.ThreadRef{a, b, a} {
+		if err := st.Runs.MarkActive(ctx, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := st.Runs.ActiveRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != b || got[1] != a {
+		t.Fatalf("active runs = %+v, want [%+v %+v] (deduplicated, ordered by key)", got, b, a)
+	}
+	if err := st.Runs.MarkIdle(ctx, a.Key()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Runs.MarkIdle(ctx, "never:was:active"); err != nil {
+		t.Fatalf("idling an unknown run: %v", err)
+	}
+	got, err = st.Runs.ActiveRuns(ctx)
+	if err != nil || len(got) != 1 || got[0] != b {
+		t.Fatalf("after idling one: %+v %v", got, err)
 	}
 }
