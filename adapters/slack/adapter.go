@@ -299,6 +299,12 @@ var workspaceRefusals = map[string]bool{
 	"team_not_allowed": true, "not_authorized": true, "access_denied": true,
 }
 
+// transientErrors are Slack-side failures worth asking again after.
+var transientErrors = map[string]bool{
+	"internal_error": true, "fatal_error": true, "service_unavailable": true,
+	"request_timeout": true, "ratelimited": true,
+}
+
 // SetStatus implements bot.StatusSetter with assistant.threads.setStatus
 // where the workspace supports it. Refusals are remembered and skipped
 // silently from then on; an empty status clears it.
@@ -318,7 +324,7 @@ func (a *Adapter) SetStatus(ctx context.Context, t bot.ThreadRef, status string)
 		ChannelID: t.Channel, ThreadTS: t.Thread, Status: status,
 	})
 	var apiErr slack.SlackErrorResponse
-	if errors.As(err, &apiErr) {
+	if errors.As(err, &apiErr) && !transientErrors[apiErr.Err] {
 		a.status.mu.Lock()
 		if workspaceRefusals[apiErr.Err] {
 			a.status.off = true

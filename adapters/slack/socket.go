@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -104,8 +103,11 @@ func (a *Adapter) onSocketEvent(ctx context.Context, sm *socketmode.Client, evt 
 }
 
 func errOf(data any) error {
-	if e, ok := data.(interface{ Error() string }); ok {
-		return errors.New(e.Error())
+	switch e := data.(type) {
+	case *socketmode.ErrorWriteFailed:
+		return e.Cause
+	case error:
+		return e
 	}
 	return nil
 }
