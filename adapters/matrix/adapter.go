@@ -127,7 +127,6 @@ func New(cfg Config) (*Adapter, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	log = log.With("adapter", "matrix")
 	threshold := cfg.ApproverPowerLevel
 	if threshold == 0 {
 		threshold = DefaultApproverPowerLevel

@@ -1,0 +1,43 @@
+package matrix
+
+import (
+	"testing"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+)
+
+// Exports for the end-to-end tests in package matrix_test, which import
+// internal/testkit (and so, through internal/app, this package) and must
+// therefore live outside it.
+
+// E2EHarness is the Dendrite test harness: a homeserver, the bot account
+// and a room with owner (power 100), mod (50) and alice (0).
+type E2EHarness struct{ h *harness }
+
+func NewE2EHarness(t *testing.T) E2EHarness { return E2EHarness{newHarness(t)} }
+
+func (e E2EHarness) Room() id.RoomID            { return e.h.room }
+func (e E2EHarness) Alice() *mautrix.Client     { return e.h.alice }
+func (e E2EHarness) Mod() *mautrix.Client       { return e.h.mod }
+func (e E2EHarness) Config(state string) Config { return e.h.config(state) }
+func (e E2EHarness) WaitJoined()                { e.h.waitMembership(e.h.room, event.MembershipJoin) }
+func (e E2EHarness) Mention(text string) *event.MessageEventContent {
+	return e.h.mention(text)
+}
+func (e E2EHarness) Say(c *mautrix.Client, content *event.MessageEventContent) id.EventID {
+	return e.h.say(c, content)
+}
+func (e E2EHarness) InThread(c *event.MessageEventContent, root id.EventID) *event.MessageEventContent {
+	return inThread(c, root)
+}
+func (e E2EHarness) React(c *mautrix.Client, target id.EventID, key string) id.EventID {
+	return e.h.react(c, target, key)
+}
+func (e E2EHarness) BotMessages() []*event.Event { return e.h.botMessages() }
+func (e E2EHarness) WaitBotMessage(what string, ok func(*event.Event) bool) *event.Event {
+	return e.h.waitBotMessage(what, ok)
+}
+
+const FieldApprovalID, FieldApprovalStatus = fieldApprovalID, fieldApprovalStatus
