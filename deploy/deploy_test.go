@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/vigilops/vigil/internal/config"
 )
 
 // opsPort is server.listen's port in every artifact.
@@ -170,6 +172,8 @@ func TestCompose(t *testing.T) {
 		t.Errorf("vigil build = %v, want context .. and deploy/Dockerfile", vigil.Build)
 	}
 	wantEnv := map[string]string{
+		"VIGIL_LLM_MODEL":        "${VIGIL_LLM_MODEL:-gpt-4o-mini}",
+		"VIGIL_SLACK_ENABLED":    "${VIGIL_SLACK_ENABLED:-true}",
 		"VIGIL_STORE_BACKEND":    "redis",
 		"VIGIL_STORE_REDIS_ADDR": "redis:6379",
 		"VIGIL_SERVER_LISTEN":    ":" + strconv.Itoa(opsPort),
@@ -261,7 +265,9 @@ func TestSystemdUnit(t *testing.T) {
 // --- Slack app manifest (SPEC B4), when present ---
 
 func TestSlackManifestParses(t *testing.T) {
-	paths, _ := filepath.Glob("*manifest*")
+	top, _ := filepath.Glob("*manifest*")
+	nested, _ := filepath.Glob("*/*manifest*")
+	paths := append(top, nested...)
 	var found bool
 	for _, p := range paths {
 		ext := filepath.Ext(p)
@@ -318,11 +324,12 @@ func helmBin(t *testing.T) string {
 	return ""
 }
 
-// object is one rendered Kubernetes manifest.
-type object map[string]any
+// object is one rendered Kubernetes manifest. An alias, not a named type:
+// yaml decodes nested mappings into the type of the outermost one.
+type object = map[string]any
 
-func (o object) kind() string { return str(o, "kind") }
-func (o object) name() string { return str(o, "metadata", "name") }
+func kindOf(o object) string { return str(o, "kind") }
+func nameOf(o object) string { return str(o, "metadata", "name") }
 
 // get walks maps by key and slices by index.
 func get(v any, path ...any) any {
@@ -331,11 +338,7 @@ func get(v any, path ...any) any {
 		case string:
 			m, ok := v.(map[string]any)
 			if !ok {
-				if o, isObj := v.(object); isObj {
-					m = o
-				} else {
-					return nil
-				}
+				return nil
 			}
 			v = m[k]
 		case int:
@@ -387,7 +390,7 @@ func mustRender(t *testing.T, args ...string) []object {
 
 func find(objs []object, kind, name string) object {
 	for _, o := range objs {
-		if o.kind() == kind && o.name() == name {
+		if kindOf(o) == kind && nameOf(o) == name {
 			return o
 		}
 	}
@@ -397,7 +400,7 @@ func find(objs []object, kind, name string) object {
 func kinds(objs []object) []string {
 	var ks []string
 	for _, o := range objs {
-		ks = append(ks, o.kind()+"/"+o.name())
+		ks = append(ks, kindOf(o)+"/"+nameOf(o))
 	}
 	slices.Sort(ks)
 	return ks
@@ -499,12 +502,12 @@ func TestHelmRedisAndServiceMonitor(t *testing.T) {
 		t.Errorf("Secret stringData = %v", get(sec, "stringData"))
 	}
 	for _, o := range objs {
-		if o.kind() == "Secret" {
+		if kindOf(o) == "Secret" {
 			continue
 		}
 		b, _ := yaml.Marshal(o)
 		if bytes.Contains(b, []byte("sk-test")) || bytes.Contains(b, []byte("hunter2")) {
-			t.Errorf("%s/%s contains a secret value", o.kind(), o.name())
+			t.Errorf("%s/%s contains a secret value", kindOf(o), nameOf(o))
 		}
 	}
 	rc := get(find(objs, "Deployment", "vigil-redis"), "spec", "template", "spec", "containers", 0)
@@ -546,4 +549,104 @@ func toStrings(v any) []string {
 		out = append(out, str(e))
 	}
 	return out
+}
+
+// --- the artifacts against vigil's own config loader ---
+
+// composeVar resolves a compose "${NAME:-default}" value to its default,
+// or to secrets[NAME] when the test supplies one.
+var composeVar = regexp.MustCompile(`^\$\{(\w+):-(.*)\}$`)
+
+// dummySecrets stand in for the secrets an operator provides.
+var dummySecrets = map[string]string{
+	"VIGIL_LLM_API_KEY":     "sk-test",
+	"VIGIL_SLACK_BOT_TOKEN": "xoxb-test",
+	"VIGIL_SLACK_APP_TOKEN": "xapp-test",
+}
+
+// setVigilEnv clears every VIGIL_* variable of the test process, then sets
+// env, so only the artifact speaks to the loader.
+func setVigilEnv(t *testing.T, env map[string]string) {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "VIGIL_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+}
+
+func TestComposeConfigLoads(t *testing.T) {
+	b, err := os.ReadFile("docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c composeFile
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for k, v := range c.Services["vigil"].Environment {
+		if m := composeVar.FindStringSubmatch(v); m != nil {
+			v = m[2]
+			if s, ok := dummySecrets[m[1]]; ok {
+				v = s
+			}
+		}
+		env[k] = v
+	}
+	setVigilEnv(t, env)
+	// The compose file mounts VIGIL_CONFIG, by default the example config.
+	cfg, err := config.Load(filepath.Join("..", "configs", "vigil.example.yaml"))
+	if err != nil {
+		t.Fatalf("vigil would not start under compose: %v", err)
+	}
+	if cfg.Store.Backend != "redis" || cfg.Store.Redis.Addr != "redis:6379" || cfg.Server.Listen != ":8080" {
+		t.Errorf("compose config: store %+v, server %+v", cfg.Store, cfg.Server)
+	}
+	if !cfg.LLM.Configured() || !cfg.Slack.Enabled {
+		t.Errorf("compose config: llm configured %v, slack enabled %v; want both", cfg.LLM.Configured(), cfg.Slack.Enabled)
+	}
+}
+
+func TestHelmConfigLoads(t *testing.T) {
+	for name, args := range map[string][]string{
+		"defaults": nil,
+		"redis":    {"--set", "redis.enabled=true", "--set", "redis.password=hunter2"},
+		"memory":   {"--set", "replicaCount=1", "--set", "redis.addr="},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for k, v := range dummySecrets {
+				args = append(args, "--set", "secretEnv."+k+"="+v)
+			}
+			objs := mustRender(t, args...)
+			// The pod's environment: the Secret's keys and the container's env.
+			env := map[string]string{}
+			for k, v := range get(find(objs, "Secret", "vigil"), "stringData").(map[string]any) {
+				env[k] = v.(string)
+			}
+			c := get(find(objs, "Deployment", "vigil"), "spec", "template", "spec", "containers", 0)
+			for _, e := range get(c, "env").([]any) {
+				env[str(e, "name")] = str(e, "value")
+			}
+			setVigilEnv(t, env)
+			path := filepath.Join(t.TempDir(), "vigil.yaml")
+			cm := find(objs, "ConfigMap", "vigil")
+			if err := os.WriteFile(path, []byte(str(cm, "data", "vigil.yaml")), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Load(path)
+			if err != nil {
+				t.Fatalf("vigil would not start with the chart's config: %v", err)
+			}
+			if cfg.Server.Listen != ":8080" {
+				t.Errorf("server.listen = %q", cfg.Server.Listen)
+			}
+			if name == "redis" && cfg.Store.Redis.Password.Reveal() != "hunter2" {
+				t.Error("the Redis password from the Secret does not reach store.redis.password")
+			}
+		})
+	}
 }
