@@ -92,12 +92,13 @@ type DailyBudget interface {
 // Agent runs the loop. It is safe for concurrent use by many sessions; all
 // per-run state lives in the Session passed to each call.
 type Agent struct {
-	model  Model
-	tools  Registry
-	cfg    Config
-	budget DailyBudget
-	now    func() time.Time
-	log    *slog.Logger
+	model      Model
+	tools      Registry
+	cfg        Config
+	budget     DailyBudget
+	checkpoint func(ctx context.Context, s *Session) error
+	now        func() time.Time
+	log        *slog.Logger
 }
 
 // Option configures an Agent.
@@ -111,6 +112,14 @@ func WithLogger(l *slog.Logger) Option { return func(a *Agent) { a.log = l } }
 
 // WithDailyBudget sets the shared daily token budget.
 func WithDailyBudget(b DailyBudget) Option { return func(a *Agent) { a.budget = b } }
+
+// WithCheckpoint saves the session at the points where a crash would lose
+// work or repeat a side effect: when a run starts, before a turn's tool
+// calls run, and after their results are recorded. An error stops the run
+// before its next side effect (a lost thread lock, an unreachable store).
+func WithCheckpoint(fn func(ctx context.Context, s *Session) error) Option {
+	return func(a *Agent) { a.checkpoint = fn }
+}
 
 // New builds an agent over a model and a tool registry.
 func New(model Model, reg Registry, cfg Config, opts ...Option) *Agent {
@@ -211,7 +220,49 @@ func (a *Agent) Start(ctx context.Context, s *Session, in Input, sink Sink) (Out
 	}
 	s.History = append(s.History, Message{Role: RoleUser, Content: text})
 	emit(ctx, sink, s, Event{Type: EventRunStarted, Text: in.Text})
+	if err := a.save(ctx, s); err != nil {
+		return a.stopUnsaved(ctx, s, sink, err), nil
+	}
 	return a.loop(ctx, s, sink)
+}
+
+// Continue picks up a run whose process died mid-run, from its last
+// checkpoint. Calls that were in flight get a result saying so; a write
+// among them may have run, so the session must verify before it answers
+// (the FSM is moved as if it had).
+func (a *Agent) Continue(ctx context.Context, s *Session, sink Sink) (Outcome, error) {
+	if s.Run == nil || s.Run.Pending != nil {
+		return Outcome{}, ErrNoPending
+	}
+	if s.Policy == nil {
+		s.Policy = policy.NewSessionState()
+	}
+	for _, c := range s.Run.InFlight {
+		if p, blk := a.tools.Propose(c.Name, json.RawMessage(c.Arguments)); blk == nil && p.Kind == policy.KindWrite {
+			s.Policy.FSM.OnToolSuccess(policy.KindWrite, p.Tool, p.Target)
+		}
+	}
+	s.Run.InFlight = nil
+	s.History = closeDanglingCalls(s.History, "vigil restarted while it ran")
+	emit(ctx, sink, s, Event{Type: EventRunStarted, Text: "continuing an interrupted run"})
+	return a.loop(ctx, s, sink)
+}
+
+// save checkpoints the session when a checkpoint function is set.
+func (a *Agent) save(ctx context.Context, s *Session) error {
+	if a.checkpoint == nil {
+		return nil
+	}
+	s.UpdatedAt = a.now()
+	return a.checkpoint(ctx, s)
+}
+
+// stopUnsaved ends a run that could not be checkpointed, before it does
+// anything more.
+func (a *Agent) stopUnsaved(ctx context.Context, s *Session, sink Sink, err error) Outcome {
+	a.log.Error("checkpoint failed; stopping the run", "session", s.Key, "err", err)
+	return a.fail(ctx, s, sink, "I stopped: I could not save this conversation's progress (state store unavailable or "+
+		"another replica took over), so I did not run anything further. Nothing is lost; try again shortly.")
 }
 
 // Resume continues a run stopped at an approval with the person's decision.

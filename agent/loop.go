@@ -83,8 +83,17 @@ func (a *Agent) loop(ctx context.Context, s *Session, sink Sink) (Outcome, error
 		}
 
 		s.History = append(s.History, Message{Role: RoleAssistant, Content: content, ToolCalls: calls})
-		if out, stopped := a.runBatch(ctx, s, calls, sink); stopped {
+		r.InFlight = calls
+		if err := a.save(ctx, s); err != nil {
+			return a.stopUnsaved(ctx, s, sink, err), nil
+		}
+		out, stopped := a.runBatch(ctx, s, calls, sink)
+		r.InFlight = nil
+		if stopped {
 			return out, nil
+		}
+		if err := a.save(ctx, s); err != nil {
+			return a.stopUnsaved(ctx, s, sink, err), nil
 		}
 	}
 }

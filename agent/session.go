@@ -54,6 +54,10 @@ type RunState struct {
 	// TextOnly forces the next model turn to have no tools (after a verified
 	// write, or on the last turn).
 	TextOnly bool `json:"text_only,omitempty"`
+	// InFlight are the calls of the turn being executed, saved before they
+	// run: if the process dies, Continue knows which calls may have had an
+	// effect.
+	InFlight []ToolCall `json:"in_flight,omitempty"`
 	// Pending is the batch waiting on a human decision; nil otherwise.
 	Pending   *PendingBatch `json:"pending,omitempty"`
 	Usage     Usage         `json:"usage"`

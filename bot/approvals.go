@@ -348,6 +348,7 @@ func (b *Bot) sweep(ctx context.Context) {
 			return
 		case <-tick.C:
 			b.SweepOnce(ctx)
+			b.recoverOrphans(ctx)
 		}
 	}
 }

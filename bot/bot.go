@@ -21,6 +21,7 @@ import (
 type Runner interface {
 	Start(ctx context.Context, s *agent.Session, in agent.Input, sink agent.Sink) (agent.Outcome, error)
 	Resume(ctx context.Context, s *agent.Session, d agent.Decision, sink agent.Sink) (agent.Outcome, error)
+	Continue(ctx context.Context, s *agent.Session, sink agent.Sink) (agent.Outcome, error)
 	Abandon(s *agent.Session, reason string)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/vigilops/vigil/agent"
@@ -14,8 +15,10 @@ import (
 // job is one unit of work on a thread: a new message, or a decided approval
 // to resume.
 type job struct {
-	msg      *Message
-	resume   *resumeJob
+	msg    *Message
+	resume *resumeJob
+	// orphan continues a run whose replica died.
+	orphan   bool
 	enqueued time.Time
 }
 
@@ -157,9 +160,9 @@ func (b *Bot) stop(ctx context.Context, m Message) {
 // runJob does one job with the thread locked across replicas.
 func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 	defer b.guard(ctx, "run", t)
-	lock, err := b.lockThread(ctx, t)
+	lock, err := b.lockThread(ctx, t, !j.orphan)
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || j.orphan {
 			return
 		}
 		id := newErrorID()
@@ -168,14 +171,16 @@ func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 			Text: "I could not take this conversation's lock (state store unavailable or busy), so nothing ran. Please try again."})
 		return
 	}
+	held := &heldLock{l: lock}
+	ctx = context.WithValue(ctx, heldLockKey{}, held)
 	defer func() {
 		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := lock.Unlock(uctx); err != nil {
+		if err := lock.Unlock(uctx); err != nil && !held.lost.Load() {
 			b.log.Warn("unlock thread", "thread", t.Key(), "err", err)
 		}
 	}()
-	stopRenew := b.keepLock(ctx, t, lock)
+	stopRenew := b.keepLock(ctx, t, held)
 	defer stopRenew()
 
 	switch {
@@ -183,13 +188,49 @@ func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 		b.handleMessage(ctx, t, *j.msg)
 	case j.resume != nil:
 		b.resume(ctx, t, j.resume)
+	case j.orphan:
+		b.continueOrphan(ctx, t)
 	}
 }
 
-// lockThread takes the thread's lock, waiting while another replica holds it.
-func (b *Bot) lockThread(ctx context.Context, t ThreadRef) (Lock, error) {
+// heldLock is the thread lock a job holds; lost is set once a renewal
+// fails, after which nothing of the job may be saved.
+type heldLock struct {
+	l    Lock
+	lost atomic.Bool
+}
+
+type heldLockKey struct{}
+
+func heldLockFrom(ctx context.Context) *heldLock {
+	h, _ := ctx.Value(heldLockKey{}).(*heldLock)
+	return h
+}
+
+// Checkpoint saves a session mid-run, after making sure this replica still
+// holds the thread: a run that lost its lock stops before its next side
+// effect. The agent calls it (agent.WithCheckpoint).
+func (b *Bot) Checkpoint(ctx context.Context, s *agent.Session) error {
+	if h := heldLockFrom(ctx); h != nil {
+		if h.lost.Load() {
+			return ErrLocked
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := h.l.Renew(rctx)
+		cancel()
+		if err != nil {
+			h.lost.Store(true)
+			return fmt.Errorf("renew thread lock: %w", err)
+		}
+	}
+	return b.saveSession(ctx, s)
+}
+
+// lockThread takes the thread's lock, waiting while another replica holds it
+// (or trying once, when wait is false).
+func (b *Bot) lockThread(ctx context.Context, t ThreadRef, wait bool) (Lock, error) {
 	deadline := b.now().Add(b.opt.LockTTL + 30*time.Second)
-	wait := 50 * time.Millisecond
+	pause := 50 * time.Millisecond
 	for {
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		l, err := b.opt.Stores.Locks.Lock(lctx, "thread:"+t.Key(), b.opt.LockTTL)
@@ -197,23 +238,23 @@ func (b *Bot) lockThread(ctx context.Context, t ThreadRef) (Lock, error) {
 		if err == nil {
 			return l, nil
 		}
-		if !errors.Is(err, ErrLocked) || b.now().After(deadline) {
+		if !wait || !errors.Is(err, ErrLocked) || b.now().After(deadline) {
 			return nil, err
 		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(wait):
+		case <-time.After(pause):
 		}
-		if wait < time.Second {
-			wait *= 2
+		if pause < time.Second {
+			pause *= 2
 		}
 	}
 }
 
 // keepLock renews the lock while a job runs. Losing it cancels the job, so
 // the run stops before its next side effect.
-func (b *Bot) keepLock(ctx context.Context, t ThreadRef, l Lock) func() {
+func (b *Bot) keepLock(ctx context.Context, t ThreadRef, h *heldLock) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -226,9 +267,10 @@ func (b *Bot) keepLock(ctx context.Context, t ThreadRef, l Lock) func() {
 				return
 			case <-tick.C:
 				rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
-				err := l.Renew(rctx)
+				err := h.l.Renew(rctx)
 				rcancel()
 				if err != nil && ctx.Err() == nil {
+					h.lost.Store(true)
 					b.log.Error("thread lock lost; stopping the run", "thread", t.Key(), "err", err)
 					b.cancelThread(t)
 					return
@@ -344,6 +386,7 @@ func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, m Message) {
 		Text:      m.Text,
 		Context:   b.mentionContext(s, m.Mentions),
 	}
+	b.markActive(ctx, t)
 	b.setStatus(ctx, t, "investigating…")
 	sink := b.newSink(ctx, t, s)
 	out, err := b.opt.Agent.Start(ctx, s, in, sink)
@@ -358,12 +401,17 @@ func newRunID() string {
 
 // afterRun persists the session and, when the run stopped at a write,
 // creates the approval and posts its card.
-func (b *Bot) afterRun(ctx context.Context, t ThreadRef, s *agent.Session, out agent.Outcome, err error, sink *sink) {
+func (b *Bot) afterRun(ctx context.Context, t ThreadRef, s *agent.Session, out agent.Outcome, err error, _ *sink) {
 	defer b.setStatus(context.WithoutCancel(ctx), t, "")
 	if err != nil {
 		id := newErrorID()
 		b.log.Error("run failed", "error_id", id, "thread", t.Key(), "err", err)
 		b.say(ctx, t, Reply{Kind: ReplyError, ErrorID: id, Text: "The run failed on my side."})
+	}
+	if h := heldLockFrom(ctx); h != nil && h.lost.Load() {
+		// Another replica owns the thread now; saving would overwrite it.
+		b.log.Warn("thread lock lost; not saving the session", "thread", t.Key())
+		return
 	}
 	if out.Status == agent.StatusAwaitingApproval && out.Approval != nil {
 		if err := b.requestApproval(ctx, t, s, out.Approval); err != nil {
@@ -373,7 +421,75 @@ func (b *Bot) afterRun(ctx context.Context, t ThreadRef, s *agent.Session, out a
 	}
 	if err := b.saveSession(ctx, s); err != nil {
 		b.storeFailure(ctx, t, err)
+		return
 	}
+	if s.Run == nil || s.Run.Pending != nil {
+		b.markIdle(ctx, t)
+	}
+}
+
+func (b *Bot) markActive(ctx context.Context, t ThreadRef) {
+	if b.opt.Stores.Runs == nil {
+		return
+	}
+	if err := b.opt.Stores.Runs.MarkActive(ctx, t); err != nil {
+		b.log.Warn("index run", "thread", t.Key(), "err", err)
+	}
+}
+
+func (b *Bot) markIdle(ctx context.Context, t ThreadRef) {
+	if b.opt.Stores.Runs == nil {
+		return
+	}
+	if err := b.opt.Stores.Runs.MarkIdle(context.WithoutCancel(ctx), t.Key()); err != nil {
+		b.log.Warn("unindex run", "thread", t.Key(), "err", err)
+	}
+}
+
+// recoverOrphans queues runs in progress that no replica is working on:
+// their replica died. A run another replica is working on holds the
+// thread's lock and is skipped when the job tries it.
+func (b *Bot) recoverOrphans(ctx context.Context) {
+	if b.opt.Stores.Runs == nil {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	refs, err := b.opt.Stores.Runs.ActiveRuns(lctx)
+	cancel()
+	if err != nil {
+		b.log.Warn("list active runs", "err", err)
+		return
+	}
+	for _, t := range refs {
+		b.mu.Lock()
+		_, busy := b.threads[t.Key()]
+		b.mu.Unlock()
+		if busy {
+			continue
+		}
+		if _, ok := b.adapter(t.Platform); !ok {
+			continue // another replica serves that platform
+		}
+		b.enqueue(t, job{orphan: true})
+	}
+}
+
+// continueOrphan finishes a run whose replica died, from its checkpoint.
+func (b *Bot) continueOrphan(ctx context.Context, t ThreadRef) {
+	s, err := b.loadSession(ctx, t)
+	if err != nil {
+		b.log.Warn("load orphaned run", "thread", t.Key(), "err", err)
+		return
+	}
+	if s.Run == nil || s.Run.Pending != nil {
+		b.markIdle(ctx, t)
+		return
+	}
+	b.log.Info("continuing a run whose replica stopped", "thread", t.Key(), "run", s.Run.ID)
+	b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "Picking up where the previous attempt stopped."})
+	k := b.newSink(ctx, t, s)
+	out, err := b.opt.Agent.Continue(ctx, s, k)
+	b.afterRun(ctx, t, s, out, err, k)
 }
 
 // mentionContext resolves @mentions against the inventory, marks them as

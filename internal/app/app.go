@@ -37,8 +37,12 @@ type Options struct {
 	// Observer receives metrics-worthy events (nil: none).
 	Observer bot.Observer
 	Clock    func() time.Time
-	// SweepEvery overrides how often expired approvals are swept.
+	// SweepEvery overrides how often expired approvals and orphaned runs
+	// are looked for.
 	SweepEvery time.Duration
+	// LockTTL overrides how long a thread lock lives without renewal, which
+	// is how soon another replica takes over a dead replica's run.
+	LockTTL time.Duration
 }
 
 // App is a wired vigil.
@@ -95,12 +99,17 @@ func New(ctx context.Context, o Options) (*App, error) {
 	}
 	a.Registry = reg
 
+	// The agent checkpoints through the bot (which checks the thread lock
+	// first); the bot is built after the agent, hence the indirection.
+	var checkpoint func(context.Context, *agent.Session) error
 	a.Agent = agent.New(model, reg, agent.Config{
 		MaxTurns:       cfg.LLM.MaxTurns,
 		ToolMode:       agent.ToolMode(cfg.LLM.ToolMode),
 		RunTokenBudget: cfg.LLM.RunTokenBudget,
 		Instructions:   cfg.LLM.Instructions,
-	}, agent.WithLogger(log))
+	}, agent.WithLogger(log), agent.WithCheckpoint(func(ctx context.Context, s *agent.Session) error {
+		return checkpoint(ctx, s)
+	}))
 
 	if o.Stores != nil {
 		a.Stores = *o.Stores
@@ -149,11 +158,13 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Logger:      log,
 		Clock:       o.Clock,
 		SweepEvery:  o.SweepEvery,
+		LockTTL:     o.LockTTL,
 	})
 	if err != nil {
 		return nil, err
 	}
 	a.Bot = b
+	checkpoint = b.Checkpoint
 	for _, ad := range o.Adapters {
 		if err := b.Register(ad); err != nil {
 			return nil, err

@@ -45,7 +45,9 @@ type Options struct {
 	AuditFile string
 	// SweepEvery defaults to 50ms so expiry tests are quick.
 	SweepEvery time.Duration
-	Clock      func() time.Time
+	// LockTTL is the thread lock's lifetime (default 2m).
+	LockTTL time.Duration
+	Clock   func() time.Time
 	// NoRun builds the stack without starting the bot (tests that drive
 	// Bot.HandleMessage themselves).
 	NoRun bool
@@ -98,6 +100,7 @@ func Start(t testing.TB, o Options) *Stack {
 		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})),
 		Clock:      o.Clock,
 		SweepEvery: sweep,
+		LockTTL:    o.LockTTL,
 	})
 	if err != nil {
 		cancel()
