@@ -80,6 +80,9 @@ type Bot struct {
 	threads map[string]*thread
 	idle    *sync.Cond
 	active  int
+	// base is the parent of every job's context: Run's context, so that
+	// stopping the bot stops its jobs too.
+	base context.Context
 }
 
 // New checks the options and builds a bot.
@@ -121,6 +124,7 @@ func New(o Options) (*Bot, error) {
 		sem:      make(chan struct{}, o.MaxConcurrentRuns),
 		adapters: map[Platform]Adapter{},
 		threads:  map[string]*thread{},
+		base:     context.Background(),
 	}
 	b.idle = sync.NewCond(&b.mu)
 	return b, nil
@@ -142,6 +146,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	if len(b.adapters) == 0 {
 		return errors.New("bot: no chat adapter is enabled")
 	}
+	b.mu.Lock()
+	b.base = ctx
+	b.mu.Unlock()
 	g, gctx := errgroup.WithContext(ctx)
 	sweepCtx, stopSweep := context.WithCancel(gctx)
 	defer stopSweep()
@@ -179,6 +186,15 @@ func (b *Bot) WaitIdle(ctx context.Context) error {
 		<-done
 		return ctx.Err()
 	}
+}
+
+// stopping reports whether the bot is shutting down. Work cut short by a
+// shutdown is not saved as finished: the last checkpoint stays, and
+// another replica (or this one, restarted) continues the run.
+func (b *Bot) stopping() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.base.Err() != nil
 }
 
 func (b *Bot) adapter(p Platform) (Adapter, bool) {

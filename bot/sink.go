@@ -41,6 +41,9 @@ func (k *sink) Emit(ctx context.Context, e agent.Event) {
 	case agent.EventFinalAnswer:
 		b.say(ctx, k.t, Reply{Kind: ReplyAnswer, Text: e.Text})
 	case agent.EventError:
+		if b.stopping() {
+			return // the run is left for another replica; see afterRun
+		}
 		id := newErrorID()
 		b.log.Warn("run stopped", "error_id", id, "thread", k.t.Key(), "run", e.Run, "reason", e.Text)
 		b.say(ctx, k.t, Reply{Kind: ReplyError, Text: e.Text, ErrorID: id})

@@ -111,7 +111,7 @@ func (b *Bot) work(th *thread) {
 		}
 		j := th.queue[0]
 		th.queue = th.queue[1:]
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(b.base)
 		th.cancel = cancel
 		b.mu.Unlock()
 
@@ -411,6 +411,12 @@ func (b *Bot) afterRun(ctx context.Context, t ThreadRef, s *agent.Session, out a
 	if h := heldLockFrom(ctx); h != nil && h.lost.Load() {
 		// Another replica owns the thread now; saving would overwrite it.
 		b.log.Warn("thread lock lost; not saving the session", "thread", t.Key())
+		return
+	}
+	if b.stopping() {
+		// Shutting down: keep the last checkpoint so the run continues
+		// elsewhere instead of being recorded as stopped.
+		b.log.Info("shutting down mid-run; leaving the run to be continued", "thread", t.Key())
 		return
 	}
 	if out.Status == agent.StatusAwaitingApproval && out.Approval != nil {
