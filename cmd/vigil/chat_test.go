@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigilops/vigil/internal/testkit"
+)
+
+// With no model configured, `vigil chat` (what `make run` starts) explains
+// how to configure one and how to try the demo, and exits non-zero.
+func TestChatWithoutModelExplains(t *testing.T) {
+	root := newRootCmd()
+	var stderr testkit.SyncBuffer
+	root.SetArgs([]string{"chat", "--config", "../../configs/vigil.example.yaml"})
+	root.SetIn(strings.NewReader(""))
+	root.SetOut(io.Discard)
+	root.SetErr(&stderr)
+	err := root.ExecuteContext(context.Background())
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 2 {
+		t.Fatalf("err = %v, want exit status 2", err)
+	}
+	for _, want := range []string{"VIGIL_LLM_BASE_URL", "llm.model", "--demo"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Fatalf("explanation lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+var approvePrompt = regexp.MustCompile(`approve ([a-z0-9]+)`)
+
+// The demo: a scripted model drives the real loop, policy and tools on this
+// machine, ending in an approval the user answers.
+func TestChatDemo(t *testing.T) {
+	t.Setenv("VIGIL_LOG_LEVEL", "warn")
+	inR, inW := io.Pipe()
+	var out, stderr testkit.SyncBuffer
+	root := newRootCmd()
+	root.SetArgs([]string{"chat", "--config", "../../configs/vigil.example.yaml", "--demo"})
+	root.SetIn(inR)
+	root.SetOut(&out)
+	root.SetErr(&stderr)
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(context.Background()) }()
+
+	waitFor := func(what func(string) bool, desc string) string {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if s := out.String(); what(s) {
+				return s
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("demo: %s did not appear; output:\n%s\nstderr:\n%s", desc, out.String(), stderr.String())
+		return ""
+	}
+	waitFor(func(s string) bool { return strings.Contains(s, "DEMO MODE") }, "the demo label")
+	if _, err := io.WriteString(inW, "how is @localhost doing?\n"); err != nil {
+		t.Fatal(err)
+	}
+	s := waitFor(func(s string) bool { return approvePrompt.MatchString(s) }, "an approval prompt")
+	id := approvePrompt.FindStringSubmatch(s)[1]
+	for _, want := range []string{"[ok] read exec on localhost: uptime", "change:    touch "} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, s)
+		}
+	}
+	if _, err := io.WriteString(inW, "approve "+id+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(func(s string) bool { return strings.Contains(s, "vigil> Here is what I found") }, "the final answer")
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("vigil chat --demo exited with %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("vigil chat --demo did not exit at end of input")
+	}
+	if !strings.Contains(out.String(), "[ok] control command on localhost: touch") {
+		t.Fatalf("the approved change did not run:\n%s", out.String())
+	}
+}
