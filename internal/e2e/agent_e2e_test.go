@@ -290,3 +290,38 @@ func TestParallelReadsConcurrentInOrder(t *testing.T) {
 		}
 	}
 }
+
+// File edits on a node are refused while a child on it was @mentioned
+// (ROUTING_MISMATCH); the automatic retry targets the child, and the change
+// still waits for approval (SPEC Q2, P4).
+func TestFileEditOnNodeBlockedWhenChildMentioned(t *testing.T) {
+	inv, err := tools.NewInventory([]tools.Resource{
+		{ID: "node:delly", Name: "delly", Kind: tools.KindNode, Reach: tools.Reach{Local: true}},
+		{ID: "lxc:delly:141", Name: "media", Kind: tools.KindLXC, Parent: "node:delly", UID: "141"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "app.conf")
+	h := start(t, policy.LevelControlled, func(o *testkit.Options) { o.Inventory = inv })
+	h.model.Script(
+		modeltest.Calls(modeltest.Call("query", args("action", "search", "query", "delly"))),
+		modeltest.Calls(modeltest.Call("file_edit", args("action", "write", "target", "delly", "path", path, "content", "x=1\n"))),
+	)
+	h.ask("set x=1 in the config of @media")
+	id := h.con.ApprovalID(t, 1, wait)
+	out := h.con.Output()
+	mustContain(t, out, "[blocked] file_edit write on delly", "the refused edit on the node")
+	mustContain(t, out, "ROUTING_MISMATCH", "the refusal names the rule")
+	mustContain(t, out, "target:    media", "the approval targets the child")
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("the node's file was written")
+	}
+	a, err := h.st.Stores.Approvals.GetApproval(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Target != "media" || !strings.Contains(string(a.Args), `"target":"media"`) {
+		t.Fatalf("approval binds target %q args %s, want the child", a.Target, a.Args)
+	}
+}
