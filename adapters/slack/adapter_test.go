@@ -600,3 +600,26 @@ func TestSocketMalformedEnvelopes(t *testing.T) {
 		}
 	}
 }
+
+// TestRateLimitRebatches: traces that queue while the channel waits out a
+// 429 go out together with the one that was refused, in order.
+func TestRateLimitRebatches(t *testing.T) {
+	h := startAdapter(t, ModeSocket)
+	h.fake.Inject("chat.postMessage", slackfake.Fault{Nth: 1, Status: http.StatusTooManyRequests, RetryAfter: 1})
+	thread := bot.ThreadRef{Platform: "slack", Channel: chOps, Thread: "1700001300.000100"}
+	for i := 0; i < 5; i++ {
+		if _, err := h.a.Post(context.Background(), thread, bot.Reply{Kind: bot.ReplyTrace, Trace: traceN(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.a.Post(context.Background(), thread, bot.Reply{Kind: bot.ReplyNotice, Text: "end"}); err != nil {
+		t.Fatal(err)
+	}
+	posts := h.fake.Posts()
+	if len(posts) != 2 || countTraces(posts[0]) != 5 {
+		t.Fatalf("after a 429: %d posts, first with %d traces; want 2 posts, all 5 traces in the first", len(posts), countTraces(posts[0]))
+	}
+	if !strings.Contains(posts[0].Param("text"), "5 tool calls") {
+		t.Errorf("batch fallback text = %q", posts[0].Param("text"))
+	}
+}
