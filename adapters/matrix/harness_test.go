@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -222,15 +223,22 @@ func (h *harness) react(c *mautrix.Client, target id.EventID, key string) id.Eve
 	return resp.EventID
 }
 
-// event fetches one event as the owner sees it, content parsed.
+// event fetches one event as the owner sees it, content parsed. Dendrite
+// may answer 404 for a moment right after the send, so it retries briefly.
 func (h *harness) event(evtID id.EventID) *event.Event {
 	h.t.Helper()
-	evt, err := h.owner.GetEvent(ctxT(h.t, 10*time.Second), h.room, evtID)
-	if err != nil {
-		h.t.Fatalf("get %s: %v", evtID, err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		evt, err := h.owner.GetEvent(ctxT(h.t, 10*time.Second), h.room, evtID)
+		if err == nil {
+			_ = evt.Content.ParseRaw(evt.Type)
+			return evt
+		}
+		if !errors.Is(err, mautrix.MNotFound) || time.Now().After(deadline) {
+			h.t.Fatalf("get %s: %v", evtID, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	_ = evt.Content.ParseRaw(evt.Type)
-	return evt
 }
 
 // botMessages returns the bot's recent m.room.message events, oldest first.

@@ -54,8 +54,10 @@ func syncFilter(e2ee bool) *mautrix.Filter {
 	timeline := []event.Type{event.EventMessage, event.EventReaction, event.StateMember, event.StatePowerLevels}
 	state := []event.Type{event.StateMember, event.StatePowerLevels, event.StateCreate}
 	if e2ee {
-		timeline = append(timeline, event.EventEncrypted, event.StateEncryption)
-		state = append(state, event.StateEncryption)
+		// The crypto machine also tracks encryption settings and history
+		// visibility to decide who gets room keys.
+		timeline = append(timeline, event.EventEncrypted, event.StateEncryption, event.StateHistoryVisibility)
+		state = append(state, event.StateEncryption, event.StateHistoryVisibility)
 	}
 	none := &mautrix.FilterPart{NotTypes: []event.Type{{Type: "*"}}}
 	return &mautrix.Filter{
