@@ -74,6 +74,27 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 	}()
 
+	// State first: long-term memory and the daily token budget live there.
+	var extras storeExtras
+	if o.Stores != nil {
+		a.Stores = *o.Stores
+	} else {
+		st, ex, closer, err := openStores(ctx, cfg.Store, log)
+		if err != nil {
+			return nil, err
+		}
+		a.Stores, extras = st, ex
+		if closer != nil {
+			a.closers = append(a.closers, closer)
+		}
+	}
+	if extras.memory == nil {
+		extras.memory = tools.NewMemoryStore()
+	}
+	if extras.budget == nil {
+		extras.budget = newMemoryBudget
+	}
+
 	model := o.Model
 	if model == nil {
 		m, err := openAIModel(cfg.LLM, log)
@@ -93,7 +114,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	}
 	a.Inventory = inv
 	exec := tools.NewRouter(inv, tools.RouterOptions{})
-	reg, err := tools.NewRegistry(tools.Builtins(inv, exec, tools.NewMemoryStore())...)
+	reg, err := tools.NewRegistry(tools.Builtins(inv, exec, extras.memory)...)
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
@@ -102,27 +123,18 @@ func New(ctx context.Context, o Options) (*App, error) {
 	// The agent checkpoints through the bot (which checks the thread lock
 	// first); the bot is built after the agent, hence the indirection.
 	var checkpoint func(context.Context, *agent.Session) error
+	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithCheckpoint(func(ctx context.Context, s *agent.Session) error {
+		return checkpoint(ctx, s)
+	})}
+	if cfg.LLM.DailyTokenBudget > 0 {
+		agentOpts = append(agentOpts, agent.WithDailyBudget(extras.budget(cfg.LLM.DailyTokenBudget)))
+	}
 	a.Agent = agent.New(model, reg, agent.Config{
 		MaxTurns:       cfg.LLM.MaxTurns,
 		ToolMode:       agent.ToolMode(cfg.LLM.ToolMode),
 		RunTokenBudget: cfg.LLM.RunTokenBudget,
 		Instructions:   cfg.LLM.Instructions,
-	}, agent.WithLogger(log), agent.WithCheckpoint(func(ctx context.Context, s *agent.Session) error {
-		return checkpoint(ctx, s)
-	}))
-
-	if o.Stores != nil {
-		a.Stores = *o.Stores
-	} else {
-		st, closer, err := openStores(ctx, cfg.Store, log)
-		if err != nil {
-			return nil, err
-		}
-		a.Stores = st
-		if closer != nil {
-			a.closers = append(a.closers, closer)
-		}
-	}
+	}, agentOpts...)
 
 	var platforms []string
 	for _, ad := range o.Adapters {
@@ -228,11 +240,17 @@ func loadInventory(path string) (*tools.Inventory, error) {
 	return inv, nil
 }
 
-func openStores(ctx context.Context, c config.Store, log *slog.Logger) (bot.Stores, io.Closer, error) {
+// storeExtras are what a store offers beyond the bot's interfaces; nil
+// fields fall back to in-process versions.
+type storeExtras struct {
+	memory tools.MemoryStore
+	budget func(limit int) agent.DailyBudget
+}
+
+func openStores(ctx context.Context, c config.Store, log *slog.Logger) (bot.Stores, storeExtras, io.Closer, error) {
 	switch c.Backend {
 	case "", "memory":
-		m := store.NewMemory()
-		return m.Stores(), nil, nil
+		return store.NewMemory().Stores(), storeExtras{}, nil, nil
 	default:
 		return openExternalStore(ctx, c, log)
 	}

@@ -72,6 +72,9 @@ type LLM struct {
 	MaxRetries  int           `mapstructure:"max_retries"`
 	// RunTokenBudget stops one run past this many tokens (0: no limit).
 	RunTokenBudget int `mapstructure:"run_token_budget"`
+	// DailyTokenBudget stops runs once this many tokens were spent in a UTC
+	// day, across replicas sharing a Redis store (0: no limit).
+	DailyTokenBudget int `mapstructure:"daily_token_budget"`
 	// Instructions are extra operator text for the system prompt.
 	Instructions string `mapstructure:"instructions"`
 }
@@ -171,6 +174,7 @@ var defaults = map[string]any{
 	"llm.timeout":                 "120s",
 	"llm.max_retries":             4,
 	"llm.run_token_budget":        0,
+	"llm.daily_token_budget":      0,
 	"llm.instructions":            "",
 	"inventory.file":              "",
 	"store.backend":               "memory",
