@@ -415,3 +415,43 @@ func TestRateLimitedCallsRetryAgainstDendrite(t *testing.T) {
 		t.Fatalf("8 rate-limited calls took only %s: no retry happened?", el)
 	}
 }
+
+// panicky is a handler whose first message panics.
+type panicky struct {
+	*recorder
+	n int
+}
+
+func (p *panicky) HandleMessage(ctx context.Context, m bot.Message) {
+	p.n++
+	if p.n == 1 {
+		panic("handler bug")
+	}
+	p.recorder.HandleMessage(ctx, m)
+}
+
+// A panic in the bot's handler is recovered at the adapter's boundary (and
+// logged with an error ID); the sync loop goes on.
+func TestHandlerPanicIsRecovered(t *testing.T) {
+	h := newHarness(t)
+	a, err := New(h.config(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &panicky{recorder: newRecorder()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Start(ctx, p) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-a.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("adapter not ready")
+	}
+	h.waitMembership(h.room, event.MembershipJoin)
+	h.say(h.alice, h.mention("this one panics"))
+	second := h.say(h.alice, h.mention("this one arrives"))
+	if m := p.message(t); m.EventID != string(second) {
+		t.Fatalf("after the panic got %+v", m)
+	}
+}
