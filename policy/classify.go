@@ -1,16 +1,232 @@
 package policy
 
+import (
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Limits that keep classification cheap and bounded whatever the input.
+const (
+	// maxCommandLen is the longest command the classifier reads; longer
+	// input is write-or-unknown without parsing.
+	maxCommandLen = 64 << 10
+	// maxNesting bounds re-parsed command strings (sh -c, ssh, watch, ...).
+	maxNesting = 4
+	// maxChain bounds wrappers peeled off one simple command (env nice ...).
+	maxChain = 32
+)
+
+// phase is the SPEC P1 phase a finding belongs to. Lower phases dominate.
+type phase uint8
+
+const (
+	phaseConstruct phase = 1 // mutation-capable shell constructs
+	phaseWriter    phase = 2 // known writers
+	phaseRead      phase = 3 // read-only by construction
+	phaseInspect   phase = 4 // content inspectors
+	phaseUnknown   phase = 5 // everything else
+)
+
+// finding is one fact the classifier established about a command.
+type finding struct {
+	phase  phase
+	write  bool
+	risk   Risk
+	reason string
+}
+
+// classifier holds the scratch state of one classification. Values are
+// pooled: a syntax.Parser is not safe for concurrent use, so each goroutine
+// takes its own classifier (and parser) from the pool.
+type classifier struct {
+	parser *syntax.Parser
+	reader strings.Reader
+	table  map[string]rule
+
+	src      string // the top-level command, for rewrites
+	findings []finding
+	args     []arg  // arena for resolved words, reused between calls
+	buf      []byte // scratch for word resolution
+
+	// Exit-boundedness: the first unbounded finding wins; a rewrite is only
+	// offered when exactly one part of the command is unbounded.
+	category   BoundCategory
+	rewrite    string
+	unboundedN int
+}
+
+var classifierPool = sync.Pool{
+	New: func() any {
+		return &classifier{
+			parser: syntax.NewParser(syntax.Variant(syntax.LangBash)),
+			table:  commandTable,
+		}
+	},
+}
+
 // ClassifyCommand decides whether a shell command is provably read-only and
-// whether it terminates by itself (SPEC P1, P2). It is safe for concurrent use.
-//
-// This is a conservative placeholder: every command is write-or-unknown until
-// the full classifier lands.
+// whether it terminates by itself (SPEC P1, P2). The command is parsed as
+// bash; every part of it is judged, and the phases run in the fixed order
+// of P1 so that an earlier phase always dominates. Anything the classifier
+// cannot prove read-only is write-or-unknown. It is safe for concurrent use.
 func ClassifyCommand(cmd string) Verdict {
-	return Verdict{
-		Command: cmd,
-		Intent:  IntentWriteOrUnknown,
-		Risk:    RiskMedium,
-		Reasons: []string{"classifier: not yet implemented"},
-		Bounded: true,
+	c := classifierPool.Get().(*classifier)
+	v := c.classify(cmd)
+	c.reset()
+	classifierPool.Put(c)
+	return v
+}
+
+func (c *classifier) reset() {
+	clear(c.args[:cap(c.args)])
+	c.args = c.args[:0]
+	c.findings = c.findings[:0]
+	c.buf = c.buf[:0]
+	c.src = ""
+	c.category, c.rewrite, c.unboundedN = BoundOK, "", 0
+	c.reader.Reset("")
+}
+
+func (c *classifier) classify(cmd string) Verdict {
+	c.src = cmd
+	switch {
+	case len(cmd) > maxCommandLen:
+		c.unknown("command", "longer than the classifier reads")
+	case strings.TrimSpace(cmd) == "":
+		c.unknown("command", "empty")
+	default:
+		c.script(cmd, callCtx{})
+	}
+	return c.verdict(cmd)
+}
+
+// script parses src and classifies every statement in it.
+func (c *classifier) script(src string, ctx callCtx) {
+	if ctx.nest > maxNesting {
+		c.unknown("nesting", "too deep to classify")
+		return
+	}
+	c.reader.Reset(src)
+	f, err := c.parser.Parse(&c.reader, "")
+	if err != nil {
+		c.addFinding(phaseUnknown, true, RiskMedium, "unparseable: "+err.Error())
+		return
+	}
+	c.substitutions(f)
+	c.stmts(f.Stmts, ctx)
+}
+
+// verdict turns the findings into the caller's Verdict.
+func (c *classifier) verdict(cmd string) Verdict {
+	v := Verdict{
+		Command:          cmd,
+		Bounded:          c.category == BoundOK,
+		Category:         c.category,
+		SuggestedRewrite: c.rewrite,
+	}
+	if c.unboundedN != 1 {
+		v.SuggestedRewrite = ""
+	}
+	writes, inspected := 0, false
+	for _, f := range c.findings {
+		if f.write {
+			writes++
+		} else if f.phase == phaseInspect {
+			inspected = true
+		}
+	}
+	switch {
+	case writes > 0:
+		v.Intent, v.Risk = IntentWriteOrUnknown, RiskLow
+		v.Reasons = make([]string, 0, writes)
+		// Reasons of the dominating phases first, each phase in walk order.
+		for p := phaseConstruct; p <= phaseUnknown; p++ {
+			for _, f := range c.findings {
+				if f.write && f.phase == p {
+					v.Reasons = appendUnique(v.Reasons, f.reason)
+					v.Risk = maxRisk(v.Risk, f.risk)
+				}
+			}
+		}
+	case len(c.findings) == 0:
+		// Only comments or empty statements: nothing runs, nothing to prove.
+		v.Intent, v.Risk = IntentWriteOrUnknown, RiskMedium
+		v.Reasons = []string{"command: nothing to run"}
+	default:
+		v.Intent, v.Risk = IntentReadOnlyCertain, RiskReadOnly
+		if inspected {
+			v.Intent = IntentReadOnlyConditional
+		}
+		v.Reasons = make([]string, 0, len(c.findings))
+		for _, f := range c.findings {
+			v.Reasons = appendUnique(v.Reasons, f.reason)
+		}
+	}
+	return v
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, have := range list {
+		if have == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+var riskOrder = map[Risk]int{RiskReadOnly: 0, RiskLow: 1, RiskMedium: 2, RiskHigh: 3}
+
+func maxRisk(a, b Risk) Risk {
+	if riskOrder[b] > riskOrder[a] {
+		return b
+	}
+	return a
+}
+
+// addFinding records one finding.
+func (c *classifier) addFinding(p phase, write bool, risk Risk, reason string) {
+	c.findings = append(c.findings, finding{phase: p, write: write, risk: risk, reason: reason})
+}
+
+// construct records a phase-1 finding: a shell construct that can mutate.
+func (c *classifier) construct(word string, risk Risk, msg string) {
+	c.addFinding(phaseConstruct, true, risk, word+": "+msg)
+}
+
+// writer records a phase-2 finding: a command known to change things.
+func (c *classifier) writer(word string, risk Risk, msg string) {
+	c.addFinding(phaseWriter, true, risk, word+": "+msg)
+}
+
+// read records a phase-3 finding: read-only by construction.
+func (c *classifier) read(word, msg string) {
+	c.addFinding(phaseRead, false, RiskReadOnly, word+": "+msg)
+}
+
+// inspected records a phase-4 finding: a dual-use tool whose content was
+// inspected. write says whether the content can change things.
+func (c *classifier) inspected(word string, write bool, risk Risk, msg string) {
+	if !write {
+		risk = RiskReadOnly
+	}
+	c.addFinding(phaseInspect, write, risk, word+": "+msg)
+}
+
+// unknown records a phase-5 finding: nothing proves the part read-only.
+func (c *classifier) unknown(word, msg string) {
+	c.addFinding(phaseUnknown, true, RiskMedium, word+": "+msg)
+}
+
+// unbounded records that part of the command may not terminate by itself.
+// rewrite is a bounded replacement for the whole command, or "".
+func (c *classifier) unbounded(ctx callCtx, cat BoundCategory, rewrite string) {
+	if ctx.timed {
+		return
+	}
+	c.unboundedN++
+	if c.category == BoundOK {
+		c.category, c.rewrite = cat, rewrite
 	}
 }

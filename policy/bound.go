@@ -1,0 +1,144 @@
+package policy
+
+import "strings"
+
+// Exit-boundedness (SPEC P2): the read tool only runs commands that end by
+// themselves. Checkers report follow modes, pagers, tty flags and bare REPLs
+// through classifier.unbounded; this file builds the suggested rewrites,
+// which drop the follow flag and bound the output.
+
+// rewriteLines is how much output a rewrite asks for.
+const rewriteLines = "200"
+
+// edit describes a rewrite of one call: arguments to drop or replace, and
+// text to insert after a given argument or append at the end.
+type edit struct {
+	// replace maps an argument index to its new text; "" drops it.
+	replace map[int]string
+	// insertAfter is the index of the argument after which insert goes;
+	// -1 puts it right after the command word.
+	insertAfter int
+	insert      string
+	appendText  string
+}
+
+// rebuild returns the top-level command with call k rewritten by e, or ""
+// when the call is not in the top-level source (inside sh -c, ...).
+func (c *classifier) rebuild(k *call, e edit) string {
+	word := c.raw(k.word, k.ctx)
+	if word == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(word)
+	for _, a := range k.lead {
+		b.WriteByte(' ')
+		b.WriteString(c.raw(a, k.ctx))
+	}
+	if e.insertAfter < 0 && e.insert != "" {
+		b.WriteByte(' ')
+		b.WriteString(e.insert)
+	}
+	for i, a := range k.args {
+		if a.w == nil {
+			continue // a synthetic word, not in the source
+		}
+		text := c.raw(a, k.ctx)
+		if r, ok := e.replace[i]; ok {
+			text = r
+		}
+		if text != "" {
+			b.WriteByte(' ')
+			b.WriteString(text)
+		}
+		if i == e.insertAfter && e.insert != "" {
+			b.WriteByte(' ')
+			b.WriteString(e.insert)
+		}
+	}
+	if e.appendText != "" {
+		b.WriteByte(' ')
+		b.WriteString(e.appendText)
+	}
+	return c.splice(k, b.String())
+}
+
+// splice returns the top-level command with the span of call k, from its
+// command word to its last argument, replaced by body.
+func (c *classifier) splice(k *call, body string) string {
+	if k.ctx.nest != 0 || k.word.w == nil {
+		return ""
+	}
+	start, end := k.word.w.Pos().Offset(), k.word.w.End().Offset()
+	for i := len(k.args) - 1; i >= 0; i-- {
+		if k.args[i].w != nil {
+			end = k.args[i].w.End().Offset()
+			break
+		}
+	}
+	if end > uint(len(c.src)) || start > end {
+		return ""
+	}
+	return c.src[:start] + body + c.src[end:]
+}
+
+// stripShort removes the flags in drop from a short-option cluster such as
+// -fu, stopping at the first option in valued (whose value is the rest of
+// the cluster). It returns "" when nothing is left, and ok=false when the
+// word was quoted or escaped and cannot be edited safely.
+func stripShort(a arg, raw, drop, valued string) (string, bool) {
+	if !a.static || raw != a.s || len(raw) < 2 || raw[0] != '-' {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteByte('-')
+	for i := 1; i < len(raw); i++ {
+		ch := raw[i]
+		if strings.IndexByte(valued, ch) >= 0 {
+			b.WriteString(raw[i:])
+			break
+		}
+		if strings.IndexByte(drop, ch) < 0 {
+			b.WriteByte(ch)
+		}
+	}
+	if b.Len() == 1 {
+		return "", true
+	}
+	return b.String(), true
+}
+
+// follow collects where a command's follow (or other unbounded) flags sit,
+// so a rewrite can drop them.
+type follow struct {
+	found    bool
+	replace  map[int]string
+	editable bool
+}
+
+func newFollow() follow { return follow{editable: true} }
+
+// dropArg marks argument i for removal.
+func (f *follow) dropArg(i int) {
+	f.found = true
+	if f.replace == nil {
+		f.replace = make(map[int]string, 2)
+	}
+	f.replace[i] = ""
+}
+
+// dropShort marks a follow flag found inside the short cluster of argument
+// i for removal.
+func (f *follow) dropShort(c *classifier, k *call, i int, drop, valued string) {
+	f.found = true
+	a := k.args[i]
+	text, ok := stripShort(a, c.raw(a, k.ctx), drop, valued)
+	if !ok {
+		f.editable = false
+		return
+	}
+	if f.replace == nil {
+		f.replace = make(map[int]string, 2)
+	}
+	f.replace[i] = text
+}

@@ -1,0 +1,271 @@
+package policy
+
+import "strings"
+
+var awkSpec = optSpec{shortArg: "Fvfe", longArg: []string{"field-separator", "assign", "file", "source"}}
+
+// checkAwk: awk reads unless its program writes (print > file, print |
+// cmd), runs commands (system(), cmd | getline, |&), loads code, or comes
+// from a file the classifier cannot see.
+func checkAwk(c *classifier, k *call) {
+	var prog strings.Builder
+	have := false
+	s := scanOpts(&awkSpec, k.args)
+scan:
+	for t, more := s.next(); more; t, more = s.next() {
+		switch t.kind {
+		case tokDynamic:
+			c.unknown(k.name, "dynamic argument")
+			return
+		case tokOperand:
+			if !have {
+				if !t.valStatic {
+					c.unknown(k.name, "dynamic program")
+					return
+				}
+				prog.WriteString(t.val)
+				have = true
+			}
+			// awk takes no options after the program: the rest are files
+			// and var=value assignments.
+			break scan
+		case tokShort:
+			switch t.name {
+			case "e":
+				if !t.valStatic {
+					c.unknown(k.name, "dynamic program")
+					return
+				}
+				prog.WriteString(t.val)
+				prog.WriteByte('\n')
+				have = true
+				continue
+			case "f":
+				c.unknown(k.name+" -f", "program in a file")
+				return
+			case "F", "v", "b", "c", "n", "N", "P", "r", "s", "S", "t", "M", "O":
+				continue
+			}
+		case tokLong:
+			switch t.name {
+			case "source":
+				if !t.valStatic {
+					c.unknown(k.name, "dynamic program")
+					return
+				}
+				prog.WriteString(t.val)
+				prog.WriteByte('\n')
+				have = true
+				continue
+			case "file":
+				c.unknown(k.name+" --file", "program in a file")
+				return
+			case "field-separator", "assign", "sandbox", "posix", "traditional", "re-interval",
+				"characters-as-bytes", "use-lc-numeric", "bignum", "optimize", "no-optimize":
+				continue
+			}
+		}
+		c.badOption(k, t)
+		return
+	}
+	if !have {
+		c.unknown(k.name, "no program")
+		return
+	}
+	what, ok := awkProgramWrites(prog.String())
+	switch {
+	case !ok:
+		c.unknown(k.name, "program not understood")
+	case what != "":
+		c.construct(k.name+" "+what, RiskMedium, "program writes files or runs commands")
+	default:
+		c.readOnly(k)
+	}
+}
+
+// awkTok is the class of the previous significant awk token, which decides
+// whether a '/' starts a regular expression or divides.
+type awkTok uint8
+
+const (
+	awkStart     awkTok = iota // start, '{', '}', ';', newline, '(' ...: an operand may follow
+	awkOperand                 // a name, number, string, regex, ')' or ']': '/' divides
+	awkAmbiguous               // getline, ++, --, $: a '/' here is refused
+)
+
+// awkProgramWrites scans an awk program and returns the first construct
+// that writes a file or runs a command, or "". ok is false when the program
+// cannot be scanned with certainty (an unterminated string, a '/' whose
+// meaning depends on the awk implementation, indirect calls, ...).
+func awkProgramWrites(p string) (what string, ok bool) {
+	prev := awkStart
+	depth := 0
+	printDepth := -1   // paren depth where the current print statement began
+	var control []bool // for each open paren: does it belong to if/while/for?
+	lastKeyword := ""
+	for i := 0; i < len(p); i++ {
+		ch := p[i]
+		switch {
+		case ch == ' ' || ch == '\t' || ch == '\r':
+			continue
+		case ch == '\\' && i+1 < len(p) && p[i+1] == '\n':
+			i++
+			continue
+		case ch == '\n' || ch == ';' || ch == '{' || ch == '}':
+			printDepth = -1
+			prev = awkStart
+		case ch == '#':
+			for i < len(p) && p[i] != '\n' {
+				i++
+			}
+			i--
+		case ch == '"':
+			end, ok := awkSkipString(p, i)
+			if !ok {
+				return "", false
+			}
+			i = end
+			prev = awkOperand
+		case ch == '/':
+			switch prev {
+			case awkOperand:
+				prev = awkStart // division
+			case awkAmbiguous:
+				return "", false
+			default:
+				end, ok := awkSkipRegex(p, i)
+				if !ok {
+					return "", false
+				}
+				i = end
+				prev = awkOperand
+			}
+		case ch == '_' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z':
+			j := i
+			for j < len(p) && (p[j] == '_' || p[j] >= 'a' && p[j] <= 'z' || p[j] >= 'A' && p[j] <= 'Z' || p[j] >= '0' && p[j] <= '9') {
+				j++
+			}
+			word := p[i:j]
+			i = j - 1
+			lastKeyword = ""
+			switch word {
+			case "system":
+				return "system()", true
+			case "print", "printf":
+				printDepth = depth
+				prev = awkStart
+			case "getline":
+				prev = awkAmbiguous
+			case "if", "while", "for", "switch":
+				lastKeyword = word
+				prev = awkStart
+			case "return", "exit", "case", "do", "else", "in", "delete", "BEGIN", "END", "BEGINFILE", "ENDFILE", "function", "func":
+				prev = awkStart
+			default:
+				prev = awkOperand
+			}
+			continue
+		case ch >= '0' && ch <= '9' || ch == '.':
+			for i+1 < len(p) && (p[i+1] >= '0' && p[i+1] <= '9' || p[i+1] == '.' || p[i+1] == 'e' || p[i+1] == 'E' || p[i+1] == 'x' || p[i+1] >= 'a' && p[i+1] <= 'f' || p[i+1] >= 'A' && p[i+1] <= 'F') {
+				i++
+			}
+			prev = awkOperand
+		case ch == '(':
+			control = append(control, lastKeyword != "")
+			depth++
+			prev = awkStart
+		case ch == ')':
+			if depth == 0 {
+				return "", false
+			}
+			depth--
+			wasControl := control[len(control)-1]
+			control = control[:len(control)-1]
+			if wasControl {
+				prev = awkStart // a statement, possibly a regex, follows
+			} else {
+				prev = awkOperand
+			}
+		case ch == '[':
+			prev = awkStart
+		case ch == ']':
+			prev = awkOperand
+		case ch == '|':
+			switch {
+			case i+1 < len(p) && p[i+1] == '|':
+				i++
+				prev = awkStart
+			case i+1 < len(p) && p[i+1] == '&':
+				return "|&", true
+			default:
+				return "| command", true
+			}
+		case ch == '>':
+			switch {
+			case i+1 < len(p) && p[i+1] == '=':
+				i++
+			case printDepth >= 0 && depth == printDepth:
+				return "print >", true
+			}
+			prev = awkStart
+		case ch == '+' || ch == '-':
+			if i+1 < len(p) && p[i+1] == ch {
+				i++
+				prev = awkAmbiguous
+				continue
+			}
+			prev = awkStart
+		case ch == '$':
+			prev = awkAmbiguous
+		case strings.IndexByte("<=!~&,?:*%^", ch) >= 0:
+			prev = awkStart
+		default:
+			// '@' (gawk directives and indirect calls), '`' and anything
+			// else awk does not know.
+			return "", false
+		}
+		lastKeyword = ""
+	}
+	return "", depth == 0
+}
+
+// awkSkipString returns the index of the quote closing the string that
+// starts at i.
+func awkSkipString(p string, i int) (int, bool) {
+	for j := i + 1; j < len(p); j++ {
+		switch p[j] {
+		case '\\':
+			j++
+		case '"':
+			return j, true
+		case '\n':
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// awkSkipRegex returns the index of the slash closing the regex that starts
+// at i. Implementations disagree about a slash inside a bracket
+// expression, so one is refused.
+func awkSkipRegex(p string, i int) (int, bool) {
+	inBracket := false
+	for j := i + 1; j < len(p); j++ {
+		switch p[j] {
+		case '\\':
+			j++
+		case '[':
+			inBracket = true
+		case ']':
+			inBracket = false
+		case '/':
+			if inBracket {
+				return 0, false
+			}
+			return j, true
+		case '\n':
+			return 0, false
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,449 @@
+package policy
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// callCtx is what a command inherits from where it sits in the script.
+type callCtx struct {
+	nest  uint8 // re-parsed command strings around this one
+	chain uint8 // wrappers peeled off this simple command
+	// piped: stdin comes from a pipe; fed: stdin comes from a pipe, a
+	// redirection or a here-document, so a REPL would not wait for a person.
+	piped, fed bool
+	// timed: a timeout wrapper bounds everything inside.
+	timed bool
+	// extra: more arguments are appended at run time (xargs, find -exec),
+	// so every argument-sensitive command is unknown.
+	extra bool
+}
+
+// nested returns the context for a re-parsed command string.
+func (ctx callCtx) nested() callCtx {
+	ctx.nest++
+	ctx.chain = 0
+	return ctx
+}
+
+func (c *classifier) stmts(list []*syntax.Stmt, ctx callCtx) {
+	for _, s := range list {
+		c.stmt(s, ctx)
+	}
+}
+
+func (c *classifier) stmt(s *syntax.Stmt, ctx callCtx) {
+	for _, r := range s.Redirs {
+		if c.redirect(r, ctx) {
+			ctx.fed = true
+		}
+	}
+	if s.Coprocess || s.Disown {
+		c.construct("coproc", RiskMedium, "runs a background coprocess")
+	}
+	if s.Cmd != nil {
+		c.command(s.Cmd, ctx)
+	}
+}
+
+// command classifies one compound or simple command.
+func (c *classifier) command(cmd syntax.Command, ctx callCtx) {
+	switch x := cmd.(type) {
+	case *syntax.CallExpr:
+		c.call(x, ctx)
+	case *syntax.BinaryCmd:
+		c.stmt(x.X, ctx)
+		if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
+			ctx.piped, ctx.fed = true, true
+		}
+		c.stmt(x.Y, ctx)
+	case *syntax.Block:
+		c.stmts(x.Stmts, ctx)
+	case *syntax.Subshell:
+		c.stmts(x.Stmts, ctx)
+	case *syntax.IfClause:
+		for ; x != nil; x = x.Else {
+			c.stmts(x.Cond, ctx)
+			c.stmts(x.Then, ctx)
+		}
+	case *syntax.WhileClause:
+		c.stmts(x.Cond, ctx)
+		c.stmts(x.Do, ctx)
+		if foreverCond(x) {
+			c.unbounded(ctx, BoundUnboundedStream, "")
+		}
+	case *syntax.ForClause:
+		if loop, ok := x.Loop.(*syntax.CStyleLoop); ok && loop.Cond == nil {
+			c.unbounded(ctx, BoundUnboundedStream, "")
+		}
+		c.stmts(x.Do, ctx)
+	case *syntax.CaseClause:
+		for _, item := range x.Items {
+			c.stmts(item.Stmts, ctx)
+		}
+	case *syntax.FuncDecl:
+		// The body runs whenever the name is called; judge it as if inline.
+		c.stmt(x.Body, ctx)
+	case *syntax.ArithmCmd:
+		c.read("((", "shell arithmetic")
+	case *syntax.TestClause:
+		c.read("[[", "shell test")
+	case *syntax.LetClause:
+		c.read("let", "shell arithmetic")
+	case *syntax.DeclClause:
+		c.decl(x)
+	case *syntax.TimeClause:
+		if x.Stmt != nil {
+			c.stmt(x.Stmt, ctx)
+		} else {
+			c.read("time", "shell keyword")
+		}
+	case *syntax.CoprocClause:
+		c.construct("coproc", RiskMedium, "runs a background coprocess")
+		if x.Stmt != nil {
+			c.stmt(x.Stmt, ctx)
+		}
+	default:
+		c.unknown("shell", "unsupported construct")
+	}
+}
+
+// foreverCond reports a while/until loop whose condition is a constant that
+// never ends it: while true, while :, until false.
+func foreverCond(w *syntax.WhileClause) bool {
+	if len(w.Cond) != 1 {
+		return false
+	}
+	call, ok := w.Cond[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) != 1 || w.Cond[0].Negated {
+		return false
+	}
+	switch call.Args[0].Lit() {
+	case "true", ":":
+		return !w.Until
+	case "false":
+		return w.Until
+	}
+	return false
+}
+
+// redirect classifies one redirection and reports whether it supplies stdin.
+func (c *classifier) redirect(r *syntax.Redirect, ctx callCtx) (input bool) {
+	switch r.Op {
+	case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return true
+	case syntax.DplIn:
+		return true
+	case syntax.DplOut:
+		// >&2, 2>&1, >&-: duplicating or closing descriptors writes nothing.
+		if t := c.resolve(r.Word); t.static && (isNumber(t.s) || t.s == "-") {
+			return false
+		}
+	case syntax.RdrInOut:
+		c.construct("<> "+c.wordText(r.Word, ctx), RiskMedium, "opens a file for writing")
+		return true
+	}
+	t := c.resolve(r.Word)
+	if t.static && !t.glob {
+		switch t.s {
+		case "/dev/null", "/dev/stdout", "/dev/stderr":
+			return false
+		}
+	}
+	risk := RiskMedium
+	if t.static && sensitivePath(t.s) {
+		risk = RiskHigh
+	}
+	c.construct(r.Op.String()+" "+c.wordText(r.Word, ctx), risk, "output redirection")
+	return false
+}
+
+// wordText is a word as written, for reasons.
+func (c *classifier) wordText(w *syntax.Word, ctx callCtx) string {
+	a := c.resolve(w)
+	if raw := c.raw(a, ctx); raw != "" {
+		return raw
+	}
+	if a.static {
+		return a.s
+	}
+	return "(dynamic)"
+}
+
+// sensitivePath reports system locations where a write is high risk.
+func sensitivePath(p string) bool {
+	for _, prefix := range []string{"/etc/", "/boot", "/dev/sd", "/dev/nvme", "/dev/vd", "/dev/xvd", "/dev/mapper", "/dev/disk", "/proc/sys", "/proc/sysrq", "/sys/", "/bin", "/sbin", "/usr/", "/lib", "/var/lib/"} {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return p == "/" || p == "/etc"
+}
+
+// call classifies a simple command: assignments, then the command itself.
+func (c *classifier) call(x *syntax.CallExpr, ctx callCtx) {
+	for _, a := range x.Assigns {
+		c.assign(a)
+	}
+	if len(x.Args) == 0 {
+		if len(x.Assigns) > 0 && x.Assigns[0].Name != nil {
+			c.read(x.Assigns[0].Name.Value+"=", "shell variable")
+		}
+		return
+	}
+	start := len(c.args)
+	for _, w := range x.Args {
+		c.args = append(c.args, c.resolve(w))
+	}
+	end := len(c.args)
+	c.argv(c.args[start:end:end], ctx)
+	clear(c.args[start:])
+	c.args = c.args[:start]
+}
+
+// argv classifies one command line given as resolved words: the command
+// word picks a rule from the table.
+func (c *classifier) argv(args []arg, ctx callCtx) {
+	if len(args) == 0 {
+		return
+	}
+	if ctx.chain > maxChain {
+		c.unknown("wrappers", "too many to classify")
+		return
+	}
+	word := args[0]
+	if !word.static || word.glob {
+		c.construct(c.displayWord(word, ctx), RiskMedium, "dynamic command word")
+		return
+	}
+	name, trusted := commandName(word.s)
+	r, known := c.table[name]
+	if !known && writerFamily(name) {
+		r, known = rule{class: ruleWrite, risk: RiskHigh}, true
+	}
+	rest := args[1:]
+	if ctx.extra && known && r.class == ruleCheck {
+		// xargs appends words read at run time: the checker sees one
+		// unknown word at the end, which may be anything.
+		rest = append(rest[:len(rest):len(rest)], arg{})
+	}
+	ctx.extra = false
+	k := &call{name: name, word: word, args: rest, ctx: ctx}
+	switch {
+	case !known:
+		if strings.IndexByte(word.s, '/') >= 0 {
+			c.unknown(word.s, "runs a program or script")
+		} else {
+			c.unknown(name, "unknown command")
+		}
+	case r.class == ruleWrite:
+		c.writer(name, r.risk, "known writer")
+	case !trusted:
+		// A reader's name in an unusual directory could be anything.
+		c.unknown(word.s, "program outside the system directories")
+	case r.class == ruleRead:
+		c.read(name, "read-only")
+	default:
+		r.check(c, k)
+	}
+}
+
+// displayWord is a command word as written, for reasons.
+func (c *classifier) displayWord(a arg, ctx callCtx) string {
+	if raw := c.raw(a, ctx); raw != "" {
+		return raw
+	}
+	if a.s != "" {
+		return a.s
+	}
+	return "(dynamic)"
+}
+
+// systemDirs are where the read-only commands of the table live. A
+// command word with a path elsewhere is only trusted to be a writer.
+var systemDirs = map[string]bool{
+	"/bin": true, "/sbin": true, "/usr/bin": true, "/usr/sbin": true,
+	"/usr/local/bin": true, "/usr/local/sbin": true,
+}
+
+// commandName returns the name a command word is looked up by (its base
+// name) and whether its directory, if any, is a system one.
+func commandName(word string) (name string, trusted bool) {
+	slash := strings.LastIndexByte(word, '/')
+	if slash < 0 {
+		return word, true
+	}
+	dir := strings.TrimRight(word[:slash], "/")
+	return word[slash+1:], systemDirs[dir]
+}
+
+// assign classifies a variable assignment, alone or before a command.
+func (c *classifier) assign(a *syntax.Assign) {
+	if a.Name == nil {
+		return
+	}
+	name := a.Name.Value
+	value, static := "", true
+	if a.Value != nil {
+		v := c.resolve(a.Value)
+		value, static = v.s, v.static
+	}
+	switch env := envClass(name, value, static); env {
+	case envInjects:
+		c.construct(name+"=", RiskHigh, "environment can inject code or change which program runs")
+	case envUnknown:
+		c.unknown(name+"=", "environment variable not known to be inert")
+	}
+}
+
+// decl classifies declare, export, local, readonly and typeset.
+func (c *classifier) decl(d *syntax.DeclClause) {
+	variant := d.Variant.Value
+	for _, a := range d.Args {
+		if a.Naked && a.Name == nil {
+			// An option such as -x or -p.
+			flag := c.resolve(a.Value)
+			if !flag.static {
+				c.unknown(variant, "dynamic option")
+				continue
+			}
+			if strings.HasPrefix(flag.s, "-") && strings.ContainsAny(flag.s, "in") {
+				c.unknown(variant+" "+flag.s, "evaluates values as arithmetic or names")
+			}
+			continue
+		}
+		c.assign(a)
+	}
+	c.read(variant, "shell variable")
+}
+
+// substitutions walks every node of a parsed script for the constructs that
+// make it write-or-unknown wherever they appear: command and process
+// substitution, and arithmetic that evaluates variables (whose values bash
+// may evaluate as code, as in a[$(cmd)]).
+func (c *classifier) substitutions(f *syntax.File) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CmdSubst:
+			if x.Backquotes {
+				c.construct("`...`", RiskMedium, "command substitution")
+			} else {
+				c.construct("$(...)", RiskMedium, "command substitution")
+			}
+			return false
+		case *syntax.ProcSubst:
+			c.construct(x.Op.String()+"...)", RiskMedium, "process substitution")
+			return false
+		case *syntax.ArithmExp:
+			c.arithm(x.X, "$((...))")
+		case *syntax.ArithmCmd:
+			c.arithm(x.X, "((...))")
+		case *syntax.LetClause:
+			for _, e := range x.Exprs {
+				c.arithm(e, "let")
+			}
+		case *syntax.CStyleLoop:
+			c.arithm(x.Init, "for ((...))")
+			c.arithm(x.Cond, "for ((...))")
+			c.arithm(x.Post, "for ((...))")
+		case *syntax.Assign:
+			if x.Index != nil {
+				c.arithm(x.Index, "[...]=")
+			}
+		case *syntax.ArrayElem:
+			c.arithm(x.Index, "[...]=")
+		case *syntax.ParamExp:
+			c.paramExp(x)
+		case *syntax.TestClause:
+			c.testExpr(x.X)
+		}
+		return true
+	})
+}
+
+// arithm flags arithmetic that reads variables: bash evaluates a variable's
+// value recursively, and a value like a[$(cmd)] runs cmd.
+func (c *classifier) arithm(e syntax.ArithmExpr, where string) {
+	if e != nil && arithmUsesVars(e) {
+		c.construct(where, RiskMedium, "arithmetic on variables may evaluate command text")
+	}
+}
+
+func arithmUsesVars(e syntax.ArithmExpr) bool {
+	switch x := e.(type) {
+	case *syntax.BinaryArithm:
+		return arithmUsesVars(x.X) || arithmUsesVars(x.Y)
+	case *syntax.UnaryArithm:
+		return arithmUsesVars(x.X)
+	case *syntax.ParenArithm:
+		return arithmUsesVars(x.X)
+	case *syntax.Word:
+		l := x.Lit()
+		return l == "" || !isArithmNumber(l)
+	}
+	return true
+}
+
+// isArithmNumber reports a bash integer constant: 42, 0x1f, 8#17.
+func isArithmNumber(s string) bool {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if !(ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch == '#' || ch == '@' || ch == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *classifier) paramExp(p *syntax.ParamExp) {
+	if p.Excl && p.Names == 0 && p.Index == nil {
+		c.construct("${!...}", RiskMedium, "indirect expansion may evaluate command text")
+	}
+	if p.NestedParam != nil {
+		c.construct("${...}", RiskMedium, "nested expansion")
+	}
+	if p.Index != nil {
+		if w, ok := p.Index.(*syntax.Word); !ok || (w.Lit() != "@" && w.Lit() != "*") {
+			c.arithm(p.Index, "${...[...]}")
+		}
+	}
+	if p.Slice != nil {
+		c.arithm(p.Slice.Offset, "${...:...}")
+		c.arithm(p.Slice.Length, "${...:...}")
+	}
+}
+
+// testExpr flags [[ ]] tests that evaluate operands as arithmetic or names.
+func (c *classifier) testExpr(e syntax.TestExpr) {
+	switch x := e.(type) {
+	case *syntax.BinaryTest:
+		switch x.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			if !testNumber(x.X) || !testNumber(x.Y) {
+				c.construct("[[ "+x.Op.String()+" ]]", RiskMedium, "arithmetic on variables may evaluate command text")
+			}
+		default:
+			c.testExpr(x.X)
+			c.testExpr(x.Y)
+		}
+	case *syntax.UnaryTest:
+		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+			if w, ok := x.X.(*syntax.Word); !ok || !isIdentifier(w.Lit()) {
+				c.construct("[[ "+x.Op.String()+" ]]", RiskMedium, "evaluates a variable name")
+			}
+			return
+		}
+		c.testExpr(x.X)
+	case *syntax.ParenTest:
+		c.testExpr(x.X)
+	}
+}
+
+func testNumber(e syntax.TestExpr) bool {
+	w, ok := e.(*syntax.Word)
+	return ok && isArithmNumber(w.Lit())
+}

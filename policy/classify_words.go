@@ -1,0 +1,255 @@
+package policy
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// arg is one word of a simple command after quote removal.
+type arg struct {
+	// s is the word's value with quotes and escapes removed. When the word
+	// is not static, s holds only its literal parts.
+	s string
+	// static reports that the shell passes exactly s, as one word: no
+	// parameter, command or arithmetic expansion, no brace expansion, and no
+	// glob that could expand to a word of a different shape.
+	static bool
+	// glob reports an unquoted glob character anywhere in the word.
+	glob bool
+	// w is the word in the parsed source; nil for synthetic words.
+	w *syntax.Word
+}
+
+// lit returns a synthetic static word.
+func lit(s string) arg { return arg{s: s, static: true} }
+
+// resolve removes quotes and escapes from w the way the shell would,
+// without expanding anything.
+func (c *classifier) resolve(w *syntax.Word) arg {
+	// Fast path: one plain unquoted literal, the common case.
+	if len(w.Parts) == 1 {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\{*?[") {
+			return arg{s: l.Value, static: true, w: w}
+		}
+	}
+	a := arg{static: true, w: w}
+	b := c.buf[:0]
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			if hasBraceExpansion(p.Value) {
+				a.static = false
+			}
+			start := len(b)
+			var globAt int
+			b, globAt = appendUnquoted(b, p.Value)
+			if globAt >= 0 {
+				a.glob = true
+				// A glob that starts the word may expand to anything,
+				// including a word that looks like an option.
+				if start+globAt == 0 {
+					a.static = false
+				}
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				b = appendANSIC(b, p.Value)
+			} else {
+				b = append(b, p.Value...)
+			}
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b = unescapeDouble(b, l.Value)
+				} else {
+					a.static = false
+				}
+			}
+		default:
+			// Parameter, command, arithmetic or process expansion; extglob.
+			a.static = false
+			if _, ok := part.(*syntax.ExtGlob); ok {
+				a.glob = true
+			}
+		}
+	}
+	a.s = string(b)
+	c.buf = b[:0]
+	return a
+}
+
+// hasBraceExpansion reports whether an unquoted literal contains a bash
+// brace expansion such as {a,b} or {1..3}, which turns one word into many.
+func hasBraceExpansion(s string) bool {
+	open := strings.IndexByte(s, '{')
+	if open < 0 {
+		return false
+	}
+	rest := s[open:]
+	return strings.IndexByte(rest, '}') > 0 && (strings.IndexByte(rest, ',') > 0 || strings.Contains(rest, ".."))
+}
+
+// appendUnquoted appends an unquoted literal with backslash escapes
+// removed (\x is x, a backslash-newline disappears). globAt is the offset in
+// the appended text of the first unescaped glob character, or -1.
+func appendUnquoted(b []byte, s string) (out []byte, globAt int) {
+	globAt = -1
+	start := len(b)
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '\\' && i+1 < len(s):
+			i++
+			if s[i] != '\n' {
+				b = append(b, s[i])
+			}
+			continue
+		case globAt < 0 && (ch == '*' || ch == '?' || ch == '[' && strings.IndexByte(s[i:], ']') > 0):
+			globAt = len(b) - start
+		}
+		b = append(b, ch)
+	}
+	return b, globAt
+}
+
+// unescapeDouble appends a double-quoted literal: a backslash only escapes
+// $ ` " \ and newline there.
+func unescapeDouble(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '"', '\\':
+				i++
+				b = append(b, s[i])
+				continue
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b = append(b, ch)
+	}
+	return b
+}
+
+// appendANSIC decodes the body of a $'...' word.
+func appendANSIC(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch != '\\' || i+1 >= len(s) {
+			b = append(b, ch)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'a':
+			b = append(b, '\a')
+		case 'b':
+			b = append(b, '\b')
+		case 'e', 'E':
+			b = append(b, 0x1b)
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'v':
+			b = append(b, '\v')
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				b = append(b, s[i]&0x1f)
+			}
+		case 'x', 'u', 'U':
+			maxDigits := 2
+			if e == 'u' {
+				maxDigits = 4
+			} else if e == 'U' {
+				maxDigits = 8
+			}
+			j := i + 1
+			for j < len(s) && j-i-1 < maxDigits && isHex(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				b = append(b, '\\', e)
+				continue
+			}
+			n, _ := strconv.ParseUint(s[i+1:j], 16, 32)
+			if e == 'x' {
+				b = append(b, byte(n))
+			} else {
+				b = utf8.AppendRune(b, rune(n))
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j-i < 3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			n, _ := strconv.ParseUint(s[i:j], 8, 16)
+			b = append(b, byte(n))
+			i = j - 1
+		default:
+			// \\ \' \" \? and unknown escapes: the character itself for the
+			// known ones, backslash and character otherwise.
+			if e != '\\' && e != '\'' && e != '"' && e != '?' {
+				b = append(b, '\\')
+			}
+			b = append(b, e)
+		}
+	}
+	return b
+}
+
+func isHex(ch byte) bool {
+	return ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'f' || ch >= 'A' && ch <= 'F'
+}
+
+// raw returns the source text of a word at the top level, or "" when the
+// word did not come from the top-level source.
+func (c *classifier) raw(a arg, ctx callCtx) string {
+	if a.w == nil || ctx.nest != 0 {
+		return ""
+	}
+	start, end := a.w.Pos().Offset(), a.w.End().Offset()
+	if end > uint(len(c.src)) || start >= end {
+		return ""
+	}
+	return c.src[start:end]
+}
+
+// isIdentifier reports whether s is a plain shell variable name.
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch == '_' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || i > 0 && ch >= '0' && ch <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// isNumber reports whether s is a non-empty run of decimal digits.
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
