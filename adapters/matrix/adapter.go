@@ -42,10 +42,6 @@ const (
 	cacheSize    = 4096
 )
 
-// ErrNotStarted is returned by calls that need a logged-in client before
-// Start has logged in.
-var ErrNotStarted = errors.New("matrix: adapter not started (Start logs in)")
-
 // Interface guards.
 var (
 	_ bot.Adapter      = (*Adapter)(nil)
