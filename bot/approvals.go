@@ -188,7 +188,7 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 		x.Status = status
 		x.DecidedBy = d.User
 		x.DecidedAt = now
-		x.Reason = d.Reason
+		x.Reason = policy.Redact(d.Reason)
 	})
 	if errors.Is(err, ErrStatusConflict) {
 		b.tell(ctx, d.Thread, d.User, "Not accepted: "+alreadyDecided(decided))
@@ -203,7 +203,7 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 		action, outcome = policy.AuditApproved, "approved"
 	}
 	b.audit(ctx, policy.AuditRecord{Actor: d.User, Action: action, Tool: a.Tool, Target: a.Target, Command: a.Command,
-		Channel: a.Channel, Thread: a.Thread, Outcome: outcome, ApprovalID: a.ID, Reason: d.Reason})
+		Channel: a.Channel, Thread: a.Thread, Outcome: outcome, ApprovalID: a.ID, Reason: policy.Redact(d.Reason)})
 	b.approvalOutcome(outcome)
 	b.updateCard(ctx, decided)
 
@@ -213,7 +213,7 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 		return
 	}
 	b.enqueue(ref.ThreadRef, job{resume: &resumeJob{approval: decided, decision: agent.Decision{
-		Approved: d.Approve, By: d.User, Reason: d.Reason,
+		Approved: d.Approve, By: d.User, Reason: decided.Reason,
 	}}})
 }
 

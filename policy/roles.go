@@ -148,7 +148,9 @@ func (cp ChannelPolicy) Validate() error {
 			}
 		}
 	}
-	if cp.Level == LevelControlled && cp.Match != ConsoleChannel && len(cp.Approvers) == 0 {
+	// The console's local user approves, and in a Matrix room the power
+	// level names approvers; every other controlled channel needs a list.
+	if cp.Level == LevelControlled && cp.Match != ConsoleChannel && !strings.HasPrefix(cp.Match, "matrix:") && len(cp.Approvers) == 0 {
 		errs = append(errs, fmt.Errorf(
 			"%s.approvers: the channel is controlled but nobody can approve its changes; "+
 				"add user IDs or %q entries to %s.approvers, or set %s.level to %s",

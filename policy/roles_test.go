@@ -65,6 +65,7 @@ func TestRolesValidate(t *testing.T) {
 		{"console controlled without approvers", ChannelPolicy{Match: "console", Level: LevelControlled}, nil},
 		{"read only without approvers", ChannelPolicy{Match: "default", Level: LevelReadOnly}, nil},
 		{"autonomous without approvers", ChannelPolicy{Match: "matrix:!r:example.org", Level: LevelAutonomous}, nil},
+		{"matrix controlled by power level", ChannelPolicy{Match: "matrix:!r:example.org", Level: LevelControlled}, nil},
 		{"controlled without approvers",
 			ChannelPolicy{Match: "slack:C1", Level: LevelControlled},
 			[]string{"channels[slack:C1].approvers", "nobody can approve", "usergroup:<id>", "read_only"}},
