@@ -41,7 +41,7 @@ type thread struct {
 // the thread's queue.
 func (b *Bot) HandleMessage(ctx context.Context, m Message) {
 	defer b.guard(ctx, "handle message", m.Thread)
-	if !m.Addressed {
+	if !m.Addressed && !b.knownThread(ctx, m.Thread) {
 		return
 	}
 	if m.EventID != "" {
@@ -65,6 +65,17 @@ func (b *Bot) HandleMessage(ctx context.Context, m Message) {
 		return
 	}
 	b.enqueue(m.Thread, job{msg: &m})
+}
+
+// knownThread reports whether vigil already holds a conversation in the
+// thread. Adapters mark replies in threads they saw as addressed, but with
+// several replicas a reply can reach one that never saw the thread; the
+// shared session store knows.
+func (b *Bot) knownThread(ctx context.Context, t ThreadRef) bool {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := b.opt.Stores.Sessions.LoadSession(lctx, t.Key())
+	return err == nil
 }
 
 func isStop(text string) bool {

@@ -22,6 +22,7 @@ func PlatformAdapters(cfg *config.Config, log *slog.Logger) ([]bot.Adapter, erro
 			SigningSecret: cfg.Slack.SigningSecret.Reveal(),
 			Listen:        cfg.Slack.Listen,
 			APIURL:        cfg.Slack.APIURL,
+			UsergroupTTL:  cfg.Slack.UsergroupTTL,
 			Logger:        log.With("adapter", "slack"),
 		})
 		if err != nil {

@@ -145,6 +145,8 @@ type Slack struct {
 	SigningSecret Secret `mapstructure:"signing_secret"`
 	Listen        string `mapstructure:"listen"`
 	APIURL        string `mapstructure:"api_url"`
+	// UsergroupTTL is how long Slack user group memberships are cached.
+	UsergroupTTL time.Duration `mapstructure:"usergroup_ttl"`
 }
 
 // Matrix configures the Matrix adapter.
@@ -195,6 +197,7 @@ var defaults = map[string]any{
 	"slack.signing_secret":        "",
 	"slack.listen":                ":3000",
 	"slack.api_url":               "",
+	"slack.usergroup_ttl":         "5m",
 	"matrix.enabled":              false,
 	"matrix.homeserver":           "",
 	"matrix.user_id":              "",

@@ -402,3 +402,25 @@ func TestResumeAfterRestart(t *testing.T) {
 		t.Fatalf("resumed approval ran the write %d times, want 1", n)
 	}
 }
+
+// A reply the platform did not mark as addressed is still answered when
+// vigil already holds a conversation in that thread; elsewhere it is
+// ignored.
+func TestUnaddressedReplyInKnownThread(t *testing.T) {
+	chat, model, st := chatStack(t, policy.ChannelPolicy{Match: "ops", Level: policy.LevelReadOnly})
+	known, other := testkit.Thread("ops", "t1"), testkit.Thread("ops", "t2")
+	model.Script(modeltest.Text("first"), modeltest.Text("second"))
+	chat.Say(t, known, "alice", "hello")
+	idle(t, st)
+	chat.WaitText(t, known, "[answer] first", wait)
+	chat.SayUnaddressed(t, other, "alice", "chatter elsewhere")
+	chat.SayUnaddressed(t, known, "alice", "and a follow-up")
+	idle(t, st)
+	chat.WaitText(t, known, "[answer] second", wait)
+	if n := len(chat.Posts(other)); n != 0 {
+		t.Fatalf("vigil answered %d times in a thread it was never part of", n)
+	}
+	if model.Count() != 2 {
+		t.Fatalf("model got %d requests, want 2", model.Count())
+	}
+}

@@ -91,9 +91,21 @@ func (c *Chat) Say(t testing.TB, th bot.ThreadRef, user, text string) {
 // SayEvent delivers a message with a given event ID (redelivery tests).
 func (c *Chat) SayEvent(t testing.TB, th bot.ThreadRef, user, text, eventID string) {
 	t.Helper()
+	c.deliver(t, th, user, text, eventID, true)
+}
+
+// SayUnaddressed delivers a thread reply that the platform could not tell
+// was meant for the bot (a replica that never saw the thread).
+func (c *Chat) SayUnaddressed(t testing.TB, th bot.ThreadRef, user, text string) {
+	t.Helper()
+	c.deliver(t, th, user, text, fmt.Sprintf("ev-%d", c.seq.Add(1)), false)
+}
+
+func (c *Chat) deliver(t testing.TB, th bot.ThreadRef, user, text, eventID string, addressed bool) {
+	t.Helper()
 	c.handler(t).HandleMessage(context.Background(), bot.Message{
 		EventID: eventID, Thread: th, ID: eventID, User: user, UserName: user,
-		Text: text, Mentions: bot.ResourceMentions(text), Addressed: true, At: time.Now(),
+		Text: text, Mentions: bot.ResourceMentions(text), Addressed: addressed, At: time.Now(),
 	})
 }
 
