@@ -1,0 +1,81 @@
+package console
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigilops/vigil/bot"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// golden compares got with testdata/<name>.golden, or rewrites it with
+// -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("%s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	at := time.Date(2026, 11, 22, 14, 2, 11, 0, time.UTC)
+	long := strings.Repeat("x", 40) + "\n"
+	card := bot.ApprovalCard{
+		ID: "k3m9x2ab7q", Token: "secret-token-never-shown", Tool: "control", Target: "web1",
+		Command: "systemctl restart nginx", Risk: "medium", Reasons: []string{"systemctl restart: known writer"},
+		Requester: "alice", ExpiresAt: at.Add(10 * time.Minute), Status: bot.ApprovalPending,
+	}
+	approved, denied, expired := card, card, card
+	approved.Status, approved.DecidedBy, approved.DecidedAt = bot.ApprovalApproved, "bob", at.Add(time.Minute)
+	denied.Status, denied.DecidedBy, denied.DecidedAt, denied.Reason = bot.ApprovalDenied, "bob", at.Add(time.Minute), "change freeze"
+	expired.Status = bot.ApprovalExpired
+	cases := map[string]string{
+		"trace_ok": Render(bot.Reply{Kind: bot.ReplyTrace, Trace: &bot.Trace{Tool: "read", Action: "exec", Target: "web1",
+			Command: "uptime", Outcome: bot.OutcomeOK, Duration: 12 * time.Millisecond, Output: " 14:02:11 up 3 days\n"}}),
+		"trace_blocked": Render(bot.Reply{Kind: bot.ReplyTrace, Trace: &bot.Trace{Tool: "read", Action: "exec", Target: "web1",
+			Command: "rm -f /tmp/x", Outcome: bot.OutcomeBlocked, Code: "POLICY_BLOCKED", Message: "read refuses commands it cannot prove read-only: rm: known writer"}}),
+		"trace_truncated": Render(bot.Reply{Kind: bot.ReplyTrace, Trace: &bot.Trace{Tool: "read", Action: "exec", Target: "web1",
+			Command: "cat big.log", Outcome: bot.OutcomeFailed, Code: "EXECUTION_FAILED", Message: "command exited with status 1",
+			Duration: time.Second, Output: long, Truncated: true, FullOutput: strings.Repeat(long, 100)}}),
+		"answer":        Render(bot.Reply{Kind: bot.ReplyAnswer, Text: "nginx is up.\nLoad is low."}),
+		"notice":        Render(bot.Reply{Kind: bot.ReplyNotice, Text: "Stopping."}),
+		"error":         Render(bot.Reply{Kind: bot.ReplyError, Text: "The model is unavailable right now.", ErrorID: "E1234abcd"}),
+		"card_pending":  RenderCard(card),
+		"card_approved": RenderCard(approved),
+		"card_denied":   RenderCard(denied),
+		"card_expired":  RenderCard(expired),
+	}
+	for name, got := range cases {
+		t.Run(name, func(t *testing.T) {
+			if strings.Contains(got, card.Token) {
+				t.Fatal("the approval token was printed")
+			}
+			golden(t, name, got+"\n")
+		})
+	}
+}
+
+func TestPendingCardNamesTheAnswers(t *testing.T) {
+	got := RenderCard(bot.ApprovalCard{ID: "abc123defg", Command: "reboot", Status: bot.ApprovalPending})
+	for _, want := range []string{"approve abc123defg", "deny abc123defg <reason>"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("pending card lacks %q:\n%s", want, got)
+		}
+	}
+}
