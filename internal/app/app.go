@@ -186,9 +186,16 @@ func New(ctx context.Context, o Options) (*App, error) {
 	return a, nil
 }
 
-// Ready reports whether the app can serve: its state store answers.
+// Ready reports whether the app can serve: its state store answers. It
+// gives up a little before ctx's deadline, so that a store that hangs is
+// reported by name rather than as the caller's own timeout.
 func (a *App) Ready(ctx context.Context) error {
 	if p, ok := a.Stores.Sessions.(interface{ Ping(context.Context) error }); ok {
+		if dl, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, dl.Add(-time.Until(dl)/10))
+			defer cancel()
+		}
 		if err := p.Ping(ctx); err != nil {
 			return fmt.Errorf("state store: %w", err)
 		}
