@@ -288,7 +288,23 @@ func TestReplicasConcurrentApprovalsExecuteOnce(t *testing.T) {
 // notices the orphaned run, continues it from the last checkpoint, tells
 // the model the read was interrupted, and finishes it; the write in the
 // rest of the run happens exactly once.
+//
+// "cancelled": A's Run context is cancelled (SIGTERM, a deploy); the job
+// stops without saving and releases the thread lock, so B takes over at
+// its next sweep. "crashed": A loses Redis first, as a process that dies
+// does, so its lock stays until it expires (A's LockTTL) and only then
+// can B take over.
 func TestReplicaKilledMidRunCompletesElsewhere(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		name := "cancelled"
+		if crash {
+			name = "crashed"
+		}
+		t.Run(name, func(t *testing.T) { killMidRun(t, crash) })
+	}
+}
+
+func killMidRun(t *testing.T, crash bool) {
 	file := filepath.Join(t.TempDir(), "log")
 	// The marker finds this test's slow command among the machine's
 	// processes.
@@ -304,7 +320,11 @@ func TestReplicaKilledMidRunCompletesElsewhere(t *testing.T) {
 	addr := requireSharedRedis(t)
 	prefix := uniquePrefix(t, addr)
 	channels := []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelAutonomous}}
-	a := startReplica(t, "A", addr, prefix, replicaOptions{Model: model, Channels: channels})
+	aOpts := replicaOptions{Model: model, Channels: channels}
+	if crash {
+		aOpts.LockTTL = time.Second
+	}
+	a := startReplica(t, "A", addr, prefix, aOpts)
 	b := startReplica(t, "B", addr, prefix, replicaOptions{Model: model, Channels: channels,
 		SweepEvery: 100 * time.Millisecond, LockTTL: time.Second})
 	reps := []*replica{a, b}
@@ -317,6 +337,9 @@ func TestReplicaKilledMidRunCompletesElsewhere(t *testing.T) {
 		return err == nil && s.Run != nil && len(s.Run.InFlight) == 1 && s.Run.InFlight[0].Name == "read"
 	})
 	waitFor(t, replicaWait, "the slow read running", func() bool { return commandRunning(slow) })
+	if crash {
+		_ = a.store.Close()
+	}
 	if err := a.kill(replicaWait); err != nil {
 		t.Fatalf("kill A: %v", err)
 	}
