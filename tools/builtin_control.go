@@ -87,16 +87,23 @@ func (a *ControlArgs) Validate() error {
 // ControlTool is the `control` tool: every call is a write. It builds guest
 // and service commands itself, quoting every value from the model.
 type ControlTool struct {
-	inv *Inventory
-	x   Executor
+	inv  *Inventory
+	x    Executor
+	spec Spec
 }
 
 var _ Tool = (*ControlTool)(nil)
 
 // NewControlTool returns the control tool over inv, running commands with x.
-func NewControlTool(inv *Inventory, x Executor) *ControlTool { return &ControlTool{inv: inv, x: x} }
+func NewControlTool(inv *Inventory, x Executor) *ControlTool {
+	return &ControlTool{inv: inv, x: x, spec: controlToolSpec()}
+}
 
-func (t *ControlTool) Spec() Spec {
+func (t *ControlTool) Spec() Spec { return t.spec }
+
+// controlToolSpec describes the tool; its schema is derived once, when the tool
+// is built.
+func controlToolSpec() Spec {
 	return Spec{
 		Name: "control",
 		Description: "Change something on a resource: start, stop or reboot a guest (LXC, VM, docker container), " +

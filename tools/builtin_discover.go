@@ -32,16 +32,23 @@ const (
 // inventory file, merged for a locally reachable resource with a cheap live
 // probe (listening TCP ports, running systemd services).
 type DiscoverTool struct {
-	inv *Inventory
-	x   Executor
+	inv  *Inventory
+	x    Executor
+	spec Spec
 }
 
 var _ Tool = (*DiscoverTool)(nil)
 
 // NewDiscoverTool returns the discover tool over inv; x runs the probes.
-func NewDiscoverTool(inv *Inventory, x Executor) *DiscoverTool { return &DiscoverTool{inv: inv, x: x} }
+func NewDiscoverTool(inv *Inventory, x Executor) *DiscoverTool {
+	return &DiscoverTool{inv: inv, x: x, spec: discoverToolSpec()}
+}
 
-func (t *DiscoverTool) Spec() Spec {
+func (t *DiscoverTool) Spec() Spec { return t.spec }
+
+// discoverToolSpec describes the tool; its schema is derived once, when the tool
+// is built.
+func discoverToolSpec() Spec {
 	return Spec{
 		Name: "discover",
 		Description: "Describe one resource: listening ports, running services, configuration and log paths, bind " +

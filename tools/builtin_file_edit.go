@@ -69,18 +69,23 @@ func (a *FileEditArgs) Validate() error {
 // keeping mode and owner); elsewhere the content is sent on stdin to
 // `cat > path` with the path quoted.
 type FileEditTool struct {
-	inv *Inventory
-	x   Executor
+	inv  *Inventory
+	x    Executor
+	spec Spec
 }
 
 var _ Tool = (*FileEditTool)(nil)
 
 // NewFileEditTool returns the file_edit tool over inv, running commands with x.
 func NewFileEditTool(inv *Inventory, x Executor) *FileEditTool {
-	return &FileEditTool{inv: inv, x: x}
+	return &FileEditTool{inv: inv, x: x, spec: fileEditToolSpec()}
 }
 
-func (t *FileEditTool) Spec() Spec {
+func (t *FileEditTool) Spec() Spec { return t.spec }
+
+// fileEditToolSpec describes the tool; its schema is derived once, when the tool
+// is built.
+func fileEditToolSpec() Spec {
 	return Spec{
 		Name: "file_edit",
 		Description: "Read a whole file, or replace or append to its content, on a resource. Reading is a read; write and " +

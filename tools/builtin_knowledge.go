@@ -108,16 +108,21 @@ func (a *KnowledgeArgs) Validate() error {
 type KnowledgeTool struct {
 	store MemoryStore
 	now   func() time.Time
+	spec  Spec
 }
 
 var _ Tool = (*KnowledgeTool)(nil)
 
 // NewKnowledgeTool returns the knowledge tool over store.
 func NewKnowledgeTool(store MemoryStore) *KnowledgeTool {
-	return &KnowledgeTool{store: store, now: time.Now}
+	return &KnowledgeTool{store: store, now: time.Now, spec: knowledgeToolSpec()}
 }
 
-func (t *KnowledgeTool) Spec() Spec {
+func (t *KnowledgeTool) Spec() Spec { return t.spec }
+
+// knowledgeToolSpec describes the tool; its schema is derived once, when the tool
+// is built.
+func knowledgeToolSpec() Spec {
 	return Spec{
 		Name: "knowledge",
 		Description: "Long-term memory shared across conversations: recall or search what was learned before, and " +

@@ -70,16 +70,23 @@ func (a *QueryArgs) Validate() error {
 // QueryTool is the `query` tool: it answers from the inventory (and, for
 // health, by running `true` on the resource). Every call is a resolve.
 type QueryTool struct {
-	inv *Inventory
-	x   Executor
+	inv  *Inventory
+	x    Executor
+	spec Spec
 }
 
 var _ Tool = (*QueryTool)(nil)
 
 // NewQueryTool returns the query tool over inv; x runs health checks.
-func NewQueryTool(inv *Inventory, x Executor) *QueryTool { return &QueryTool{inv: inv, x: x} }
+func NewQueryTool(inv *Inventory, x Executor) *QueryTool {
+	return &QueryTool{inv: inv, x: x, spec: queryToolSpec()}
+}
 
-func (t *QueryTool) Spec() Spec {
+func (t *QueryTool) Spec() Spec { return t.spec }
+
+// queryToolSpec describes the tool; its schema is derived once, when the tool
+// is built.
+func queryToolSpec() Spec {
 	return Spec{
 		Name: "query",
 		Description: "Find infrastructure resources in the inventory: search by name, get one resource with how it is " +

@@ -121,16 +121,23 @@ func (*ReadArgs) tuneSchema(s *jsonschema.Schema) {
 // Proposal.Command before Execute runs it. For every action but exec it
 // builds the command itself, with every value from the model shell-quoted.
 type ReadTool struct {
-	inv *Inventory
-	x   Executor
+	inv  *Inventory
+	x    Executor
+	spec Spec
 }
 
 var _ Tool = (*ReadTool)(nil)
 
 // NewReadTool returns the read tool over inv, running commands with x.
-func NewReadTool(inv *Inventory, x Executor) *ReadTool { return &ReadTool{inv: inv, x: x} }
+func NewReadTool(inv *Inventory, x Executor) *ReadTool {
+	return &ReadTool{inv: inv, x: x, spec: readToolSpec()}
+}
 
-func (t *ReadTool) Spec() Spec {
+func (t *ReadTool) Spec() Spec { return t.spec }
+
+// readToolSpec describes the tool; its schema is derived once, when the tool
+// is built.
+func readToolSpec() Spec {
 	return Spec{
 		Name: "read",
 		Description: "Read from a resource without changing it: run a read-only command, read a file's first or last lines, " +
