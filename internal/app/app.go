@@ -43,6 +43,9 @@ type Options struct {
 	// LockTTL overrides how long a thread lock lives without renewal, which
 	// is how soon another replica takes over a dead replica's run.
 	LockTTL time.Duration
+	// MaxConcurrentRuns overrides how many runs this replica works on at
+	// once (the bot's default, 32, when zero).
+	MaxConcurrentRuns int
 }
 
 // App is a wired vigil.
@@ -160,17 +163,18 @@ func New(ctx context.Context, o Options) (*App, error) {
 	}
 
 	b, err := bot.New(bot.Options{
-		Agent:       a.Agent,
-		Stores:      a.Stores,
-		Channels:    channels,
-		Resolver:    inventoryResolver{inv},
-		ApprovalTTL: cfg.Policy.ApprovalTTL,
-		AuditFile:   auditFile,
-		Observer:    o.Observer,
-		Logger:      log,
-		Clock:       o.Clock,
-		SweepEvery:  o.SweepEvery,
-		LockTTL:     o.LockTTL,
+		Agent:             a.Agent,
+		Stores:            a.Stores,
+		Channels:          channels,
+		Resolver:          inventoryResolver{inv},
+		ApprovalTTL:       cfg.Policy.ApprovalTTL,
+		AuditFile:         auditFile,
+		Observer:          o.Observer,
+		Logger:            log,
+		Clock:             o.Clock,
+		SweepEvery:        o.SweepEvery,
+		LockTTL:           o.LockTTL,
+		MaxConcurrentRuns: o.MaxConcurrentRuns,
 	})
 	if err != nil {
 		return nil, err
