@@ -1,6 +1,10 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
 
 // Exit-boundedness (SPEC P2): the read tool only runs commands that end by
 // themselves. Checkers report follow modes, pagers, tty flags and bare REPLs
@@ -66,20 +70,30 @@ func (c *classifier) rebuild(k *call, e edit) string {
 // splice returns the top-level command with the span of call k, from its
 // command word to its last argument, replaced by body.
 func (c *classifier) splice(k *call, body string) string {
-	if k.ctx.nest != 0 || k.word.w == nil {
+	if body == "" || k.ctx.nest != 0 || k.word.w == nil {
 		return ""
 	}
 	start, end := k.word.w.Pos().Offset(), k.word.w.End().Offset()
-	for i := len(k.args) - 1; i >= 0; i-- {
-		if k.args[i].w != nil {
-			end = k.args[i].w.End().Offset()
-			break
-		}
+	if last := lastSourceWord(k.lead); last != nil {
+		end = last.End().Offset()
+	}
+	if last := lastSourceWord(k.args); last != nil {
+		end = last.End().Offset()
 	}
 	if end > uint(len(c.src)) || start > end {
 		return ""
 	}
 	return c.src[:start] + body + c.src[end:]
+}
+
+// lastSourceWord returns the last word of args that is in the source.
+func lastSourceWord(args []arg) *syntax.Word {
+	for i := len(args) - 1; i >= 0; i-- {
+		if args[i].w != nil {
+			return args[i].w
+		}
+	}
+	return nil
 }
 
 // stripShort removes the flags in drop from a short-option cluster such as

@@ -45,7 +45,8 @@ type classifier struct {
 	reader strings.Reader
 	table  map[string]rule
 
-	src      string // the top-level command, for rewrites
+	src      string          // the top-level command, for rewrites
+	funcs    map[string]bool // shell functions defined so far
 	findings []finding
 	args     []arg  // arena for resolved words, reused between calls
 	buf      []byte // scratch for word resolution
@@ -85,6 +86,7 @@ func (c *classifier) reset() {
 	c.findings = c.findings[:0]
 	c.buf = c.buf[:0]
 	c.src = ""
+	clear(c.funcs)
 	c.category, c.rewrite, c.unboundedN = BoundOK, "", 0
 	c.reader.Reset("")
 }
@@ -115,6 +117,7 @@ func (c *classifier) script(src string, ctx callCtx) {
 		return
 	}
 	c.substitutions(f)
+	ctx.top = ctx.nest == 0
 	c.stmts(f.Stmts, ctx)
 }
 

@@ -117,7 +117,7 @@ func (c *classifier) curlValue(t token) bool {
 		}
 	case "o", "output", "D", "dump-header", "trace", "trace-ascii", "stderr":
 		if !t.valStatic || (v != "-" && v != "/dev/null" && v != "/dev/stdout" && v != "/dev/stderr") {
-			c.writer("curl --"+strings.TrimPrefix(t.name, "-")+" "+v, RiskLow, "writes a file")
+			c.writer("curl "+optText(t)+" "+v, RiskLow, "writes a file")
 			return false
 		}
 	case "url":
@@ -222,7 +222,7 @@ func checkWget(c *classifier, k *call) {
 		c.writer("wget", RiskLow, "saves a file")
 		return
 	}
-	c.read("wget -O -", "GET to stdout")
+	c.read("wget", "GET without saving")
 }
 
 // opensslCmd describes the options one openssl subcommand may use while

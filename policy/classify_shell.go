@@ -599,22 +599,30 @@ func checkWatch(c *classifier, k *call) {
 		c.unknown(k.name, "no command")
 		return
 	}
-	rewrite := ""
-	if k.ctx.nest == 0 && inner[0].w != nil && k.args[len(k.args)-1].w != nil {
-		rewrite = c.splice(k, c.src[inner[0].w.Pos().Offset():k.args[len(k.args)-1].w.End().Offset()])
-	}
-	c.unbounded(k.ctx, BoundUnboundedStream, rewrite)
 	if execMode {
+		c.unbounded(k.ctx, BoundUnboundedStream, c.splice(k, c.rawSpan(inner, k.ctx)))
 		c.runInner(k, inner, k.ctx)
 		return
 	}
-	// watch hands its arguments, joined by spaces, to sh -c.
+	// watch hands its arguments, joined by spaces, to sh -c; running that
+	// string once is the bounded equivalent.
 	script, ok := joinStatic(inner)
 	if !ok {
+		c.unbounded(k.ctx, BoundUnboundedStream, "")
 		c.construct("watch", RiskMedium, "dynamic command string")
 		return
 	}
+	c.unbounded(k.ctx, BoundUnboundedStream, c.splice(k, script))
 	c.script(script, k.ctx.nested())
+}
+
+// rawSpan is the top-level source text from the first to the last of args.
+func (c *classifier) rawSpan(args []arg, ctx callCtx) string {
+	first, last := args[0].w, args[len(args)-1].w
+	if ctx.nest != 0 || first == nil || last == nil {
+		return ""
+	}
+	return c.src[first.Pos().Offset():last.End().Offset()]
 }
 
 // joinStatic joins static words with spaces, as ssh and watch do before
@@ -637,7 +645,7 @@ func joinStatic(args []arg) (string, bool) {
 // is parsed and classified in turn; a script file is unknown; with neither,
 // the shell reads commands from stdin.
 func checkShell(c *classifier, k *call) {
-	hasC := false
+	hasC, hasS := false, false
 	i := 0
 	for ; i < len(k.args); i++ {
 		a := k.args[i]
@@ -664,6 +672,8 @@ func checkShell(c *classifier, k *call) {
 			switch {
 			case ch == 'c':
 				hasC = true
+			case ch == 's':
+				hasS = true
 			case ch == 'o' || ch == 'O':
 				i++ // the option name follows
 			case strings.ContainsRune("abefhiklmnprstuvxBCEHPT", ch):
@@ -683,12 +693,12 @@ func checkShell(c *classifier, k *call) {
 		ctx := k.ctx.nested()
 		ctx.extra = false
 		c.script(rest[0].s, ctx)
-	case len(rest) > 0:
+	case len(rest) > 0 && !hasS:
 		c.unknown(k.name+" "+c.displayWord(rest[0], k.ctx), "runs a script")
 	case k.ctx.piped:
 		c.construct("| "+k.name, RiskHigh, "pipe into a shell")
 	case k.ctx.fed:
-		c.construct(k.name, RiskHigh, "reads commands from a redirection")
+		c.construct(k.name, RiskHigh, "reads commands from stdin")
 	default:
 		c.unknown(k.name, "interactive shell")
 		c.unbounded(k.ctx, BoundInteractiveREPL, "")
@@ -722,7 +732,7 @@ func checkInterpreter(c *classifier, k *call) {
 	case k.ctx.piped:
 		c.construct("| "+k.name, RiskHigh, "pipe into an interpreter")
 	case k.ctx.fed:
-		c.construct(k.name, RiskHigh, "reads code from a redirection")
+		c.construct(k.name, RiskHigh, "reads code from stdin")
 	default:
 		c.unknown(k.name, "interactive interpreter")
 		c.unbounded(k.ctx, BoundInteractiveREPL, "")

@@ -142,6 +142,9 @@ var sqlArgPragmas = map[string]bool{
 // (backslashes, dollar quotes, executable comments). what names the first
 // statement's keyword when read-only, or the construct that decided.
 func sqlReadOnly(sql string, d sqlDialect) (readOnly bool, what string, risk Risk) {
+	if d == sqlMySQL {
+		sql = mysqlTerminators(sql)
+	}
 	if strings.ContainsRune(sql, '\\') {
 		return false, "backslash", RiskMedium
 	}
@@ -219,6 +222,22 @@ func sqlReadOnly(sql string, d sqlDialect) (readOnly bool, what string, risk Ris
 			}
 		}
 	}
+}
+
+// mysqlTerminators turns the mysql client's \G and \g statement
+// terminators into semicolons, so that "SHOW SLAVE STATUS\G" can be
+// inspected; any other backslash is left for the caller to refuse.
+func mysqlTerminators(sql string) string {
+	if !strings.Contains(sql, "\\G") && !strings.Contains(sql, "\\g") {
+		return sql
+	}
+	b := []byte(sql)
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] == '\\' && (b[i+1] == 'G' || b[i+1] == 'g') && (i+2 == len(b) || strings.IndexByte(" \t\n\r;", b[i+2]) >= 0) {
+			b[i], b[i+1] = ';', ' '
+		}
+	}
+	return string(b)
 }
 
 func sqlRisk(word string) Risk {

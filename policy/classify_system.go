@@ -483,11 +483,11 @@ func checkTop(c *classifier, k *call) {
 		}
 	}
 	if !iterations {
-		insert := "-b -n 1"
+		e := edit{insertAfter: -1, insert: "-b -n 1"}
 		if batch {
-			insert = "-n 1"
+			e = edit{insertAfter: -1, appendText: "-n 1"}
 		}
-		c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, edit{insertAfter: -1, insert: insert}))
+		c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, e))
 	}
 	c.readOnly(k)
 }

@@ -157,6 +157,7 @@ var knownWriters = map[string]Risk{
 	"htpasswd": RiskMedium, "ssh-copy-id": RiskMedium, "ssh-add": RiskLow,
 	"mail": RiskLow, "mailx": RiskLow, "sendmail": RiskLow,
 	// Processes.
+	"iptables-restore": RiskHigh, "ip6tables-restore": RiskHigh, "ipvsadm": RiskMedium,
 	"kill": RiskMedium, "pkill": RiskMedium, "killall": RiskMedium,
 	"skill": RiskMedium, "renice": RiskLow, "logger": RiskLow, "wall": RiskLow,
 	// Building and package managers without read-only subcommands here.

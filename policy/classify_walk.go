@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -18,6 +19,10 @@ type callCtx struct {
 	// extra: more arguments are appended at run time (xargs, find -exec),
 	// so every argument-sensitive command is unknown.
 	extra bool
+	// top: the statement is one of the top-level script's own, run by the
+	// shell itself in order (not in a subshell, branch or pipeline), so a
+	// function it defines exists for the statements after it.
+	top bool
 }
 
 // nested returns the context for a re-parsed command string.
@@ -34,6 +39,8 @@ func (c *classifier) stmts(list []*syntax.Stmt, ctx callCtx) {
 }
 
 func (c *classifier) stmt(s *syntax.Stmt, ctx callCtx) {
+	top := ctx.top && !s.Background
+	ctx.top = false
 	for _, r := range s.Redirs {
 		if c.redirect(r, ctx) {
 			ctx.fed = true
@@ -44,6 +51,12 @@ func (c *classifier) stmt(s *syntax.Stmt, ctx callCtx) {
 	}
 	if s.Cmd != nil {
 		c.command(s.Cmd, ctx)
+	}
+	if fn, ok := s.Cmd.(*syntax.FuncDecl); ok && top && fn.Name != nil {
+		if c.funcs == nil {
+			c.funcs = make(map[string]bool, 2)
+		}
+		c.funcs[fn.Name.Value] = true
 	}
 }
 
@@ -231,6 +244,11 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 	ctx.extra = false
 	k := &call{name: name, word: word, args: rest, ctx: ctx}
 	switch {
+	case !known && c.funcs[name] && trusted && ctx.chain == 0 && ctx.nest == 0:
+		// A function defined earlier in the script, called by the shell
+		// itself (wrappers run programs, never functions): its body was
+		// judged where it was defined.
+		c.read(name, "shell function")
 	case !known:
 		if strings.IndexByte(word.s, '/') >= 0 {
 			c.unknown(word.s, "runs a program or script")
@@ -240,7 +258,11 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 	case r.class == ruleWrite:
 		c.writer(name, r.risk, "known writer")
 	case !trusted:
-		// A reader's name in an unusual directory could be anything.
+		// A command's name in an unusual directory could be anything: it
+		// is unknown, and also judged as the command it names.
+		if r.class == ruleCheck {
+			r.check(c, k)
+		}
 		c.unknown(word.s, "program outside the system directories")
 	case r.class == ruleRead:
 		c.read(name, "read-only")
@@ -274,7 +296,7 @@ func commandName(word string) (name string, trusted bool) {
 	if slash < 0 {
 		return word, true
 	}
-	dir := strings.TrimRight(word[:slash], "/")
+	dir := path.Clean(word[:slash+1])
 	return word[slash+1:], systemDirs[dir]
 }
 

@@ -1,0 +1,169 @@
+package policy
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// corpusRow is one line of a labelled command corpus.
+type corpusRow struct {
+	command, expected, note string
+	where                   string // file:line, for failure messages
+}
+
+// loadCorpus reads a tab-separated corpus: command, expected, note. Blank
+// lines, lines starting with '#' and a header line starting with
+// "command" are skipped. A command written as go:"..." is a Go string
+// literal (for newlines and tabs).
+func loadCorpus(path string) ([]corpusRow, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rows []corpusRow
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") || n == 1 && strings.HasPrefix(line, "command\t") {
+			continue
+		}
+		fields := strings.SplitN(line, "\t", 3)
+		if len(fields) < 2 {
+			return nil, fmt.Errorf("%s:%d: want command<TAB>expected[<TAB>note], got %q", path, n, line)
+		}
+		row := corpusRow{command: fields[0], expected: strings.TrimSpace(fields[1]), where: fmt.Sprintf("%s:%d", filepath.Base(path), n)}
+		if len(fields) == 3 {
+			row.note = fields[2]
+		}
+		if lit, ok := strings.CutPrefix(row.command, "go:"); ok {
+			if row.command, err = strconv.Unquote(lit); err != nil {
+				return nil, fmt.Errorf("%s:%d: bad go: literal: %v", path, n, err)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, sc.Err()
+}
+
+func mustLoad(t testing.TB, path string) []corpusRow {
+	t.Helper()
+	rows, err := loadCorpus(path)
+	if err != nil {
+		t.Fatalf("load corpus: %v", err)
+	}
+	return rows
+}
+
+// checkIntentCorpus applies the safety rule to a labelled corpus: no
+// command labelled write may come out read-only, and at least 95% of the
+// commands labelled read must.
+func checkIntentCorpus(t *testing.T, rows []corpusRow) (writes, reads int) {
+	t.Helper()
+	var misses []string
+	readOK := 0
+	for _, r := range rows {
+		v := ClassifyCommand(r.command)
+		switch {
+		case r.expected == "write" || strings.HasPrefix(r.expected, "write"):
+			writes++
+			if v.ReadOnly() {
+				t.Errorf("%s: MUTATING COMMAND CLASSIFIED READ-ONLY: %q -> %s %v (%s)", r.where, r.command, v.Intent, v.Reasons, r.note)
+			}
+		case strings.HasPrefix(r.expected, "read"):
+			reads++
+			if v.ReadOnly() {
+				readOK++
+			} else {
+				misses = append(misses, fmt.Sprintf("%s: %q -> %s %v", r.where, r.command, v.Intent, v.Reasons))
+			}
+		default:
+			t.Errorf("%s: unknown expected label %q (want write or read)", r.where, r.expected)
+		}
+	}
+	for _, m := range misses {
+		t.Logf("read-only command not allowed: %s", m)
+	}
+	if reads > 0 {
+		rate := float64(readOK) / float64(reads)
+		t.Logf("read-only commands allowed: %d/%d (%.1f%%); mutating commands: %d, all blocked unless reported above", readOK, reads, 100*rate, writes)
+		if rate < 0.95 {
+			t.Errorf("only %.1f%% of read-only commands allowed, want at least 95%%", 100*rate)
+		}
+	}
+	return writes, reads
+}
+
+func TestCorpusMutating(t *testing.T) {
+	writes, reads := checkIntentCorpus(t, mustLoad(t, "testdata/commands/mutating.tsv"))
+	if writes < 170 || reads != 0 {
+		t.Errorf("mutating.tsv: %d write rows and %d read rows, want at least 170 writes and no reads", writes, reads)
+	}
+}
+
+func TestCorpusReadOnly(t *testing.T) {
+	writes, reads := checkIntentCorpus(t, mustLoad(t, "testdata/commands/readonly.tsv"))
+	if reads < 110 || writes != 0 {
+		t.Errorf("readonly.tsv: %d read rows and %d write rows, want at least 110 reads and no writes", reads, writes)
+	}
+}
+
+// sharedCorpusPath is where the shared corpus lives: VIGIL_SHARED_CORPUS
+// (the Makefile exports it) or, from the policy directory, the sibling
+// checkout of the shared repository.
+func sharedCorpusPath() string {
+	if p := os.Getenv("VIGIL_SHARED_CORPUS"); p != "" {
+		return p
+	}
+	return filepath.Join("..", "..", "shared", "corpus", "commands.tsv")
+}
+
+func TestSharedCorpus(t *testing.T) {
+	path := sharedCorpusPath()
+	rows, err := loadCorpus(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		abs, _ := filepath.Abs(path)
+		t.Fatalf("shared command corpus not found at %s (resolved %s). Set VIGIL_SHARED_CORPUS to the absolute path of commands.tsv, or run `make test` from the repository root, which exports it as ../shared/corpus/commands.tsv", path, abs)
+	}
+	if err != nil {
+		t.Fatalf("shared corpus: %v", err)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("shared corpus %s has no rows", path)
+	}
+	writes, reads := checkIntentCorpus(t, rows)
+	t.Logf("shared corpus %s: %d write rows, %d read rows", path, writes, reads)
+}
+
+func TestCorpusBoundedness(t *testing.T) {
+	rows := mustLoad(t, "testdata/commands/bounded.tsv")
+	blocked := 0
+	for _, r := range rows {
+		v := ClassifyCommand(r.command)
+		want := BoundCategory(r.expected)
+		if r.expected == "bounded" {
+			want = BoundOK
+		} else {
+			blocked++
+		}
+		rewrite := strings.TrimSpace(r.note)
+		if v.Category != want || v.Bounded != (want == BoundOK) {
+			t.Errorf("%s: %q: bounded=%v category=%q, want category %q", r.where, r.command, v.Bounded, v.Category, want)
+			continue
+		}
+		if v.SuggestedRewrite != rewrite {
+			t.Errorf("%s: %q: rewrite %q, want %q", r.where, r.command, v.SuggestedRewrite, rewrite)
+		}
+	}
+	if len(rows) < 35 || blocked < 20 {
+		t.Errorf("bounded.tsv: %d rows (%d blocked), want at least 35 rows", len(rows), blocked)
+	}
+}
