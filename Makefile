@@ -10,12 +10,17 @@ FUZZTIME  ?= 30s
 
 export VIGIL_SHARED_CORPUS := $(SHARED_CORPUS)
 
-.PHONY: build run demo test unit bench fuzz lint vet fmt clean
+.PHONY: build build-e2ee run demo test unit bench fuzz lint vet fmt clean
 
 include mk/*.mk
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/vigil
+
+# A binary that can do Matrix end-to-end encryption (matrix.e2ee: true)
+# needs cgo and mautrix's pure-Go Olm.
+build-e2ee:
+	CGO_ENABLED=1 $(GO) build -tags goolm -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/vigil
 
 run: build
 	./$(BIN) chat --config $(CONFIG)
