@@ -30,7 +30,7 @@ var shellCheckers = map[string]checkFunc{
 	"read":      checkRead,
 	"mapfile":   checkMapfile,
 	"readarray": checkMapfile,
-	"unset":     checkNames("fvn", "", true),
+	"unset":     checkUnset,
 	"getopts":   checkGetopts,
 	"wait":      checkNames("nf", "p", false),
 	"printf":    checkPrintf,
@@ -246,6 +246,15 @@ func checkNames(flags, nameOpts string, operandNames bool) checkFunc {
 			}
 		}
 		c.readOnly(k)
+	}
+}
+
+// checkUnset checks the names like other name-taking builtins, and forgets
+// functions it may remove.
+func checkUnset(c *classifier, k *call) {
+	checkNames("fvn", "", true)(c, k)
+	for _, a := range k.args {
+		delete(c.funcs, a.s)
 	}
 }
 
