@@ -28,9 +28,10 @@ type SSHTransport struct {
 	DialTimeout time.Duration
 }
 
-// Run runs cmd through the remote user's shell and waits, at most the timeout.
-// At the timeout the remote command is sent SIGKILL (when the server
-// supports signals) and the connection is closed.
+// Run runs cmd with /bin/sh on the remote machine and waits, at most the
+// timeout. The remote side bounds it too (see remoteCommand); at the timeout
+// the command is also sent SIGKILL (when the server accepts signals) and the
+// connection is closed.
 func (t *SSHTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (ExecResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.timeout())
 	defer cancel()
@@ -54,7 +55,7 @@ func (t *SSHTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (Ex
 	sess.Stdin, sess.Stdout, sess.Stderr = stdin, stdout, stderr
 
 	done := make(chan error, 1)
-	if err := sess.Start(cmd); err != nil {
+	if err := sess.Start(remoteCommand(cmd, t.timeout())); err != nil {
 		return ExecResult{ExitCode: -1, Duration: time.Since(start)}, fmt.Errorf("%w: ssh %s: start command: %w", ErrTransport, t.addr(), err)
 	}
 	go func() { done <- sess.Wait() }()
@@ -94,6 +95,21 @@ func (t *SSHTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (Ex
 		return res, fmt.Errorf("%w: ssh %s: %w", ErrTransport, t.addr(), waitErr)
 	}
 	return res, nil
+}
+
+// remoteCommand is what the server runs for cmd: cmd under /bin/sh, killed
+// with its whole process group by timeout(1) once d has passed. Closing the
+// connection does not stop a command that writes nothing (`sleep`, `tail -f`
+// on a quiet file), and OpenSSH refuses the signal request for root logins
+// ("session signalling requires privilege separation"), so without the
+// remote bound a timed-out command would keep running there. exec keeps
+// timeout in the session's process group, which a signal request that the
+// server does accept kills at once. The bound is d rounded up to whole
+// seconds plus one, so the client's own deadline passes first and reports
+// the timeout.
+func remoteCommand(cmd string, d time.Duration) string {
+	secs := int64((d+time.Second-1)/time.Second) + 1
+	return "exec timeout -s KILL " + strconv.FormatInt(secs, 10) + " sh -c " + shellQuote(cmd)
 }
 
 func (t *SSHTransport) addr() string {

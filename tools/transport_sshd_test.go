@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -139,8 +140,9 @@ func TestSSHD(t *testing.T) {
 
 	t.Run("file_edit writes through stdin", func(t *testing.T) {
 		// Content no shell may interpret: it goes on stdin to `cat > path`.
-		path := filepath.Join(t.TempDir(), "app.conf")
-		content := "listen 80;\n" + hostile + "\n$(touch /tmp/vigil-pwned) `id` \"q\"\n"
+		dir := t.TempDir()
+		path, marker := filepath.Join(dir, "app.conf"), filepath.Join(dir, "pwned")
+		content := "listen 80;\n" + hostile + "\n$(touch " + marker + ") `touch " + marker + "` \"q\"\n"
 		tool := NewFileEditTool(inv, router)
 		for _, step := range []struct{ args, want string }{
 			{fmt.Sprintf(`{"action":"write","target":"far","path":%q,"content":%q}`, path, content), content},
@@ -159,15 +161,18 @@ func TestSSHD(t *testing.T) {
 		if d, ok := r.Envelope.Data.(CommandData); !r.Envelope.OK || !ok || d.Output != content+"tail\n" {
 			t.Errorf("read back: %s", r.Envelope.JSON())
 		}
-		if _, err := os.Stat("/tmp/vigil-pwned"); err == nil {
+		if _, err := os.Stat(marker); err == nil {
 			t.Error("the content was run by a shell")
 		}
 	})
 
-	t.Run("timeout", func(t *testing.T) {
+	t.Run("timeout kills the remote command", func(t *testing.T) {
+		dir := t.TempDir()
+		pidFiles := []string{filepath.Join(dir, "fg"), filepath.Join(dir, "bg")}
 		short := NewRouter(inv, RouterOptions{Limits: Limits{Timeout: 500 * time.Millisecond}})
 		start := time.Now()
-		res, err := short.Run(t.Context(), far, "echo started; exec sleep 30", nil)
+		res, err := short.Run(t.Context(), far, "echo started; sleep 30 >/dev/null 2>&1 & echo $! > "+shellQuote(pidFiles[1])+
+			"; echo $$ > "+shellQuote(pidFiles[0])+"; exec sleep 30", nil)
 		took := time.Since(start)
 		if !errors.Is(err, ErrTimeout) {
 			t.Fatalf("err = %v, want ErrTimeout", err)
@@ -177,6 +182,25 @@ func TestSSHD(t *testing.T) {
 		}
 		if res.ExitCode != -1 || res.Stdout != "started\n" {
 			t.Errorf("result = %+v, want exit -1 and the output up to the timeout", res)
+		}
+		// The remote sleep and its background sibling are killed, not left
+		// running after the client gave up.
+		deadline := time.Now().Add(5 * time.Second)
+		for _, f := range pidFiles {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatalf("pid file: %v", err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+			if err != nil {
+				t.Fatalf("pid file %s: %v", f, err)
+			}
+			for alive(pid) {
+				if time.Now().After(deadline) {
+					t.Fatalf("remote sleep (pid %d, %s) still runs 5 s after the timeout", pid, filepath.Base(f))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
 		}
 	})
 
@@ -301,4 +325,15 @@ func TestSSHDRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
