@@ -18,7 +18,11 @@ import (
 // SHA-256 Lua cannot) against the head it read, then appended by a script
 // only if the head is still that one; a writer that lost the race reads the
 // new head and chains again. The head is never trimmed, so the chain
-// continues when old records are.
+// continues when old records are. A replica's own appenders take turns:
+// racing each other they would only make each other retry, and under load
+// (hundreds of runs at once) most would run out of attempts and their
+// records would be lost. The compare-and-set is left to settle races
+// between replicas.
 
 // maxAuditAttempts bounds the retries of one append. Each round lets at
 // least one writer through, so this allows for that many replicas writing
@@ -45,6 +49,12 @@ func (s *Store) AppendAudit(ctx context.Context, r policy.AuditRecord) (policy.A
 	defer cancel()
 	if r.Time.IsZero() {
 		r.Time = s.now()
+	}
+	select {
+	case s.auditTurn <- struct{}{}:
+		defer func() { <-s.auditTurn }()
+	case <-ctx.Done():
+		return policy.AuditRecord{}, fmt.Errorf("redis: append audit: %w", context.Cause(ctx))
 	}
 	keys := []string{s.keys.auditLog(), s.keys.auditHead()}
 	for attempt := range maxAuditAttempts {

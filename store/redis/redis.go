@@ -83,6 +83,9 @@ type Store struct {
 	opt  Options
 	log  *slog.Logger
 	now  func() time.Time
+	// auditTurn admits one of this replica's audit appenders at a time
+	// (see AppendAudit).
+	auditTurn chan struct{}
 }
 
 // New validates opts and connects lazily: a Redis that is down at start
@@ -146,6 +149,8 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		opt:  opts,
 		log:  opts.Logger,
 		now:  time.Now,
+
+		auditTurn: make(chan struct{}, 1),
 	}
 	if err := s.Ping(ctx); err != nil {
 		s.log.Warn("redis not reachable yet; operations fail until it is", slog.String("addr", opts.Addr), slog.Any("err", err))
