@@ -29,12 +29,13 @@ const (
 	phaseUnknown   phase = 5 // everything else
 )
 
-// finding is one fact the classifier established about a command.
+// finding is one fact the classifier established about a command. Its
+// reason is "word: msg", built only when the verdict is assembled.
 type finding struct {
-	phase  phase
-	write  bool
-	risk   Risk
-	reason string
+	phase     phase
+	write     bool
+	risk      Risk
+	word, msg string
 }
 
 // classifier holds the scratch state of one classification. Values are
@@ -48,8 +49,13 @@ type classifier struct {
 	src      string          // the top-level command, for rewrites
 	funcs    map[string]bool // shell functions defined so far
 	findings []finding
-	args     []arg  // arena for resolved words, reused between calls
-	buf      []byte // scratch for word resolution
+	args     []arg   // arena for resolved words, reused between calls
+	calls    []*call // arena for calls, used as a stack
+	ncalls   int
+	buf      []byte                 // scratch for word resolution
+	visit    func(syntax.Node) bool // the substitution visitor, bound once
+	order    []int                  // scratch for verdict assembly
+	ends     []int
 
 	// Exit-boundedness: the first unbounded finding wins; a rewrite is only
 	// offered when exactly one part of the command is unbounded.
@@ -60,10 +66,12 @@ type classifier struct {
 
 var classifierPool = sync.Pool{
 	New: func() any {
-		return &classifier{
+		c := &classifier{
 			parser: syntax.NewParser(syntax.Variant(syntax.LangBash)),
 			table:  commandTable,
 		}
+		c.visit = c.visitNode
+		return c
 	},
 }
 
@@ -83,6 +91,10 @@ func ClassifyCommand(cmd string) Verdict {
 func (c *classifier) reset() {
 	clear(c.args[:cap(c.args)])
 	c.args = c.args[:0]
+	for _, k := range c.calls[:c.ncalls] {
+		*k = call{}
+	}
+	c.ncalls = 0
 	c.findings = c.findings[:0]
 	c.buf = c.buf[:0]
 	c.src = ""
@@ -113,7 +125,7 @@ func (c *classifier) script(src string, ctx callCtx) {
 	c.reader.Reset(src)
 	f, err := c.parser.Parse(&c.reader, "")
 	if err != nil {
-		c.addFinding(phaseUnknown, true, RiskMedium, "unparseable: "+err.Error())
+		c.addFinding(phaseUnknown, true, RiskMedium, "unparseable", err.Error())
 		return
 	}
 	c.substitutions(f)
@@ -143,16 +155,18 @@ func (c *classifier) verdict(cmd string) Verdict {
 	switch {
 	case writes > 0:
 		v.Intent, v.Risk = IntentWriteOrUnknown, RiskLow
-		v.Reasons = make([]string, 0, writes)
 		// Reasons of the dominating phases first, each phase in walk order.
+		order := c.order[:0]
 		for p := phaseConstruct; p <= phaseUnknown; p++ {
-			for _, f := range c.findings {
+			for i, f := range c.findings {
 				if f.write && f.phase == p {
-					v.Reasons = appendUnique(v.Reasons, f.reason)
+					order = append(order, i)
 					v.Risk = maxRisk(v.Risk, f.risk)
 				}
 			}
 		}
+		c.order = order
+		v.Reasons = c.reasons(order)
 	case len(c.findings) == 0:
 		// Only comments or empty statements: nothing runs, nothing to prove.
 		v.Intent, v.Risk = IntentWriteOrUnknown, RiskMedium
@@ -162,21 +176,65 @@ func (c *classifier) verdict(cmd string) Verdict {
 		if inspected {
 			v.Intent = IntentReadOnlyConditional
 		}
-		v.Reasons = make([]string, 0, len(c.findings))
-		for _, f := range c.findings {
-			v.Reasons = appendUnique(v.Reasons, f.reason)
-		}
+		v.Reasons = c.reasons(nil)
 	}
 	return v
 }
 
-func appendUnique(list []string, s string) []string {
-	for _, have := range list {
-		if have == s {
-			return list
+// reasons builds the distinct "word: msg" texts of the findings at the
+// given indices (all findings when order is nil), in that order, with one
+// allocation for all the text.
+func (c *classifier) reasons(order []int) []string {
+	n := len(order)
+	if order == nil {
+		n = len(c.findings)
+	}
+	at := func(i int) *finding {
+		if order == nil {
+			return &c.findings[i]
+		}
+		return &c.findings[order[i]]
+	}
+	// ends[i] is the end offset of reason i in the text, or -1 for a
+	// duplicate of an earlier one.
+	ends := c.ends[:0]
+	size, count := 0, 0
+	for i := 0; i < n; i++ {
+		f := at(i)
+		dup := false
+		for j := 0; j < i && !dup; j++ {
+			g := at(j)
+			dup = ends[j] >= 0 && g.word == f.word && g.msg == f.msg
+		}
+		if dup {
+			ends = append(ends, -1)
+			continue
+		}
+		size += len(f.word) + 2 + len(f.msg)
+		ends = append(ends, size)
+		count++
+	}
+	c.ends = ends
+	var b strings.Builder
+	b.Grow(size)
+	for i := 0; i < n; i++ {
+		if ends[i] >= 0 {
+			f := at(i)
+			b.WriteString(f.word)
+			b.WriteString(": ")
+			b.WriteString(f.msg)
 		}
 	}
-	return append(list, s)
+	all := b.String()
+	out := make([]string, 0, count)
+	start := 0
+	for _, end := range ends {
+		if end >= 0 {
+			out = append(out, all[start:end])
+			start = end
+		}
+	}
+	return out
 }
 
 var riskOrder = map[Risk]int{RiskReadOnly: 0, RiskLow: 1, RiskMedium: 2, RiskHigh: 3}
@@ -189,23 +247,23 @@ func maxRisk(a, b Risk) Risk {
 }
 
 // addFinding records one finding.
-func (c *classifier) addFinding(p phase, write bool, risk Risk, reason string) {
-	c.findings = append(c.findings, finding{phase: p, write: write, risk: risk, reason: reason})
+func (c *classifier) addFinding(p phase, write bool, risk Risk, word, msg string) {
+	c.findings = append(c.findings, finding{phase: p, write: write, risk: risk, word: word, msg: msg})
 }
 
 // construct records a phase-1 finding: a shell construct that can mutate.
 func (c *classifier) construct(word string, risk Risk, msg string) {
-	c.addFinding(phaseConstruct, true, risk, word+": "+msg)
+	c.addFinding(phaseConstruct, true, risk, word, msg)
 }
 
 // writer records a phase-2 finding: a command known to change things.
 func (c *classifier) writer(word string, risk Risk, msg string) {
-	c.addFinding(phaseWriter, true, risk, word+": "+msg)
+	c.addFinding(phaseWriter, true, risk, word, msg)
 }
 
 // read records a phase-3 finding: read-only by construction.
 func (c *classifier) read(word, msg string) {
-	c.addFinding(phaseRead, false, RiskReadOnly, word+": "+msg)
+	c.addFinding(phaseRead, false, RiskReadOnly, word, msg)
 }
 
 // inspected records a phase-4 finding: a dual-use tool whose content was
@@ -214,12 +272,12 @@ func (c *classifier) inspected(word string, write bool, risk Risk, msg string) {
 	if !write {
 		risk = RiskReadOnly
 	}
-	c.addFinding(phaseInspect, write, risk, word+": "+msg)
+	c.addFinding(phaseInspect, write, risk, word, msg)
 }
 
 // unknown records a phase-5 finding: nothing proves the part read-only.
 func (c *classifier) unknown(word, msg string) {
-	c.addFinding(phaseUnknown, true, RiskMedium, word+": "+msg)
+	c.addFinding(phaseUnknown, true, RiskMedium, word, msg)
 }
 
 // unbounded records that part of the command may not terminate by itself.

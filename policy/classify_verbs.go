@@ -57,7 +57,8 @@ func (c *classifier) subcommand(k *call, tool *subTool) {
 			if len(k.lead) > 0 {
 				lead = append(append(make([]arg, 0, len(k.lead)+t.i+1), k.lead...), lead...)
 			}
-			c.applyVerb(&call{name: name, word: k.word, lead: lead, args: k.args[t.i+1:], ctx: k.ctx}, v)
+			c.applyVerb(c.newCall(call{name: name, word: k.word, lead: lead, args: k.args[t.i+1:], ctx: k.ctx}), v)
+			c.freeCall()
 			return
 		default:
 			if tool.globalOK != nil && !tool.globalOK(t) {

@@ -242,7 +242,8 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 		rest = append(rest[:len(rest):len(rest)], arg{})
 	}
 	ctx.extra = false
-	k := &call{name: name, word: word, args: rest, ctx: ctx}
+	k := c.newCall(call{name: name, word: word, args: rest, ctx: ctx})
+	defer c.freeCall()
 	switch {
 	case !known && c.funcs[name] && trusted && ctx.chain == 0 && ctx.nest == 0:
 		// A function defined earlier in the script, called by the shell
@@ -269,6 +270,24 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 	default:
 		r.check(c, k)
 	}
+}
+
+// newCall takes a call from the classifier's arena; calls nest like a
+// stack (a wrapper's call outlives the call it wraps), and freeCall
+// releases the most recent one.
+func (c *classifier) newCall(v call) *call {
+	if c.ncalls == len(c.calls) {
+		c.calls = append(c.calls, new(call))
+	}
+	k := c.calls[c.ncalls]
+	c.ncalls++
+	*k = v
+	return k
+}
+
+func (c *classifier) freeCall() {
+	c.ncalls--
+	*c.calls[c.ncalls] = call{}
 }
 
 // displayWord is a command word as written, for reasons.
@@ -345,43 +364,46 @@ func (c *classifier) decl(d *syntax.DeclClause) {
 // substitution, and arithmetic that evaluates variables (whose values bash
 // may evaluate as code, as in a[$(cmd)]).
 func (c *classifier) substitutions(f *syntax.File) {
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch x := n.(type) {
-		case *syntax.CmdSubst:
-			if x.Backquotes {
-				c.construct("`...`", RiskMedium, "command substitution")
-			} else {
-				c.construct("$(...)", RiskMedium, "command substitution")
-			}
-			return false
-		case *syntax.ProcSubst:
-			c.construct(x.Op.String()+"...)", RiskMedium, "process substitution")
-			return false
-		case *syntax.ArithmExp:
-			c.arithm(x.X, "$((...))")
-		case *syntax.ArithmCmd:
-			c.arithm(x.X, "((...))")
-		case *syntax.LetClause:
-			for _, e := range x.Exprs {
-				c.arithm(e, "let")
-			}
-		case *syntax.CStyleLoop:
-			c.arithm(x.Init, "for ((...))")
-			c.arithm(x.Cond, "for ((...))")
-			c.arithm(x.Post, "for ((...))")
-		case *syntax.Assign:
-			if x.Index != nil {
-				c.arithm(x.Index, "[...]=")
-			}
-		case *syntax.ArrayElem:
-			c.arithm(x.Index, "[...]=")
-		case *syntax.ParamExp:
-			c.paramExp(x)
-		case *syntax.TestClause:
-			c.testExpr(x.X)
+	syntax.Walk(f, c.visit)
+}
+
+// visitNode is the syntax.Walk visitor of substitutions.
+func (c *classifier) visitNode(n syntax.Node) bool {
+	switch x := n.(type) {
+	case *syntax.CmdSubst:
+		if x.Backquotes {
+			c.construct("`...`", RiskMedium, "command substitution")
+		} else {
+			c.construct("$(...)", RiskMedium, "command substitution")
 		}
-		return true
-	})
+		return false
+	case *syntax.ProcSubst:
+		c.construct(x.Op.String()+"...)", RiskMedium, "process substitution")
+		return false
+	case *syntax.ArithmExp:
+		c.arithm(x.X, "$((...))")
+	case *syntax.ArithmCmd:
+		c.arithm(x.X, "((...))")
+	case *syntax.LetClause:
+		for _, e := range x.Exprs {
+			c.arithm(e, "let")
+		}
+	case *syntax.CStyleLoop:
+		c.arithm(x.Init, "for ((...))")
+		c.arithm(x.Cond, "for ((...))")
+		c.arithm(x.Post, "for ((...))")
+	case *syntax.Assign:
+		if x.Index != nil {
+			c.arithm(x.Index, "[...]=")
+		}
+	case *syntax.ArrayElem:
+		c.arithm(x.Index, "[...]=")
+	case *syntax.ParamExp:
+		c.paramExp(x)
+	case *syntax.TestClause:
+		c.testExpr(x.X)
+	}
+	return true
 }
 
 // arithm flags arithmetic that reads variables: bash evaluates a variable's

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// explainKeys are the fields every explain-command line must carry.
+var explainKeys = []string{"command", "intent", "risk", "reasons", "bounded", "category", "suggested_rewrite"}
+
+// explain runs `vigil explain-command` in-process and returns its stdout.
+func explain(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetIn(strings.NewReader(stdin))
+	root.SetArgs(append([]string{"explain-command"}, args...))
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// decodeLine checks one output line is a JSON object with all seven keys.
+func decodeLine(t *testing.T, line string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatalf("line %q is not JSON: %v", line, err)
+	}
+	for _, k := range explainKeys {
+		if _, ok := m[k]; !ok {
+			t.Errorf("line %q lacks key %q", line, k)
+		}
+	}
+	if len(m) != len(explainKeys) {
+		t.Errorf("line %q has %d keys, want %d", line, len(m), len(explainKeys))
+	}
+	if _, ok := m["reasons"].([]any); !ok {
+		t.Errorf("line %q: reasons is not a list", line)
+	}
+	return m
+}
+
+func TestExplainSingleCommand(t *testing.T) {
+	out, err := explain(t, "", "journalctl -fu nginx")
+	if err != nil {
+		t.Fatalf("explain-command: %v", err)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("want one JSON line, got %q", out)
+	}
+	m := decodeLine(t, lines[0])
+	want := map[string]any{
+		"command": "journalctl -fu nginx", "intent": "read_only_certain", "risk": "read_only",
+		"bounded": false, "category": "unbounded_stream",
+		"suggested_rewrite": "journalctl -u nginx -n 200 --no-pager",
+	}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %v, want %v", k, m[k], v)
+		}
+	}
+}
+
+func TestExplainWriteCommand(t *testing.T) {
+	out, err := explain(t, "", "ls; rm -rf /srv")
+	if err != nil {
+		t.Fatalf("explain-command: %v", err)
+	}
+	m := decodeLine(t, strings.TrimSpace(out))
+	if m["intent"] != "write_or_unknown" || m["risk"] != "high" {
+		t.Errorf("got %v/%v, want write_or_unknown/high", m["intent"], m["risk"])
+	}
+	if reasons := m["reasons"].([]any); len(reasons) == 0 || reasons[0] != "rm: known writer" {
+		t.Errorf("reasons = %v, want rm: known writer first", reasons)
+	}
+}
+
+func TestExplainStdin(t *testing.T) {
+	cmds := []string{
+		"uptime",
+		"rm -rf /tmp/x",
+		`mysql -e "SELECT 1"`,
+		"tail -f /var/log/syslog",
+		"cat $(touch /tmp/p)",
+		"ls (",
+		"",
+	}
+	out, err := explain(t, strings.Join(cmds, "\n")+"\n", "--stdin")
+	if err != nil {
+		t.Fatalf("explain-command --stdin: %v", err)
+	}
+	wantIntent := []string{"read_only_certain", "write_or_unknown", "read_only_conditional",
+		"read_only_certain", "write_or_unknown", "write_or_unknown", "write_or_unknown"}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	i := 0
+	for ; sc.Scan(); i++ {
+		if i >= len(cmds) {
+			t.Fatalf("more output lines than input lines: %q", out)
+		}
+		m := decodeLine(t, sc.Text())
+		if m["command"] != cmds[i] {
+			t.Errorf("line %d is for %q, want %q (order must be preserved)", i, m["command"], cmds[i])
+		}
+		if m["intent"] != wantIntent[i] {
+			t.Errorf("line %d %q: intent %v, want %s", i, cmds[i], m["intent"], wantIntent[i])
+		}
+	}
+	if i != len(cmds) {
+		t.Errorf("got %d lines for %d commands", i, len(cmds))
+	}
+}
+
+func TestExplainUsageErrors(t *testing.T) {
+	if _, err := explain(t, ""); err == nil {
+		t.Error("no command and no --stdin: want an error")
+	}
+	if _, err := explain(t, "ls\n", "--stdin", "ls"); err == nil {
+		t.Error("--stdin with a command: want an error")
+	}
+	if _, err := explain(t, "", "a", "b"); err == nil {
+		t.Error("two commands: want an error")
+	}
+}

@@ -1,0 +1,41 @@
+package policy
+
+import "testing"
+
+// benchCommands is the whole labelled corpus, plus the shared one when it
+// is present.
+func benchCommands(b *testing.B) []string {
+	b.Helper()
+	var cmds []string
+	for _, file := range []string{"mutating.tsv", "readonly.tsv", "bounded.tsv"} {
+		for _, r := range mustLoad(b, "testdata/commands/"+file) {
+			cmds = append(cmds, r.command)
+		}
+	}
+	if rows, err := loadCorpus(sharedCorpusPath()); err == nil {
+		for _, r := range rows {
+			cmds = append(cmds, r.command)
+		}
+	}
+	return cmds
+}
+
+// BenchmarkClassifyCorpus classifies the corpus one command per operation,
+// so ns/op and allocs/op are per command, averaged over the corpus.
+func BenchmarkClassifyCorpus(b *testing.B) {
+	cmds := benchCommands(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		_ = ClassifyCommand(cmds[i%len(cmds)])
+	}
+	b.ReportMetric(float64(len(cmds)), "commands")
+}
+
+// BenchmarkClassifyTypical is one everyday read: a pipeline of readers.
+func BenchmarkClassifyTypical(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = ClassifyCommand("ps aux | grep nginx | head -n 5")
+	}
+}
