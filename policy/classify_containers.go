@@ -95,16 +95,17 @@ var (
 		[]string{"use", "create", "rm", "update", "import", "export"}, nil)}
 	dockerManifestTool = subTool{verbs: readWrite([]string{"inspect"}, RiskMedium,
 		[]string{"create", "annotate", "push", "rm", "sign", "revoke", "key", "signer"}, nil)}
-	dockerBuildxTool = subTool{verbs: readWrite([]string{"ls", "inspect", "du", "version"}, RiskMedium,
+	dockerBuildxTool = subTool{verbs: readWrite([]string{"ls", "du", "version"}, RiskMedium,
 		[]string{"build", "bake", "create", "rm", "stop", "use", "prune", "imagetools"}, nil)}
 	dockerComposeTool = subTool{
 		spec: optSpec{shortArg: "fp", longArg: []string{"file", "project-name", "project-directory",
 			"env-file", "profile", "ansi", "progress", "parallel"}},
-		verbs: readWrite([]string{"ps", "ls", "config", "images", "top", "version", "port"}, RiskMedium,
+		verbs: readWrite([]string{"ps", "ls", "images", "top", "version", "port"}, RiskMedium,
 			[]string{"run", "up", "start", "restart", "pull", "push", "build", "create", "pause",
 				"unpause", "cp", "scale", "watch", "attach", "wait"},
 			map[string]verb{"down": wrHigh, "stop": wrHigh, "rm": wrHigh, "kill": wrHigh,
-				"logs": ck(checkDockerLogs), "events": ck(streamVerb), "exec": ck(checkComposeExec)}),
+				"logs": ck(checkDockerLogs), "events": ck(streamVerb), "exec": ck(checkComposeExec),
+				"config": ck(denyArgs(RiskLow, "writes a file", "-o", "--output"))}),
 	}
 )
 
@@ -171,7 +172,10 @@ func checkDockerExec(c *classifier, k *call) {
 	s := scanOpts(&dockerExecSpec, k.args)
 	for t, more := s.next(); more; t, more = s.next() {
 		switch t.kind {
-		case tokOperand, tokDynamic:
+		case tokDynamic:
+			c.unknown(k.name, "dynamic argument")
+			return
+		case tokOperand:
 			c.execInto(k, k.args[t.i+1:], !interactive || k.ctx.fed, tty)
 			return
 		}
@@ -219,7 +223,10 @@ func checkComposeExec(c *classifier, k *call) {
 	s := scanOpts(&composeExecSpec, k.args)
 	for t, more := s.next(); more; t, more = s.next() {
 		switch t.kind {
-		case tokOperand, tokDynamic:
+		case tokDynamic:
+			c.unknown(k.name, "dynamic argument")
+			return
+		case tokOperand:
 			tty := newFollow()
 			if !noTTY {
 				tty.found = true
@@ -276,14 +283,16 @@ func kubectlGlobalOK(t token) bool {
 var kubectlTool = subTool{
 	spec: kubectlGlobals, globalOK: kubectlGlobalOK,
 	verbs: readWrite(
-		[]string{"describe", "top", "version", "explain", "api-resources", "api-versions",
-			"wait", "completion", "options"},
+		nil,
 		RiskMedium,
 		[]string{"apply", "create", "patch", "replace", "scale", "autoscale", "set", "label",
 			"annotate", "taint", "cordon", "uncordon", "expose", "run", "cp", "debug",
 			"certificate"},
 		map[string]verb{
 			"delete": wrHigh, "drain": wrHigh,
+			"describe": ck(kubectlRead), "top": ck(kubectlRead), "version": ck(kubectlRead),
+			"explain": ck(kubectlRead), "api-resources": ck(kubectlRead), "api-versions": ck(kubectlRead),
+			"wait": ck(kubectlRead), "completion": ck(kubectlRead), "options": ck(kubectlRead),
 			"get": ck(checkKubectlWatch), "events": ck(checkKubectlWatch),
 			"logs": ck(checkKubectlLogs), "exec": ck(checkKubectlExec),
 			"edit":         ck(checkEditVerb),
@@ -307,6 +316,41 @@ var (
 	kubectlRolloutTool = subTool{verbs: readWrite([]string{"status", "history"}, RiskMedium,
 		[]string{"restart", "undo", "pause", "resume"}, nil)}
 )
+
+// kubectlWrites reports (and records) kubectl's global options that write
+// files, which may also follow the subcommand: --profile-output,
+// --log-file, --log-dir.
+func (c *classifier) kubectlWrites(k *call) bool {
+	for _, a := range k.args {
+		if !a.static || strings.HasPrefix(a.s, "--profile") || strings.HasPrefix(a.s, "--log-") {
+			c.unknown(k.name, "option may write files")
+			return true
+		}
+	}
+	return false
+}
+
+// kubectlRead is a kubectl subcommand that only reads.
+func kubectlRead(c *classifier, k *call) {
+	if !c.kubectlWrites(k) {
+		c.readOnly(k)
+	}
+}
+
+// denyArgs returns a checker that reads unless one of the options is
+// present (as "-o", "-o=x" or "--output=x").
+func denyArgs(risk Risk, msg string, opts ...string) checkFunc {
+	return func(c *classifier, k *call) {
+		for _, a := range k.args {
+			name, _, _ := strings.Cut(a.s, "=")
+			if !a.static || matchOneOf(name, opts...) || len(name) > 2 && name[1] != '-' && matchOneOf(name[:2], opts...) {
+				c.writer(k.name+" "+name, risk, msg)
+				return
+			}
+		}
+		c.readOnly(k)
+	}
+}
 
 // checkEditVerb: an edit subcommand opens an editor and writes.
 func checkEditVerb(c *classifier, k *call) {
@@ -333,6 +377,9 @@ func checkClusterInfo(c *classifier, k *call) {
 
 // checkKubectlWatch: get and events read; -w/--watch never ends.
 func checkKubectlWatch(c *classifier, k *call) {
+	if c.kubectlWrites(k) {
+		return
+	}
 	f := newFollow()
 	for i, a := range k.args {
 		if !a.static {
@@ -357,6 +404,9 @@ func checkKubectlWatch(c *classifier, k *call) {
 
 // checkKubectlLogs: logs read; -f/--follow never ends.
 func checkKubectlLogs(c *classifier, k *call) {
+	if c.kubectlWrites(k) {
+		return
+	}
 	f, counted := newFollow(), false
 	for i, a := range k.args {
 		if !a.static {
@@ -404,7 +454,10 @@ func checkKubectlExec(c *classifier, k *call) {
 	s := scanOpts(&kubectlExecSpec, opts)
 	for t, more := s.next(); more; t, more = s.next() {
 		switch t.kind {
-		case tokOperand, tokDynamic:
+		case tokDynamic:
+			c.unknown(k.name, "dynamic argument")
+			return
+		case tokOperand:
 			if pod < 0 {
 				pod = t.i
 				if dash < 0 {
@@ -470,7 +523,8 @@ var helmDependencyTool = subTool{verbs: readWrite([]string{"list", "ls"}, RiskLo
 func checkHelmTemplate(c *classifier, k *call) {
 	for _, a := range k.args {
 		if !a.static {
-			continue
+			c.unknown(k.name, "dynamic argument")
+			return
 		}
 		if strings.HasPrefix(a.s, "--output-dir") || strings.HasPrefix(a.s, "--post-renderer") {
 			c.writer(k.name+" "+strings.SplitN(a.s, "=", 2)[0], RiskLow, "writes files or runs a program")

@@ -117,12 +117,13 @@ func checkPager(c *classifier, k *call) {
 	plain := true
 	for _, a := range k.args {
 		if !a.static {
-			plain = false
-			continue
+			c.unknown(k.name, "dynamic argument")
+			return
 		}
-		if strings.HasPrefix(a.s, "+") || k.name == "less" && (strings.HasPrefix(a.s, "-o") ||
-			strings.HasPrefix(a.s, "-O") || strings.HasPrefix(a.s, "--log-file") ||
-			strings.HasPrefix(a.s, "--LOG-FILE") || strings.HasPrefix(a.s, "--lesskey")) {
+		// less can run commands (+!cmd), write a log file (-o, -O) and load
+		// a lesskey file that sets LESSOPEN (-k, --lesskey*).
+		if strings.HasPrefix(a.s, "+") || k.name == "less" && (len(a.s) > 1 && a.s[0] == '-' && a.s[1] != '-' && strings.ContainsAny(a.s, "oOk") ||
+			strings.HasPrefix(a.s, "--log-file") || strings.HasPrefix(a.s, "--LOG-FILE") || strings.HasPrefix(a.s, "--lesskey")) {
 			c.unknown(k.name+" "+a.s, "pager option may run commands or write files")
 			return
 		}
@@ -346,7 +347,7 @@ func checkUniq(c *classifier, k *call) {
 // tarListShort are the short options allowed with tar's list mode; the
 // ones in tarValued take a value.
 const (
-	tarListShort = "tfvzjJZaOCTXbipPkmwR"
+	tarListShort = "tfvzjJZaOCTXbipPkmR"
 	tarValued    = "fCTXb"
 )
 

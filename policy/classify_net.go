@@ -522,6 +522,9 @@ func checkTcpdump(c *classifier, k *call) {
 	s := scanOpts(&tcpdumpSpec, k.args)
 	for t, more := s.next(); more; t, more = s.next() {
 		switch {
+		case t.kind == tokDynamic:
+			c.unknown("tcpdump", "dynamic argument")
+			return
 		case t.kind == tokShort && (t.name == "w" || t.name == "z" || t.name == "G" || t.name == "C" || t.name == "W"):
 			c.writer("tcpdump -"+t.name, RiskLow, "writes capture files or runs a program")
 			return
@@ -552,6 +555,9 @@ func checkSs(c *classifier, k *call) {
 	s := scanOpts(&ssSpec, k.args)
 	for t, more := s.next(); more; t, more = s.next() {
 		switch {
+		case t.kind == tokDynamic:
+			c.unknown("ss", "dynamic argument")
+			return
 		case t.kind == tokShort && (t.name == "K" || t.name == "D"),
 			t.kind == tokLong && (isPrefixOf(t.name, "kill") || len(t.name) >= 2 && isPrefixOf(t.name, "diag")):
 			c.writer("ss "+optText(t), RiskHigh, "kills sockets or writes a file")

@@ -11,13 +11,13 @@ var sshSpec = optSpec{shortArg: sshValued, stopAtOperand: true}
 // forward anything.
 var sshSafeOptions = map[string]bool{
 	"connecttimeout": true, "stricthostkeychecking": true, "batchmode": true,
-	"userknownhostsfile": true, "globalknownhostsfile": true, "loglevel": true,
+	"loglevel":            true,
 	"serveraliveinterval": true, "serveralivecountmax": true, "identitiesonly": true,
 	"identityfile": true, "port": true, "user": true, "passwordauthentication": true,
 	"pubkeyauthentication": true, "preferredauthentications": true,
 	"hostkeyalgorithms": true, "pubkeyacceptedkeytypes": true, "pubkeyacceptedalgorithms": true,
 	"connectionattempts": true, "compression": true, "addressfamily": true,
-	"forwardagent": true, "requesttty": true, "numberofpasswordprompts": true,
+	"forwardagent": true, "numberofpasswordprompts": true,
 	"hashknownhosts": true, "checkhostip": true, "updatehostkeys": true,
 	"kexalgorithms": true, "ciphers": true, "macs": true, "proxyjump": true,
 	"kbdinteractiveauthentication": true, "gssapiauthentication": true,
@@ -101,13 +101,28 @@ func (c *classifier) sshOption(k *call, t token, tty *follow) bool {
 		c.writer("ssh -E", RiskLow, "writes a log file")
 		return false
 	case "o":
-		if !t.valStatic || !sshSafeOptions[sshOptionKey(t.val)] {
+		if !t.valStatic || !sshSafeOptions[sshOptionKey(t.val)] && !sshKnownHostsNull(t.val) {
 			c.unknown("ssh -o "+t.val, "option may run local commands")
 			return false
 		}
 		return true
 	}
 	c.badOption(k, t)
+	return false
+}
+
+// sshKnownHostsNull accepts known-hosts files set to /dev/null only: ssh
+// appends new host keys to whatever file is named.
+func sshKnownHostsNull(v string) bool {
+	v = strings.TrimSpace(v)
+	i := strings.IndexAny(v, "= \t")
+	if i < 0 {
+		return false
+	}
+	switch strings.ToLower(v[:i]) {
+	case "userknownhostsfile", "globalknownhostsfile":
+		return strings.TrimSpace(strings.TrimLeft(v[i:], "= \t")) == "/dev/null"
+	}
 	return false
 }
 

@@ -20,6 +20,7 @@ var shellCheckers = map[string]checkFunc{
 	"sudo":      checkPrivileged,
 	"doas":      checkPrivileged,
 	"pkexec":    checkPrivileged,
+	"run0":      checkPrivileged,
 	"su":        constructCheck(RiskHigh, "privilege escalation"),
 	"runuser":   constructCheck(RiskHigh, "privilege escalation"),
 	"sg":        constructCheck(RiskHigh, "privilege escalation"),
@@ -63,9 +64,6 @@ var shellCheckers = map[string]checkFunc{
 	"ksh":       checkShell,
 	"mksh":      checkShell,
 	"ash":       checkShell,
-	"fish":      checkShell,
-	"tcsh":      checkShell,
-	"csh":       checkShell,
 	"python":    checkInterpreter,
 	"python2":   checkInterpreter,
 	"python3":   checkInterpreter,
@@ -320,7 +318,12 @@ func checkGetopts(c *classifier, k *call) {
 }
 
 func checkPrintf(c *classifier, k *call) {
-	if len(k.args) > 0 && k.args[0].static && strings.HasPrefix(k.args[0].s, "-v") {
+	if len(k.args) > 0 && !k.args[0].static {
+		// The format might be -v, making the next word a variable name.
+		c.unknown(k.name, "dynamic format")
+		return
+	}
+	if len(k.args) > 0 && strings.HasPrefix(k.args[0].s, "-v") {
 		name := strings.TrimPrefix(k.args[0].s, "-v")
 		if name == "" && len(k.args) > 1 {
 			if !k.args[1].static {
@@ -337,6 +340,16 @@ func checkPrintf(c *classifier, k *call) {
 }
 
 func checkTest(c *classifier, k *call) {
+	dynamic, subscript := false, false
+	for _, a := range k.args {
+		dynamic = dynamic || !a.static
+		subscript = subscript || a.static && strings.ContainsRune(a.s, '[')
+	}
+	if dynamic && subscript {
+		// A dynamic word could be -v, and a subscript is evaluated.
+		c.unknown(k.name, "dynamic operator with a subscript")
+		return
+	}
 	for i, a := range k.args {
 		if a.static && (a.s == "-v" || a.s == "-R") && i+1 < len(k.args) {
 			n := k.args[i+1]

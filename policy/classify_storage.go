@@ -33,7 +33,7 @@ var (
 			"online", "clear", "export", "import", "set", "upgrade", "split", "resilver", "trim",
 			"initialize", "reguid", "reopen", "checkpoint", "sync", "wait"},
 		map[string]verb{"destroy": wrHigh, "labelclear": wrHigh,
-			"iostat": ck(checkInterval("T")), "events": ck(checkFollowFlag("-f"))})}
+			"iostat": ck(checkInterval("T")), "events": ck(checkZpoolEvents)})}
 	zfsTool = subTool{verbs: readWrite(
 		[]string{"list", "get", "holds", "userspace", "groupspace", "projectspace", "diff", "version", "help"},
 		RiskMedium,
@@ -70,7 +70,7 @@ var (
 	pveshTool = subTool{verbs: readWrite([]string{"get", "ls", "usage", "help"}, RiskMedium,
 		[]string{"create", "set"}, map[string]verb{"delete": wrHigh})}
 	qmTool = subTool{verbs: readWrite(
-		[]string{"list", "status", "config", "pending", "showcmd", "listsnapshot", "help", "cloudinit"},
+		[]string{"list", "status", "config", "pending", "showcmd", "listsnapshot", "help"},
 		RiskMedium,
 		[]string{"start", "shutdown", "reboot", "reset", "suspend", "resume", "migrate", "clone",
 			"create", "set", "unlink", "resize", "rollback", "snapshot", "delsnapshot", "template",
@@ -78,10 +78,11 @@ var (
 			"disk", "rescan", "sendkey", "vncproxy", "mtunnel", "wait"},
 		map[string]verb{
 			"stop": wrHigh, "destroy": wrHigh,
-			"guest":    nested(&qmGuestTool),
-			"agent":    ck(checkQmAgent),
-			"monitor":  ck(checkInteractive),
-			"terminal": ck(checkInteractive),
+			"cloudinit": ck(subOnly("dump", "pending")),
+			"guest":     nested(&qmGuestTool),
+			"agent":     ck(checkQmAgent),
+			"monitor":   ck(checkInteractive),
+			"terminal":  ck(checkInteractive),
 		})}
 	qmGuestTool = subTool{verbs: map[string]verb{
 		"exec": ck(checkGuestExec), "exec-status": rd, "cmd": ck(checkQmAgent),
@@ -118,7 +119,7 @@ var (
 				"pool-list", "pool-info", "pool-dumpxml", "vol-list", "vol-info", "snapshot-list",
 				"snapshot-info", "snapshot-dumpxml", "hostname", "uri", "sysinfo", "nodememstats",
 				"nodecpustats", "iface-list", "nwfilter-list", "secret-list", "domid", "domname",
-				"domuuid", "domjobinfo", "domtime", "dominfo", "nodedev-list", "help"},
+				"domuuid", "domjobinfo", "nodedev-list", "help"},
 			RiskMedium,
 			[]string{"start", "shutdown", "reboot", "reset", "define", "create", "setmem", "setmaxmem",
 				"setvcpus", "attach-disk", "attach-device", "attach-interface", "detach-disk",
@@ -149,6 +150,17 @@ var (
 			}),
 	}
 )
+
+// checkZpoolEvents: -c clears the event log; -f follows it.
+func checkZpoolEvents(c *classifier, k *call) {
+	for _, a := range k.args {
+		if !a.static || len(a.s) > 1 && a.s[0] == '-' && strings.ContainsRune(a.s, 'c') {
+			c.writer("zpool events -c", RiskLow, "clears the event log")
+			return
+		}
+	}
+	checkFollowFlag("-f")(c, k)
+}
 
 // subOnlyDeep is subOnly for tools whose read words may come after an
 // object word ("rbd mirror pool status").
@@ -252,7 +264,7 @@ var cephReads = map[string]bool{
 	"dump_stuck": true, "get": true, "show": true, "info": true, "services": true,
 	"count-metadata": true, "last": true, "ls-by-host": true, "ls-by-class": true,
 	"ok-to-stop": true, "safe-to-destroy": true, "time-sync-status": true, "lspools": true,
-	"help": true,
+	"help": true, "ps": true,
 }
 
 // checkCeph: ceph commands are words; the first word that is not a

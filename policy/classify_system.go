@@ -626,7 +626,7 @@ func checkFindmnt(c *classifier, k *call) {
 // checkBlkid: -g garbage-collects the cache file.
 func checkBlkid(c *classifier, k *call) {
 	for _, a := range k.args {
-		if a.static && (a.s == "-g" || a.s == "--garbage-collect") {
+		if !a.static || a.s == "-g" || a.s == "--garbage-collect" {
 			c.writer("blkid -g", RiskLow, "rewrites the cache")
 			return
 		}

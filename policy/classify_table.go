@@ -87,7 +87,7 @@ var pureReaders = []string{
 	"size", "expr", "factor", "numfmt", "tsort", "zipinfo",
 	// Who and what is running.
 	"uptime", "uname", "whoami", "id", "groups", "logname", "users", "who",
-	"w", "last", "lastb", "lastlog", "ps", "pgrep", "pidof", "pstree",
+	"w", "last", "lastb", "ps", "pgrep", "pidof", "pstree",
 	"pwdx", "pmap", "ipcs", "lsipc", "lslocks", "lslogins", "getent",
 	// Hardware and kernel.
 	"nproc", "lscpu", "lsblk", "lsusb", "lspci", "lsmod", "lsns", "lsmem",
@@ -95,7 +95,7 @@ var pureReaders = []string{
 	"hostid", "getconf", "locale", "tty", "cal", "ncal", "systemd-cgls",
 	"sestatus", "getenforce", "aa-status", "apparmor_status",
 	"lvs", "vgs", "pvs", "lvdisplay", "vgdisplay", "pvdisplay",
-	"pveversion", "mailq", "named-checkconf", "named-checkzone", "atq",
+	"pveversion", "mailq", "named-checkconf", "atq",
 	// Names and networks.
 	"dig", "host", "whois", "traceroute", "traceroute6", "tracepath",
 	"which", "whereis", "type", "printenv", "apropos", "whatis",

@@ -380,6 +380,9 @@ func (c *classifier) visitNode(n syntax.Node) bool {
 	case *syntax.ProcSubst:
 		c.construct(x.Op.String()+"...)", RiskMedium, "process substitution")
 		return false
+	case *syntax.ExtGlob:
+		// zsh reads *(e:cmd:) and similar glob qualifiers as code.
+		c.construct(x.Op.String()+"...)", RiskMedium, "extended glob may run code in zsh")
 	case *syntax.ArithmExp:
 		c.arithm(x.X, "$((...))")
 	case *syntax.ArithmCmd:
