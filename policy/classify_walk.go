@@ -237,9 +237,10 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 	}
 	rest := args[1:]
 	if ctx.extra && known && r.class == ruleCheck {
-		// xargs appends words read at run time: the checker sees one
-		// unknown word at the end, which may be anything.
-		rest = append(rest[:len(rest):len(rest)], arg{})
+		// xargs appends any number of words read at run time: the checker
+		// sees two unknown words at the end, so that one still stands
+		// alone if the other is taken as an option's value.
+		rest = append(rest[:len(rest):len(rest)], arg{}, arg{})
 	}
 	ctx.extra = false
 	k := c.newCall(call{name: name, word: word, args: rest, ctx: ctx})
