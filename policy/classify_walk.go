@@ -243,6 +243,14 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 		rest = append(rest[:len(rest):len(rest)], arg{}, arg{})
 	}
 	ctx.extra = false
+	if known && r.class == ruleCheck {
+		for _, a := range rest {
+			if a.split {
+				c.unknown(name, "unquoted expansion may split into more options")
+				return
+			}
+		}
+	}
 	k := c.newCall(call{name: name, word: word, args: rest, ctx: ctx})
 	defer c.freeCall()
 	switch {

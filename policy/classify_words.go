@@ -19,6 +19,10 @@ type arg struct {
 	static bool
 	// glob reports an unquoted glob character anywhere in the word.
 	glob bool
+	// split reports that the shell may turn the word into several: an
+	// unquoted expansion, a brace expansion, or a glob starting with "-".
+	// An option's value taken from such a word could bring more options.
+	split bool
 	// w is the word in the parsed source; nil for synthetic words.
 	w *syntax.Word
 }
@@ -41,7 +45,7 @@ func (c *classifier) resolve(w *syntax.Word) arg {
 		switch p := part.(type) {
 		case *syntax.Lit:
 			if hasBraceExpansion(p.Value) {
-				a.static = false
+				a.static, a.split = false, true
 			}
 			start := len(b)
 			var globAt int
@@ -70,11 +74,14 @@ func (c *classifier) resolve(w *syntax.Word) arg {
 			}
 		default:
 			// Parameter, command, arithmetic or process expansion; extglob.
-			a.static = false
+			a.static, a.split = false, true
 			if _, ok := part.(*syntax.ExtGlob); ok {
 				a.glob = true
 			}
 		}
+	}
+	if a.glob && len(b) > 0 && b[0] == '-' {
+		a.split = true
 	}
 	a.s = string(b)
 	c.buf = b[:0]
