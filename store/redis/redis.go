@@ -83,9 +83,8 @@ type Store struct {
 	opt  Options
 	log  *slog.Logger
 	now  func() time.Time
-	// auditTurn admits one of this replica's audit appenders at a time
-	// (see AppendAudit).
-	auditTurn chan struct{}
+	// audit batches this replica's audit appends (see AppendAudit).
+	audit auditQueue
 }
 
 // New validates opts and connects lazily: a Redis that is down at start
@@ -149,8 +148,6 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		opt:  opts,
 		log:  opts.Logger,
 		now:  time.Now,
-
-		auditTurn: make(chan struct{}, 1),
 	}
 	if err := s.Ping(ctx); err != nil {
 		s.log.Warn("redis not reachable yet; operations fail until it is", slog.String("addr", opts.Addr), slog.Any("err", err))
