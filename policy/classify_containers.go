@@ -48,11 +48,11 @@ var dockerTool = subTool{
 	verbs: readWrite(
 		[]string{"ps", "images", "inspect", "info", "version", "top", "port", "diff", "history", "search"},
 		RiskMedium,
-		[]string{"cp", "run", "create", "start", "restart", "pull", "push", "build", "commit", "tag",
+		[]string{"cp", "create", "start", "restart", "pull", "push", "build", "commit", "tag",
 			"rename", "update", "pause", "unpause", "load", "save", "import", "export", "login",
 			"logout", "swarm", "wait", "init"},
 		map[string]verb{
-			"rm": wrHigh, "rmi": wrHigh, "kill": wrHigh, "stop": wrHigh,
+			"rm": wrHigh, "rmi": wrHigh, "kill": wrHigh, "stop": wrHigh, "run": ck(checkRunTTY),
 			"logs": ck(checkDockerLogs), "stats": ck(checkDockerStats), "events": ck(checkUntil),
 			"exec": ck(checkDockerExec), "attach": ck(checkInteractive),
 			"container": nested(&dockerContainerTool), "image": nested(&dockerImageTool),
@@ -69,10 +69,10 @@ var dockerTool = subTool{
 var (
 	dockerContainerTool = subTool{verbs: readWrite(
 		[]string{"ls", "list", "ps", "inspect", "top", "port", "diff"}, RiskMedium,
-		[]string{"cp", "run", "create", "start", "restart", "commit", "rename", "update", "pause",
+		[]string{"cp", "create", "start", "restart", "commit", "rename", "update", "pause",
 			"unpause", "export", "wait"},
 		map[string]verb{"rm": wrHigh, "kill": wrHigh, "stop": wrHigh, "prune": wrHigh,
-			"logs": ck(checkDockerLogs), "stats": ck(checkDockerStats), "exec": ck(checkDockerExec),
+			"run": ck(checkRunTTY), "logs": ck(checkDockerLogs), "stats": ck(checkDockerStats), "exec": ck(checkDockerExec),
 			"attach": ck(checkInteractive)})}
 	dockerImageTool = subTool{verbs: readWrite([]string{"ls", "list", "inspect", "history"}, RiskMedium,
 		[]string{"pull", "push", "build", "tag", "load", "save", "import"},
@@ -149,6 +149,24 @@ func checkDockerStats(c *classifier, k *call) {
 	}
 	c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, edit{insertAfter: -1, insert: "--no-stream"}))
 	c.readOnly(k)
+}
+
+// checkRunTTY: docker run, kubectl run and kubectl debug create things;
+// with -t/--tty they also wait on a terminal.
+func checkRunTTY(c *classifier, k *call) {
+	c.writer(k.name, RiskMedium, "known writer")
+	for _, a := range k.args {
+		if !a.static || a.s == "--" {
+			break
+		}
+		if a.s == "--tty" || a.s == "--tty=true" || len(a.s) > 1 && a.s[0] == '-' && a.s[1] != '-' && strings.ContainsRune(a.s, 't') && len(a.s) <= 4 {
+			c.unbounded(k.ctx, BoundTTYFlag, "")
+			return
+		}
+		if len(a.s) == 0 || a.s[0] != '-' {
+			break // the image: the rest is its command
+		}
+	}
 }
 
 // checkUntil: event streams end only with --until.
@@ -286,10 +304,9 @@ var kubectlTool = subTool{
 		nil,
 		RiskMedium,
 		[]string{"apply", "create", "patch", "replace", "scale", "autoscale", "set", "label",
-			"annotate", "taint", "cordon", "uncordon", "expose", "run", "cp", "debug",
-			"certificate"},
+			"annotate", "taint", "cordon", "uncordon", "expose", "cp", "certificate"},
 		map[string]verb{
-			"delete": wrHigh, "drain": wrHigh,
+			"delete": wrHigh, "drain": wrHigh, "run": ck(checkRunTTY), "debug": ck(checkRunTTY),
 			"describe": ck(kubectlRead), "top": ck(kubectlRead), "version": ck(kubectlRead),
 			"explain": ck(kubectlRead), "api-resources": ck(kubectlRead), "api-versions": ck(kubectlRead),
 			"wait": ck(kubectlRead), "completion": ck(kubectlRead), "options": ck(kubectlRead),

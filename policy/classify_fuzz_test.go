@@ -36,12 +36,28 @@ func oracleFindings(src string) (writers []string, subst bool, ok bool) {
 			if len(x.Args) > 0 && oracleWriters[x.Args[0].Lit()] {
 				writers = append(writers, x.Args[0].Lit())
 			}
+			if len(x.Args) > 0 && expands(x.Args[0]) {
+				writers = append(writers, "(dynamic command word)")
+			}
 		case *syntax.CmdSubst, *syntax.ProcSubst:
 			subst = true
 		}
 		return true
 	})
 	return writers, subst, true
+}
+
+// expands reports whether a word contains a parameter expansion, so that
+// as a command word it could name any program.
+func expands(w *syntax.Word) bool {
+	found := false
+	syntax.Walk(w, func(n syntax.Node) bool {
+		if _, ok := n.(*syntax.ParamExp); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 func FuzzClassifyCommand(f *testing.F) {

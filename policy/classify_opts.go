@@ -124,12 +124,6 @@ func (s *optScan) next() (token, bool) {
 	return s.next()
 }
 
-// remaining returns the arguments not yet scanned, for wrappers whose
-// operands start another command.
-func (s *optScan) remaining() []arg {
-	return s.args[s.i:]
-}
-
 // isPrefixOf reports whether a long option as given (possibly abbreviated,
 // as getopt_long accepts) could name full. It is how deny checks match
 // options of GNU tools: "--rot" could be "--rotate".

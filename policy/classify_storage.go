@@ -18,13 +18,8 @@ var storageCheckers = map[string]checkFunc{
 	"virsh":      sub(&virshTool),
 	"lxc":        sub(&lxdTool),
 	"incus":      sub(&lxdTool),
-	"lxc-ls":     checkPure,
-	"lxc-info":   checkPure,
 	"lxc-attach": checkLxcAttach,
 }
-
-// checkPure is a read-only command kept in a checker table for grouping.
-func checkPure(c *classifier, k *call) { c.readOnly(k) }
 
 var (
 	zpoolTool = subTool{verbs: readWrite(

@@ -95,7 +95,7 @@ var pureReaders = []string{
 	"hostid", "getconf", "locale", "tty", "cal", "ncal", "systemd-cgls",
 	"sestatus", "getenforce", "aa-status", "apparmor_status",
 	"lvs", "vgs", "pvs", "lvdisplay", "vgdisplay", "pvdisplay",
-	"pveversion", "mailq", "named-checkconf", "atq",
+	"pveversion", "mailq", "named-checkconf", "atq", "lxc-ls", "lxc-info",
 	// Names and networks.
 	"dig", "host", "whois", "traceroute", "traceroute6", "tracepath",
 	"which", "whereis", "type", "printenv", "apropos", "whatis",
