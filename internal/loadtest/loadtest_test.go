@@ -1,0 +1,607 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/internal/app"
+	"github.com/vigilops/vigil/internal/modeltest"
+	"github.com/vigilops/vigil/internal/testkit"
+	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/store"
+	redisstore "github.com/vigilops/vigil/store/redis"
+	"github.com/vigilops/vigil/tools"
+)
+
+const (
+	// threads is how many conversations run at once.
+	threads = 1000
+	// modelLatency is the scripted model's time to answer each call.
+	modelLatency = 200 * time.Millisecond
+	// turns is the model calls of one run: discover, query, final answer.
+	turns = 3
+	// platform is the load adapter's platform name.
+	platform bot.Platform = "loadtest"
+	// channel is the one channel every thread is in.
+	channel = "c"
+)
+
+// BenchmarkConcurrentThreads starts 1,000 conversations at once, each one
+// run of three model turns (discover → query → final answer) on a machine
+// reached over SSH that neither tool contacts, so no process is spawned and
+// the figures are vigil's own work, against a scripted model that takes
+// 200 ms per call. It runs on the memory and the Redis store, each with the
+// default bound of 32 runs in progress per replica and with the bound
+// raised to 1,000, and reports:
+//
+//   - runs/s, turns/s: throughput of the whole burst, until the bot is idle;
+//   - turn_p50_ms, turn_p99_ms: what vigil adds to a turn: the turn's wall
+//     time minus the model's 200 ms. A turn runs from the end of the
+//     previous model call (the run's start) to the end of its own (the
+//     posted answer);
+//   - call_p50_ms, call_p99_ms: the part of that spent in the model call
+//     beyond the 200 ms, as vigil timed it: request encoding, HTTP and the
+//     streamed answer, including the in-process scripted server's share;
+//   - own_p50_ms, own_p99_ms: the rest: tools, policy, checkpoints, events,
+//     replies, and waiting for a CPU;
+//   - wait_p50_ms, wait_p99_ms: from the message's delivery to its run
+//     starting (dedup, the run bound, thread lock, session load);
+//   - run_p99_ms: delivery to the answer being posted;
+//   - cpu_ms/turn: the process's CPU time (user and system) per turn,
+//     scripted model included;
+//   - heap_KB/session, stack_KB/session: heap and stacks in use (after GC)
+//     with 1,000 runs held at their second model call, less the idle
+//     baseline, per run (with the raised bound only: with the default, only
+//     32 runs are ever in progress);
+//   - redis_trips/turn, redis_cmds/turn: round trips to Redis, and commands
+//     Redis executed (those inside Lua scripts and transactions included),
+//     per turn.
+//
+// It also fails if any run did not answer, made an unscripted model call,
+// or lost an audit record.
+func BenchmarkConcurrentThreads(b *testing.B) {
+	for _, backend := range []string{"memory", "redis"} {
+		for _, limit := range []int{0, threads} {
+			name := fmt.Sprintf("store=%s/max_runs=%d", backend, limit)
+			if limit == 0 {
+				name = fmt.Sprintf("store=%s/max_runs=default", backend)
+			}
+			b.Run(name, func(b *testing.B) { benchThreads(b, backend, limit) })
+		}
+	}
+}
+
+func benchThreads(b *testing.B, backend string, limit int) {
+	ld := newLoad(b)
+	var stores bot.Stores
+	var rds *benchRedis
+	switch backend {
+	case "memory":
+		stores = store.NewMemory().Stores()
+	case "redis":
+		rds = startRedis(b)
+		st, err := redisstore.New(context.Background(), redisstore.Options{Addr: rds.proxy.Addr(), KeyPrefix: "vigil:"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		stores = st.Stores()
+	}
+	a, err := app.New(context.Background(), app.Options{
+		Inventory: remoteInventory(b),
+		Config: testkit.Config(testkit.Options{Model: ld.model, Channels: []policy.ChannelPolicy{
+			{Match: string(platform) + ":" + channel, Level: policy.LevelReadOnly},
+		}}),
+		Stores:            &stores,
+		Adapters:          []bot.Adapter{ld.chat},
+		Logger:            slog.New(slog.DiscardHandler),
+		Observer:          ld,
+		MaxConcurrentRuns: limit,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Bot.Run(ctx) }()
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			b.Errorf("bot: %v", err)
+		}
+		_ = a.Close()
+	})
+	ld.chat.waitStarted(b)
+
+	var all []*phase
+	var trips, cmds int64
+	var cpu time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		var trips0, cmds0 int64
+		if rds != nil {
+			trips0, cmds0 = rds.proxy.Trips(), rds.commandsProcessed(b)
+		}
+		cpu0 := cpuTime(b)
+		p := ld.run(b, a.Bot, i*threads)
+		cpu += cpuTime(b) - cpu0
+		if rds != nil {
+			trips += rds.proxy.Trips() - trips0
+			cmds += rds.commandsProcessed(b) - cmds0 - 1 // less the INFO itself
+		}
+		all = append(all, p)
+	}
+	b.StopTimer()
+	checkAudit(b, stores.Audit, b.N*threads)
+
+	var elapsed time.Duration
+	var tt turnTimes
+	var wait, runs []time.Duration
+	for _, p := range all {
+		elapsed += p.elapsed
+		t, w, r := p.latencies(b)
+		tt.overhead, tt.call, tt.own = append(tt.overhead, t.overhead...), append(tt.call, t.call...), append(tt.own, t.own...)
+		wait, runs = append(wait, w...), append(runs, r...)
+	}
+	n := float64(len(all) * threads)
+	b.ReportMetric(n/elapsed.Seconds(), "runs/s")
+	b.ReportMetric(n*turns/elapsed.Seconds(), "turns/s")
+	b.ReportMetric(ms(percentile(tt.overhead, 50)), "turn_p50_ms")
+	b.ReportMetric(ms(percentile(tt.overhead, 99)), "turn_p99_ms")
+	b.ReportMetric(ms(percentile(tt.call, 50)), "call_p50_ms")
+	b.ReportMetric(ms(percentile(tt.call, 99)), "call_p99_ms")
+	b.ReportMetric(ms(percentile(tt.own, 50)), "own_p50_ms")
+	b.ReportMetric(ms(percentile(tt.own, 99)), "own_p99_ms")
+	b.ReportMetric(ms(percentile(wait, 50)), "wait_p50_ms")
+	b.ReportMetric(ms(percentile(wait, 99)), "wait_p99_ms")
+	b.ReportMetric(ms(percentile(runs, 99)), "run_p99_ms")
+	b.ReportMetric(ms(cpu)/(n*turns), "cpu_ms/turn")
+	if rds != nil {
+		b.ReportMetric(float64(trips)/(n*turns), "redis_trips/turn")
+		b.ReportMetric(float64(cmds)/(n*turns), "redis_cmds/turn")
+	}
+	if limit >= threads {
+		heap, stack := ld.memory(b, a.Bot, b.N*threads)
+		b.ReportMetric(heap/1024, "heap_KB/session")
+		b.ReportMetric(stack/1024, "stack_KB/session")
+		checkAudit(b, stores.Audit, (b.N+1)*threads)
+	}
+}
+
+// checkAudit fails the benchmark unless every tool call of every run is in
+// the audit chain (two per run): load must not cost the audit trail.
+func checkAudit(b *testing.B, st bot.AuditStore, runs int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	last, err := st.RecentAudit(ctx, 1)
+	if err != nil {
+		b.Fatalf("read the audit chain: %v", err)
+	}
+	if want := int64(2 * runs); len(last) != 1 || last[0].Seq != want {
+		b.Fatalf("the audit chain ends at %+v, want seq %d: records were lost under load", last, want)
+	}
+}
+
+// cpuTime is the CPU time this process used so far, user and system. It
+// includes the scripted model's share: the model runs in this process.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// remoteInventory is one machine reached over SSH. Neither discover nor
+// query connects to it (discover probes only locally reachable machines),
+// so a run spawns no process and opens no SSH connection: what is measured
+// is vigil. (Discovering "localhost" would run ss and systemctl for every
+// thread: 2,000 processes per burst.)
+func remoteInventory(b *testing.B) *tools.Inventory {
+	inv, err := tools.NewInventory([]tools.Resource{{
+		ID: "node:web1", Name: "web1", Kind: tools.KindNode, Node: "web1", UID: "web1",
+		Reach: tools.Reach{SSH: &tools.SSHConfig{Host: "192.0.2.10", Port: 22, User: "vigil",
+			KeyFile: "/nonexistent/id_ed25519", KnownHosts: "/nonexistent/known_hosts"}},
+		Facts: tools.Facts{Ports: []string{"22", "80", "443"}, Services: []string{"nginx", "sshd"},
+			ConfigPaths: []string{"/etc/nginx/nginx.conf"}, LogPaths: []string{"/var/log/nginx/error.log"}},
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return inv
+}
+
+// load drives one bot: it is the chat platform (the adapter), the model's
+// router and the bot's observer, and keeps the timestamps of the phase in
+// progress.
+type load struct {
+	model *modeltest.Server
+	chat  *loadChat
+	cur   atomic.Pointer[phase]
+}
+
+func newLoad(b *testing.B) *load {
+	ld := &load{model: modeltest.New(b), chat: newLoadChat()}
+	ld.model.Record(false)
+	ld.model.Route(ld.route)
+	ld.chat.answered = func(g int, at time.Time) {
+		if p := ld.cur.Load(); p != nil {
+			p.answer(g, at)
+		}
+	}
+	ld.chat.failed = func(g int) {
+		if p := ld.cur.Load(); p != nil {
+			p.fail(g)
+		}
+	}
+	return ld
+}
+
+// phase is one burst of threads [base, base+threads).
+type phase struct {
+	base      int
+	delivered []atomic.Int64 // unix ns
+	started   []atomic.Int64
+	callEnd   [][turns]atomic.Int64 // when each model call returned to vigil
+	callDur   [][turns]atomic.Int64 // each model call as vigil timed it, ns
+	extra     atomic.Int64          // model calls beyond the script (must stay 0)
+	answered  []atomic.Int64
+	errors    atomic.Int64
+	left      sync.WaitGroup
+	elapsed   time.Duration
+
+	// hold, when set, parks every run at its second model call until
+	// release is closed; held counts the parked runs.
+	hold    bool
+	held    atomic.Int64
+	allHeld chan struct{}
+	release chan struct{}
+}
+
+func newPhase(base int, hold bool) *phase {
+	p := &phase{
+		base:      base,
+		delivered: make([]atomic.Int64, threads),
+		started:   make([]atomic.Int64, threads),
+		callEnd:   make([][turns]atomic.Int64, threads),
+		callDur:   make([][turns]atomic.Int64, threads),
+		answered:  make([]atomic.Int64, threads),
+		hold:      hold,
+		allHeld:   make(chan struct{}),
+		release:   make(chan struct{}),
+	}
+	p.left.Add(threads)
+	return p
+}
+
+func (p *phase) index(g int) (int, bool) {
+	i := g - p.base
+	return i, i >= 0 && i < threads
+}
+
+func (p *phase) answer(g int, at time.Time) {
+	if i, ok := p.index(g); ok && p.answered[i].CompareAndSwap(0, at.UnixNano()) {
+		p.left.Done()
+	}
+}
+
+// fail records a run that ended with an error reply instead of an answer.
+func (p *phase) fail(g int) {
+	p.errors.Add(1)
+	if i, ok := p.index(g); ok && p.answered[i].CompareAndSwap(0, -1) {
+		p.left.Done()
+	}
+}
+
+// wait waits until every run of the phase answered or failed.
+func (p *phase) wait(b *testing.B, within time.Duration) {
+	finished := make(chan struct{})
+	go func() { p.left.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(within):
+		b.Fatalf("only %d of %d runs answered within %s (%d errors)", threads-countLeft(p), threads, within, p.errors.Load())
+	}
+}
+
+// run delivers threads messages at once and waits until every run has
+// answered and the bot is idle.
+func (ld *load) run(b *testing.B, bt *bot.Bot, base int) *phase {
+	p := newPhase(base, false)
+	ld.cur.Store(p)
+	runtime.GC()
+	start := time.Now()
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			g := base + i
+			p.delivered[i].Store(time.Now().UnixNano())
+			ld.chat.deliver(g)
+		}()
+	}
+	close(gate)
+	wg.Wait()
+
+	p.wait(b, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := bt.WaitIdle(ctx); err != nil {
+		b.Fatalf("bot not idle after the burst: %v", err)
+	}
+	p.elapsed = time.Since(start)
+	if e, x := p.errors.Load(), p.extra.Load(); e > 0 || x > 0 {
+		b.Fatalf("%d runs posted errors and %d model calls were unscripted", e, x)
+	}
+	return p
+}
+
+func countLeft(p *phase) int {
+	n := 0
+	for i := range p.answered {
+		if p.answered[i].Load() == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// turnTimes are the per-turn samples of a phase.
+type turnTimes struct {
+	// overhead is the turn's wall time minus the model's latency; call is
+	// the model call as vigil timed it minus the model's latency (request
+	// encoding, HTTP, the scripted server's decoding and streaming); own is
+	// the rest: vigil's work between model calls.
+	overhead, call, own []time.Duration
+}
+
+// latencies returns, per turn, what vigil added; per run, the wait before
+// the run started and the whole run.
+func (p *phase) latencies(b *testing.B) (tt turnTimes, wait, run []time.Duration) {
+	at := func(v *atomic.Int64) time.Time { return time.Unix(0, v.Load()) }
+	for i := range threads {
+		d, s, f := at(&p.delivered[i]), at(&p.started[i]), at(&p.answered[i])
+		// Turn k runs from the end of the previous model call (the run's
+		// start for the first) to the end of its own model call (the
+		// posted answer for the last): the tools and checkpoints of the
+		// previous answer, the request, the call, and for the last turn
+		// the answer.
+		begin := s
+		for k := range turns {
+			if p.callEnd[i][k].Load() == 0 {
+				b.Fatalf("thread %d: model call %d never returned", p.base+i, k+1)
+			}
+			end := at(&p.callEnd[i][k])
+			if k == turns-1 {
+				end = f
+			}
+			over := end.Sub(begin) - modelLatency
+			call := time.Duration(p.callDur[i][k].Load()) - modelLatency
+			tt.overhead = append(tt.overhead, over)
+			tt.call = append(tt.call, call)
+			tt.own = append(tt.own, over-call)
+			begin = end
+		}
+		wait = append(wait, s.Sub(d))
+		run = append(run, f.Sub(d))
+	}
+	return tt, wait, run
+}
+
+// memory holds a burst of runs at their second model call and measures
+// heap and stacks in use, after GC, against the idle baseline.
+func (ld *load) memory(b *testing.B, bt *bot.Bot, base int) (heapPer, stackPer float64) {
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	result := make(chan [2]float64, 1)
+	p := newPhase(base, true)
+	go func() {
+		select {
+		case <-p.allHeld:
+		case <-time.After(8 * time.Second):
+		}
+		runtime.GC()
+		var at runtime.MemStats
+		runtime.ReadMemStats(&at)
+		close(p.release)
+		n := float64(max(p.held.Load(), 1))
+		result <- [2]float64{
+			float64(int64(at.HeapInuse)-int64(before.HeapInuse)) / n,
+			float64(int64(at.StackInuse)-int64(before.StackInuse)) / n,
+		}
+	}()
+	ld.cur.Store(p)
+	var wg sync.WaitGroup
+	for i := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.delivered[i].Store(time.Now().UnixNano())
+			ld.chat.deliver(base + i)
+		}()
+	}
+	wg.Wait()
+	r := <-result
+	if held := p.held.Load(); held < threads {
+		b.Logf("memory measured with %d of %d runs in progress", held, threads)
+	}
+	p.wait(b, time.Minute)
+	if e := p.errors.Load(); e > 0 {
+		b.Fatalf("%d runs of the memory burst posted errors", e)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := bt.WaitIdle(ctx); err != nil {
+		b.Fatalf("bot not idle after the memory burst: %v", err)
+	}
+	return r[0], r[1]
+}
+
+// route is the scripted model: thread g's conversation is discover, then a
+// query, then the answer, each after modelLatency.
+func (ld *load) route(r modeltest.Request) modeltest.Step {
+	g, ok := threadOf(r.FirstUser(), "thread ", ':')
+	p := ld.cur.Load()
+	if !ok || p == nil {
+		return modeltest.Step{}
+	}
+	k := r.Turns()
+	if _, ok := p.index(g); !ok || k >= turns {
+		p.extra.Add(1)
+		return modeltest.Step{}
+	}
+	if k == 1 && p.hold {
+		if p.held.Add(1) == threads {
+			close(p.allHeld)
+		}
+		<-p.release
+	}
+	var s modeltest.Step
+	switch k {
+	case 0:
+		s = modeltest.Calls(modeltest.Call("discover", `{"resource":"web1"}`))
+	case 1:
+		s = modeltest.Calls(modeltest.Call("query", `{"action":"get","resource":"web1"}`))
+	default:
+		s = modeltest.Text("thread " + strconv.Itoa(g) + " looks fine")
+	}
+	return modeltest.Delay(modelLatency, s)
+}
+
+// Observe implements bot.Observer: it timestamps each run's start and
+// keeps each model call's duration as vigil measured it.
+func (ld *load) Observe(e agent.Event) {
+	if e.Type != agent.EventRunStarted && e.Type != agent.EventModelCall {
+		return
+	}
+	g, err := strconv.Atoi(strings.TrimPrefix(e.Session, string(platform)+":"+channel+":t"))
+	p := ld.cur.Load()
+	if err != nil || p == nil {
+		return
+	}
+	i, ok := p.index(g)
+	switch {
+	case !ok:
+	case e.Type == agent.EventRunStarted:
+		p.started[i].CompareAndSwap(0, e.At.UnixNano())
+	case e.Turn >= 1 && e.Turn <= turns:
+		p.callEnd[i][e.Turn-1].CompareAndSwap(0, e.At.UnixNano())
+		p.callDur[i][e.Turn-1].CompareAndSwap(0, int64(e.Duration))
+	}
+}
+
+func (ld *load) ApprovalOutcome(string)   {}
+func (ld *load) ChatEvent(string, string) {}
+
+// threadOf finds the number after prefix, up to end.
+func threadOf(s, prefix string, end byte) (int, bool) {
+	i := strings.Index(s, prefix)
+	if i < 0 {
+		return 0, false
+	}
+	s = s[i+len(prefix):]
+	j := strings.IndexByte(s, end)
+	if j < 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s[:j])
+	return n, err == nil
+}
+
+func percentile(ds []time.Duration, q int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*q/100)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// loadChat is a minimal chat platform: it delivers messages and keeps
+// nothing of what the bot posts but the time each answer arrived, so the
+// memory measured is vigil's, not a transcript's.
+type loadChat struct {
+	mu       sync.Mutex
+	h        bot.Handler
+	started  chan struct{}
+	once     sync.Once
+	answered func(g int, at time.Time)
+	failed   func(g int)
+}
+
+var _ bot.Adapter = (*loadChat)(nil)
+
+func newLoadChat() *loadChat { return &loadChat{started: make(chan struct{})} }
+
+func (c *loadChat) Platform() bot.Platform { return platform }
+
+func (c *loadChat) Start(ctx context.Context, h bot.Handler) error {
+	c.mu.Lock()
+	c.h = h
+	c.mu.Unlock()
+	c.once.Do(func() { close(c.started) })
+	<-ctx.Done()
+	return nil
+}
+
+func (c *loadChat) waitStarted(b *testing.B) {
+	select {
+	case <-c.started:
+	case <-time.After(10 * time.Second):
+		b.Fatal("the bot did not start the load adapter")
+	}
+}
+
+// deliver sends thread g's one message, addressed to the bot, as a fresh
+// event in its own thread.
+func (c *loadChat) deliver(g int) {
+	c.mu.Lock()
+	h := c.h
+	c.mu.Unlock()
+	id := "t" + strconv.Itoa(g)
+	text := "thread " + strconv.Itoa(g) + ": how is @web1?"
+	h.HandleMessage(context.Background(), bot.Message{
+		EventID: "ev-" + id, ID: id, User: "u", UserName: "u", Text: text, Addressed: true, At: time.Now(),
+		Thread:   bot.ThreadRef{Platform: platform, Channel: channel, Thread: id},
+		Mentions: []bot.Mention{{Name: "web1"}},
+	})
+}
+
+func (c *loadChat) Post(_ context.Context, t bot.ThreadRef, r bot.Reply) (bot.MessageRef, error) {
+	g, err := strconv.Atoi(strings.TrimPrefix(t.Thread, "t"))
+	switch {
+	case err != nil:
+	case r.Kind == bot.ReplyAnswer:
+		c.answered(g, time.Now())
+	case r.Kind == bot.ReplyError:
+		c.failed(g)
+	}
+	return bot.MessageRef{ThreadRef: t, ID: "m"}, nil
+}
+
+func (c *loadChat) PostApproval(context.Context, bot.ThreadRef, bot.ApprovalCard) (bot.MessageRef, error) {
+	return bot.MessageRef{}, errors.New("loadtest: no approvals expected")
+}
+
+func (c *loadChat) UpdateApproval(context.Context, bot.MessageRef, bot.ApprovalCard) error {
+	return errors.New("loadtest: no approvals expected")
+}

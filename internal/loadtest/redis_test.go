@@ -1,0 +1,222 @@
+package loadtest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchRedis is a redis-server of the benchmark's own, so that its command
+// counters see only vigil's traffic, behind a proxy that counts round trips.
+type benchRedis struct {
+	addr  string // redis-server itself
+	proxy *tripCounter
+}
+
+// startRedis starts a private redis-server (no persistence) on a free port
+// and a round-trip counting proxy in front of it.
+func startRedis(b testing.TB) *benchRedis {
+	b.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		b.Fatalf("the Redis load benchmark starts its own redis-server, which is not installed: %v\n"+
+			"install it with:  apt-get install redis-server   (or run .ci/run)", err)
+	}
+	port := freePort(b)
+	dir := b.TempDir()
+	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
+		"--save", "", "--appendonly", "no", "--logfile", filepath.Join(dir, "redis.log"))
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start redis-server: %v", err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	r := &benchRedis{addr: "127.0.0.1:" + strconv.Itoa(port)}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := r.command("PING"); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+			b.Fatalf("redis-server on %s did not answer: %v\n%s", r.addr, err, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.proxy = newTripCounter(b, r.addr)
+	return r
+}
+
+func freePort(b testing.TB) int {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// command sends one inline command straight to redis-server (not through
+// the proxy) and returns the reply's text.
+func (r *benchRedis) command(cmd string) (string, error) {
+	c, err := net.DialTimeout("tcp", r.addr, time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, cmd+"\r\n"); err != nil {
+		return "", err
+	}
+	br := bufio.NewReader(c)
+	head, err := br.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	switch head[0] {
+	case '+':
+		return strings.TrimSpace(head[1:]), nil
+	case '-':
+		return "", errors.New(strings.TrimSpace(head[1:]))
+	case '$':
+		n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+		if err != nil || n < 0 {
+			return "", err
+		}
+		body := make([]byte, n+2)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return "", err
+		}
+		return string(body[:n]), nil
+	}
+	return "", errors.New("unexpected reply " + head)
+}
+
+// commandsProcessed is INFO's total_commands_processed: every command,
+// including those a Lua script or a transaction runs.
+func (r *benchRedis) commandsProcessed(b testing.TB) int64 {
+	b.Helper()
+	info, err := r.command("INFO stats")
+	if err != nil {
+		b.Fatalf("INFO stats: %v", err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_commands_processed:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatal("INFO stats has no total_commands_processed")
+	return 0
+}
+
+// tripCounter is a TCP proxy that counts request/reply round trips: a
+// client's request, however many segments or pipelined commands it spans,
+// counts once when its first bytes arrive after the previous reply. It
+// adds one loopback hop to every Redis call, as a Redis on another host
+// would add a network hop.
+type tripCounter struct {
+	ln     net.Listener
+	target string
+	trips  atomic.Int64
+}
+
+func newTripCounter(b testing.TB, target string) *tripCounter {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &tripCounter{ln: ln, target: target}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.serve(ctx)
+	}()
+	b.Cleanup(func() {
+		cancel()
+		_ = ln.Close()
+		<-done
+	})
+	return p
+}
+
+// Addr is where clients connect.
+func (p *tripCounter) Addr() string { return p.ln.Addr().String() }
+
+// Trips is the number of round trips so far.
+func (p *tripCounter) Trips() int64 { return p.trips.Load() }
+
+func (p *tripCounter) serve(ctx context.Context) {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		go p.pipe(ctx, c)
+	}
+}
+
+func (p *tripCounter) pipe(ctx context.Context, client net.Conn) {
+	defer client.Close()
+	var d net.Dialer
+	server, err := d.DialContext(ctx, "tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer server.Close()
+	stop := context.AfterFunc(ctx, func() { _ = client.Close(); _ = server.Close() })
+	defer stop()
+	// awaiting is set while a request waits for its reply.
+	var awaiting atomic.Bool
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := client.Read(buf)
+			if n > 0 {
+				if awaiting.CompareAndSwap(false, true) {
+					p.trips.Add(1)
+				}
+				if _, werr := server.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				_ = server.Close()
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := server.Read(buf)
+		if n > 0 {
+			// Cleared before the client can see the reply, so its next
+			// request always counts.
+			awaiting.Store(false)
+			if _, werr := client.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
