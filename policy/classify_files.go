@@ -517,7 +517,7 @@ func checkCompressor(c *classifier, k *call) {
 		c.writer(k.name, RiskMedium, "replaces files")
 		return
 	}
-	c.read(k.name+" -c", "writes to stdout only")
+	c.read(k.name, "lists, tests or writes to stdout only")
 }
 
 // checkXxd: a second operand is an output file.
