@@ -61,7 +61,8 @@ const (
 //     starting (dedup, the run bound, thread lock, session load);
 //   - run_p99_ms: delivery to the answer being posted;
 //   - cpu_ms/turn: the process's CPU time (user and system) per turn,
-//     scripted model included;
+//     scripted model and Redis proxy included; redis_cpu_ms/turn:
+//     redis-server's;
 //   - heap_KB/session, stack_KB/session: heap and stacks in use (after GC)
 //     with 1,000 runs held at their second model call, less the idle
 //     baseline, per run (with the raised bound only: with the default, only
@@ -128,12 +129,13 @@ func benchThreads(b *testing.B, backend string, limit int) {
 
 	var all []*phase
 	var trips, cmds int64
-	var cpu time.Duration
+	var cpu, redisCPU time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		var trips0, cmds0 int64
+		var redisCPU0 time.Duration
 		if rds != nil {
-			trips0, cmds0 = rds.proxy.Trips(), rds.commandsProcessed(b)
+			trips0, cmds0, redisCPU0 = rds.proxy.Trips(), rds.commandsProcessed(b), rds.cpuTime(b)
 		}
 		cpu0 := cpuTime(b)
 		p := ld.run(b, a.Bot, i*threads)
@@ -141,6 +143,7 @@ func benchThreads(b *testing.B, backend string, limit int) {
 		if rds != nil {
 			trips += rds.proxy.Trips() - trips0
 			cmds += rds.commandsProcessed(b) - cmds0 - 1 // less the INFO itself
+			redisCPU += rds.cpuTime(b) - redisCPU0
 		}
 		all = append(all, p)
 	}
@@ -172,6 +175,7 @@ func benchThreads(b *testing.B, backend string, limit int) {
 	if rds != nil {
 		b.ReportMetric(float64(trips)/(n*turns), "redis_trips/turn")
 		b.ReportMetric(float64(cmds)/(n*turns), "redis_cmds/turn")
+		b.ReportMetric(ms(redisCPU)/(n*turns), "redis_cpu_ms/turn")
 	}
 	if limit >= threads {
 		heap, stack := ld.memory(b, a.Bot, b.N*threads)

@@ -21,6 +21,7 @@ import (
 // counters see only vigil's traffic, behind a proxy that counts round trips.
 type benchRedis struct {
 	addr  string // redis-server itself
+	pid   int
 	proxy *tripCounter
 }
 
@@ -44,7 +45,7 @@ func startRedis(b testing.TB) *benchRedis {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
 	})
-	r := &benchRedis{addr: "127.0.0.1:" + strconv.Itoa(port)}
+	r := &benchRedis{addr: "127.0.0.1:" + strconv.Itoa(port), pid: cmd.Process.Pid}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := r.command("PING"); err == nil {
@@ -124,6 +125,25 @@ func (r *benchRedis) commandsProcessed(b testing.TB) int64 {
 	}
 	b.Fatal("INFO stats has no total_commands_processed")
 	return 0
+}
+
+// cpuTime is the CPU time redis-server used so far, user and system, from
+// /proc (in clock ticks of 10 ms).
+func (r *benchRedis) cpuTime(b testing.TB) time.Duration {
+	b.Helper()
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(r.pid) + "/stat")
+	if err != nil {
+		b.Fatalf("redis-server CPU time: %v", err)
+	}
+	// The command name may hold spaces; the fields after it do not.
+	_, after, ok := strings.Cut(string(raw), ") ")
+	fields := strings.Fields(after)
+	if !ok || len(fields) < 13 {
+		b.Fatalf("redis-server CPU time: unreadable /proc stat %q", raw)
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // tripCounter is a TCP proxy that counts request/reply round trips: a
