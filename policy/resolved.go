@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vigilops/vigil/internal/textmatch"
 )
 
 // ResourceID is a resource's canonical identity:
@@ -621,7 +623,7 @@ func looksLike(a, b string) bool {
 	if strings.Contains(a, b) || strings.Contains(b, a) {
 		return true
 	}
-	if n := commonPrefix(a, b); n >= 4 {
+	if n := textmatch.CommonPrefix(a, b); n >= 4 {
 		return true
 	}
 	split := func(r rune) bool { return r == '-' || r == '_' || r == '.' || r == ':' }
@@ -637,40 +639,7 @@ func looksLike(a, b string) bool {
 	if min(len(a), len(b)) >= 6 {
 		limit = 2
 	}
-	return editDistanceAtMost(a, b, limit)
-}
-
-func commonPrefix(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
-}
-
-// editDistanceAtMost reports whether the Levenshtein distance between a and b
-// is at most max, without computing it when the lengths already rule it out.
-func editDistanceAtMost(a, b string, limit int) bool {
-	if d := len(a) - len(b); d > limit || -d > limit {
-		return false
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)] <= limit
+	return textmatch.Within(a, b, limit)
 }
 
 // fold is the case-insensitive key for names, aliases and IDs.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vigilops/vigil/internal/textmatch"
 	"github.com/vigilops/vigil/policy"
 )
 
@@ -385,7 +386,7 @@ func (inv *Inventory) Suggest(q string) []string {
 	for _, r := range inv.list {
 		for _, k := range append([]string{r.Name}, r.Aliases...) {
 			lk := strings.ToLower(k)
-			if strings.Contains(lk, q) || strings.Contains(q, lk) || commonPrefix(lk, q) >= 4 || editDistance(lk, q) <= 2 {
+			if strings.Contains(lk, q) || strings.Contains(q, lk) || textmatch.CommonPrefix(lk, q) >= 4 || textmatch.Distance(lk, q) <= 2 {
 				out = append(out, r.Name)
 				break
 			}
@@ -395,35 +396,6 @@ func (inv *Inventory) Suggest(q string) []string {
 		}
 	}
 	return out
-}
-
-func commonPrefix(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
-}
-
-// editDistance is the Levenshtein distance of two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // resolveTarget looks a target up for a tool, or says it is not there with
