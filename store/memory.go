@@ -245,13 +245,13 @@ func (m *Memory) ListPending(ctx context.Context) ([]*policy.Approval, error) {
 		}
 		out = append(out, a)
 	}
-	sortByExpiry(out)
+	SortByExpiry(out)
 	return out, nil
 }
 
-// sortByExpiry orders approvals oldest expiry first, then by ID, the order
-// ListPending promises.
-func sortByExpiry(as []*policy.Approval) {
+// SortByExpiry orders approvals oldest expiry first, then by ID: the order
+// every store's ListPending promises.
+func SortByExpiry(as []*policy.Approval) {
 	slices.SortFunc(as, func(a, b *policy.Approval) int {
 		if c := a.ExpiresAt.Compare(b.ExpiresAt); c != 0 {
 			return c

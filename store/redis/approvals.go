@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/store"
 )
 
 // An approval is one JSON string with a TTL of its remaining life plus
@@ -198,23 +198,8 @@ func (s *Store) ListPending(ctx context.Context) ([]*policy.Approval, error) {
 			s.log.Warn("redis: prune pending approval index", "err", err)
 		}
 	}
-	sortByExpiry(out)
+	// The index scores are milliseconds; this restores the exact order.
+	store.SortByExpiry(out)
 	return out, nil
 }
 
-// sortByExpiry orders approvals oldest expiry first, then by ID (the index
-// scores are milliseconds; this restores the exact order).
-func sortByExpiry(as []*policy.Approval) {
-	slices.SortFunc(as, func(a, b *policy.Approval) int {
-		if c := a.ExpiresAt.Compare(b.ExpiresAt); c != 0 {
-			return c
-		}
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
-}
