@@ -202,4 +202,3 @@ func (s *Store) ListPending(ctx context.Context) ([]*policy.Approval, error) {
 	store.SortByExpiry(out)
 	return out, nil
 }
-
