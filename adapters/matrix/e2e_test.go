@@ -2,8 +2,6 @@ package matrix_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,27 +19,6 @@ import (
 // End to end: the real bot, agent, policy and tools (internal/testkit) with
 // a scripted model, talking to people through the Matrix adapter on a real
 // Dendrite.
-
-func args(kv ...string) string {
-	m := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
-
-func lineCount(t *testing.T, file string) int {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if os.IsNotExist(err) {
-		return 0
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Count(string(b), "\n")
-}
 
 type e2e struct {
 	h     matrix.E2EHarness
@@ -120,15 +97,15 @@ func (x *e2e) idle(t *testing.T) {
 
 func discoverAndAppend(file string) []modeltest.Step {
 	return []modeltest.Step{
-		modeltest.Calls(modeltest.Call("discover", args("resource", "localhost"))),
-		modeltest.Calls(modeltest.Call("control", args("action", "command", "target", "localhost", "command", "echo ran >> "+file))),
+		modeltest.Calls(modeltest.Call("discover", testkit.Args("resource", "localhost"))),
+		modeltest.Calls(modeltest.Call("control", testkit.Args("action", "command", "target", "localhost", "command", "echo ran >> "+file))),
 	}
 }
 
 func TestE2EApproveByReaction(t *testing.T) {
 	x := startE2E(t, func(file string) []modeltest.Step {
 		return append(discoverAndAppend(file),
-			modeltest.Calls(modeltest.Call("read", args("action", "exec", "target", "localhost", "command", "cat "+file))),
+			modeltest.Calls(modeltest.Call("read", testkit.Args("action", "exec", "target", "localhost", "command", "cat "+file))),
 			modeltest.Text("Appended one line and verified it."))
 	})
 	root := x.h.Say(x.h.Alice(), x.h.Mention("append a line on @localhost"))
@@ -144,7 +121,7 @@ func TestE2EApproveByReaction(t *testing.T) {
 			t.Fatalf("card lacks %q:\n%s", want, body)
 		}
 	}
-	if n := lineCount(t, x.file); n != 0 {
+	if n := testkit.LineCount(t, x.file); n != 0 {
 		t.Fatalf("the write ran %d times before approval", n)
 	}
 
@@ -156,7 +133,7 @@ func TestE2EApproveByReaction(t *testing.T) {
 			strings.Contains(strings.ToLower(c.Body), "approver")
 	})
 	x.idle(t)
-	if n := lineCount(t, x.file); n != 0 {
+	if n := testkit.LineCount(t, x.file); n != 0 {
 		t.Fatalf("a refused approval ran the write %d times", n)
 	}
 
@@ -170,7 +147,7 @@ func TestE2EApproveByReaction(t *testing.T) {
 		return inThread(e, root) && strings.Contains(e.Content.AsMessage().Body, "Appended one line and verified it.")
 	})
 	x.idle(t)
-	if n := lineCount(t, x.file); n != 1 {
+	if n := testkit.LineCount(t, x.file); n != 1 {
 		t.Fatalf("approved write ran %d times, want exactly 1", n)
 	}
 	// A second ✅ does not run it again.
@@ -178,7 +155,7 @@ func TestE2EApproveByReaction(t *testing.T) {
 	x.idle(t)
 	time.Sleep(300 * time.Millisecond)
 	x.idle(t)
-	if n := lineCount(t, x.file); n != 1 {
+	if n := testkit.LineCount(t, x.file); n != 1 {
 		t.Fatalf("a repeated ✅ ran the write again: %d lines", n)
 	}
 }
@@ -199,7 +176,7 @@ func TestE2EDenyByCommand(t *testing.T) {
 		return inThread(e, root) && strings.Contains(e.Content.AsMessage().Body, "Denied: change freeze.")
 	})
 	x.idle(t)
-	if n := lineCount(t, x.file); n != 0 {
+	if n := testkit.LineCount(t, x.file); n != 0 {
 		t.Fatalf("denied write ran %d times", n)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,27 +154,6 @@ func (e *e2e) waitPost(what, want string) slackfake.Call {
 	return found
 }
 
-func args(kv ...string) string {
-	m := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
-
-func lineCount(t *testing.T, file string) int {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if os.IsNotExist(err) {
-		return 0
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Count(string(b), "\n")
-}
-
 // TestEndToEnd: a mention with @localhost → traces in the thread → an
 // approval card → a refused click (ephemeral) → an approver's click → the
 // command runs once → the card is updated → the answer is in the thread.
@@ -188,9 +166,9 @@ func TestEndToEnd(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "ran")
 			appendLine := "echo ran >> " + file
 			e.model.Script(
-				modeltest.Calls(modeltest.Call("discover", args("resource", "localhost"))),
-				modeltest.Calls(modeltest.Call("control", args("action", "command", "target", "localhost", "command", appendLine))),
-				modeltest.Calls(modeltest.Call("read", args("action", "file", "target", "localhost", "path", file))),
+				modeltest.Calls(modeltest.Call("discover", testkit.Args("resource", "localhost"))),
+				modeltest.Calls(modeltest.Call("control", testkit.Args("action", "command", "target", "localhost", "command", appendLine))),
+				modeltest.Calls(modeltest.Call("read", testkit.Args("action", "file", "target", "localhost", "path", file))),
 				modeltest.Text("Appended a line on **localhost** and checked it."),
 			)
 
@@ -212,7 +190,7 @@ func TestEndToEnd(t *testing.T) {
 				t.Errorf("card does not show the command and requester: %q", card.Text())
 			}
 			e.idle()
-			if n := lineCount(t, file); n != 0 {
+			if n := testkit.LineCount(t, file); n != 0 {
 				t.Fatalf("the write ran %d times before approval", n)
 			}
 
@@ -227,7 +205,7 @@ func TestEndToEnd(t *testing.T) {
 				}
 				return false
 			})
-			if n := lineCount(t, file); n != 0 {
+			if n := testkit.LineCount(t, file); n != 0 {
 				t.Fatalf("a refused click ran the write %d times", n)
 			}
 
@@ -236,7 +214,7 @@ func TestEndToEnd(t *testing.T) {
 			e.click(e2eBob, "vigil_approve", approve, card.TS, "1700005002.000002")
 			e.waitPost("the final answer", "Appended a line on *localhost* and checked it.")
 			e.idle()
-			if n := lineCount(t, file); n != 1 {
+			if n := testkit.LineCount(t, file); n != 1 {
 				t.Fatalf("the approved write ran %d times, want exactly 1", n)
 			}
 
@@ -283,8 +261,8 @@ func TestEndToEndDeny(t *testing.T) {
 	e := startE2E(t, slack.ModeSocket)
 	file := filepath.Join(t.TempDir(), "ran")
 	e.model.Script(
-		modeltest.Calls(modeltest.Call("discover", args("resource", "localhost"))),
-		modeltest.Calls(modeltest.Call("control", args("action", "command", "target", "localhost", "command", "echo ran >> "+file))),
+		modeltest.Calls(modeltest.Call("discover", testkit.Args("resource", "localhost"))),
+		modeltest.Calls(modeltest.Call("control", testkit.Args("action", "command", "target", "localhost", "command", "echo ran >> "+file))),
 		modeltest.Text("Understood, nothing was changed."),
 	)
 	e.event("EvDeny", slackfake.AppMention(e2eChan, e2eAlice, "<@U0VIGIL> append a line on @localhost", e2eRoot, ""), false)
@@ -309,7 +287,7 @@ func TestEndToEndDeny(t *testing.T) {
 	})), e2eWait)
 	e.waitPost("the answer after the denial", "Understood, nothing was changed.")
 	e.idle()
-	if n := lineCount(t, file); n != 0 {
+	if n := testkit.LineCount(t, file); n != 0 {
 		t.Fatalf("a denied write ran %d times", n)
 	}
 	e.fake.WaitFor(t, e2eWait, "the card updated to denied, with the reason", func(calls []slackfake.Call) bool {

@@ -19,7 +19,7 @@ import (
 func TestLogsInvestigationStaysReading(t *testing.T) {
 	h := start(t, policy.LevelControlled)
 	h.model.Script(
-		modeltest.Calls(modeltest.Call("query", args("action", "search", "query", "local"))),
+		modeltest.Calls(modeltest.Call("query", testkit.Args("action", "search", "query", "local"))),
 		modeltest.Calls(readExec("uname -a")),
 		modeltest.Calls(readExec("cat /etc/hostname 2>/dev/null")),
 		modeltest.Calls(readExec("ls -la /tmp | head -n 5")),
@@ -104,7 +104,7 @@ func TestWriteBeforeDiscoveryIsStrictResolution(t *testing.T) {
 	}
 	h := start(t, policy.LevelAutonomous, func(o *testkit.Options) { o.Inventory = inv })
 	h.model.Script(
-		modeltest.Calls(modeltest.Call("query", args("action", "get", "resource", "other"))),
+		modeltest.Calls(modeltest.Call("query", testkit.Args("action", "get", "resource", "other"))),
 		modeltest.Calls(controlCmd("touch "+marker)),
 		modeltest.Calls(discoverLocal()),
 		modeltest.Calls(controlCmd("touch "+marker)),
@@ -249,7 +249,7 @@ func TestReadOnlyChannelRefusesWrites(t *testing.T) {
 	h.model.Script(
 		modeltest.Calls(discoverLocal()),
 		modeltest.Calls(controlCmd("touch "+marker)),
-		modeltest.Calls(modeltest.Call("file_edit", args("action", "write", "target", "localhost", "path", marker, "content", "x"))),
+		modeltest.Calls(modeltest.Call("file_edit", testkit.Args("action", "write", "target", "localhost", "path", marker, "content", "x"))),
 		modeltest.Text("cannot change anything here"),
 	)
 	h.ask("touch it on @localhost")
@@ -305,8 +305,8 @@ func TestFileEditOnNodeBlockedWhenChildMentioned(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.conf")
 	h := start(t, policy.LevelControlled, func(o *testkit.Options) { o.Inventory = inv })
 	h.model.Script(
-		modeltest.Calls(modeltest.Call("query", args("action", "search", "query", "delly"))),
-		modeltest.Calls(modeltest.Call("file_edit", args("action", "write", "target", "delly", "path", path, "content", "x=1\n"))),
+		modeltest.Calls(modeltest.Call("query", testkit.Args("action", "search", "query", "delly"))),
+		modeltest.Calls(modeltest.Call("file_edit", testkit.Args("action", "write", "target", "delly", "path", path, "content", "x=1\n"))),
 	)
 	h.ask("set x=1 in the config of @media")
 	id := h.con.ApprovalID(t, 1, wait)

@@ -17,22 +17,6 @@ import (
 	"github.com/vigilops/vigil/store"
 )
 
-// appendLine is a write whose every execution leaves a line: the file's
-// line count is the number of times it ran.
-func appendLine(file string) string { return "echo ran >> " + file }
-
-func lines(t *testing.T, file string) int {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if os.IsNotExist(err) {
-		return 0
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Count(string(b), "\n")
-}
-
 // Approve in the console: exactly the bound call runs, once; the agent
 // resumes and verifies.
 func TestConsoleApproveRunsOnceAndVerifies(t *testing.T) {
@@ -40,24 +24,24 @@ func TestConsoleApproveRunsOnceAndVerifies(t *testing.T) {
 	h := start(t, policy.LevelControlled)
 	h.model.Script(
 		modeltest.Calls(discoverLocal()),
-		modeltest.Calls(controlCmd(appendLine(file))),
+		modeltest.Calls(controlCmd(testkit.AppendLine(file))),
 		modeltest.Calls(readExec("cat "+file)),
 		modeltest.Text("appended and verified"),
 	)
 	h.ask("append a line on @localhost")
 	id := h.con.ApprovalID(t, 1, wait)
 	out := h.con.Output()
-	mustContain(t, out, "change:    "+appendLine(file), "card shows the exact command")
+	mustContain(t, out, "change:    "+testkit.AppendLine(file), "card shows the exact command")
 	mustContain(t, out, "target:    localhost", "card shows the target")
 	mustContain(t, out, "requester: alice", "card shows the requester")
-	if n := lines(t, file); n != 0 {
+	if n := testkit.LineCount(t, file); n != 0 {
 		t.Fatalf("the write ran %d times before approval", n)
 	}
 	h.con.Send(t, "approve "+id)
 	h.idle()
 	h.con.WaitFor(t, "vigil> appended and verified", wait)
 	mustContain(t, h.con.Output(), "[approval "+id+"] approved by alice", "card update")
-	if n := lines(t, file); n != 1 {
+	if n := testkit.LineCount(t, file); n != 1 {
 		t.Fatalf("approved write ran %d times, want 1; output:\n%s", n, h.con.Output())
 	}
 	if h.session().Run != nil {
@@ -67,7 +51,7 @@ func TestConsoleApproveRunsOnceAndVerifies(t *testing.T) {
 	h.con.Send(t, "approve "+id)
 	h.idle()
 	h.con.WaitFor(t, "already approved by alice", wait)
-	if n := lines(t, file); n != 1 {
+	if n := testkit.LineCount(t, file); n != 1 {
 		t.Fatalf("replayed approval ran the write again: %d lines", n)
 	}
 }
@@ -79,7 +63,7 @@ func TestConsoleDenyReachesModelAndUser(t *testing.T) {
 	h := start(t, policy.LevelControlled)
 	h.model.Script(
 		modeltest.Calls(discoverLocal()),
-		modeltest.Calls(controlCmd(appendLine(file))),
+		modeltest.Calls(controlCmd(testkit.AppendLine(file))),
 		modeltest.Text("Denied: not during the freeze."),
 	)
 	h.ask("append a line on @localhost")
@@ -94,7 +78,7 @@ func TestConsoleDenyReachesModelAndUser(t *testing.T) {
 	if last.Error == nil || !strings.Contains(last.Error.Message, "denied by alice: not during the freeze") {
 		t.Fatalf("model was not told of the denial: %+v", last.Error)
 	}
-	if n := lines(t, file); n != 0 {
+	if n := testkit.LineCount(t, file); n != 0 {
 		t.Fatalf("denied write ran %d times", n)
 	}
 }
@@ -121,7 +105,7 @@ func TestApprovalExpires(t *testing.T) {
 	h := start(t, policy.LevelControlled, func(o *testkit.Options) { o.ApprovalTTL = 300 * time.Millisecond })
 	h.model.Script(
 		modeltest.Calls(discoverLocal()),
-		modeltest.Calls(controlCmd(appendLine(file))),
+		modeltest.Calls(controlCmd(testkit.AppendLine(file))),
 	)
 	h.ask("append a line on @localhost")
 	id := h.con.ApprovalID(t, 1, wait)
@@ -130,7 +114,7 @@ func TestApprovalExpires(t *testing.T) {
 	h.con.Send(t, "approve "+id)
 	h.idle()
 	h.con.WaitFor(t, "Not accepted: expired at", wait)
-	if n := lines(t, file); n != 0 {
+	if n := testkit.LineCount(t, file); n != 0 {
 		t.Fatalf("expired approval ran the write %d times", n)
 	}
 	if h.session().Run != nil {
@@ -164,7 +148,7 @@ func idle(t *testing.T, st *testkit.Stack) {
 func writeScript(model *modeltest.Server, file string) {
 	model.Script(
 		modeltest.Calls(discoverLocal()),
-		modeltest.Calls(controlCmd(appendLine(file))),
+		modeltest.Calls(controlCmd(testkit.AppendLine(file))),
 		modeltest.Calls(readExec("cat "+file)),
 		modeltest.Text("done"),
 	)
@@ -184,7 +168,7 @@ func TestRolesAndFourEyes(t *testing.T) {
 	chat.Decide(t, bot.Decision{ApprovalID: card.ID, Token: card.Token, Approve: true, User: "mallory", Thread: th})
 	chat.Decide(t, bot.Decision{ApprovalID: card.ID, Token: card.Token, Approve: true, User: "alice", Thread: th})
 	idle(t, st)
-	if n := lines(t, file); n != 0 {
+	if n := testkit.LineCount(t, file); n != 0 {
 		t.Fatalf("refused approvals ran the write %d times", n)
 	}
 	if notes := chat.Notes("mallory"); len(notes) != 1 || !strings.Contains(notes[0], "approver") {
@@ -195,13 +179,13 @@ func TestRolesAndFourEyes(t *testing.T) {
 	}
 	chat.Decide(t, bot.Decision{ApprovalID: card.ID, Token: "forged-token", Approve: true, User: "bob", Thread: th})
 	idle(t, st)
-	if n := lines(t, file); n != 0 {
+	if n := testkit.LineCount(t, file); n != 0 {
 		t.Fatal("a forged token ran the write")
 	}
 	chat.Decide(t, bot.Decision{ApprovalID: card.ID, Token: card.Token, Approve: true, User: "bob", Thread: th})
 	idle(t, st)
 	chat.WaitText(t, th, "[answer] done", wait)
-	if n := lines(t, file); n != 1 {
+	if n := testkit.LineCount(t, file); n != 1 {
 		t.Fatalf("approved write ran %d times, want 1", n)
 	}
 	if got, _ := chat.Card(card.ID); got.Status != bot.ApprovalApproved || got.DecidedBy != "bob" {
@@ -221,7 +205,7 @@ func TestSelfApprovalAllowedWhenConfigured(t *testing.T) {
 	chat.Decide(t, bot.Decision{ApprovalID: card.ID, Token: card.Token, Approve: true, User: "alice", Thread: th})
 	idle(t, st)
 	chat.WaitText(t, th, "[answer] done", wait)
-	if n := lines(t, file); n != 1 {
+	if n := testkit.LineCount(t, file); n != 1 {
 		t.Fatalf("self-approved write ran %d times, want 1", n)
 	}
 }
@@ -265,7 +249,7 @@ func TestConcurrentDecisionsExecuteOnce(t *testing.T) {
 	wg.Wait()
 	idle(t, st)
 	chat.WaitText(t, th, "[answer] done", wait)
-	if n := lines(t, file); n != 1 {
+	if n := testkit.LineCount(t, file); n != 1 {
 		t.Fatalf("50 concurrent approvals ran the write %d times, want 1", n)
 	}
 	lost := 0
@@ -289,7 +273,7 @@ func TestBindingMismatchRefused(t *testing.T) {
 	chat, model, st := chatStack(t, policy.ChannelPolicy{Match: "ops", Level: policy.LevelControlled, Approvers: []string{"bob"}})
 	model.Script(
 		modeltest.Calls(discoverLocal()),
-		modeltest.Calls(controlCmd(appendLine(file))),
+		modeltest.Calls(controlCmd(testkit.AppendLine(file))),
 		modeltest.Text("not run"),
 	)
 	th := testkit.Thread("ops", "t1")
@@ -304,7 +288,7 @@ func TestBindingMismatchRefused(t *testing.T) {
 	}
 	for i, c := range s.Run.Pending.Calls {
 		if c.ID == s.Run.Pending.ApprovalCallID {
-			s.Run.Pending.Calls[i].Arguments = args("action", "command", "target", "localhost", "command", appendLine(other))
+			s.Run.Pending.Calls[i].Arguments = testkit.Args("action", "command", "target", "localhost", "command", testkit.AppendLine(other))
 		}
 	}
 	if err := st.Stores.Sessions.SaveSession(ctx, s); err != nil {
@@ -313,7 +297,7 @@ func TestBindingMismatchRefused(t *testing.T) {
 	chat.Decide(t, bot.Decision{ApprovalID: card.ID, Token: card.Token, Approve: true, User: "bob", Thread: th})
 	idle(t, st)
 	chat.WaitText(t, th, "[answer] not run", wait)
-	if lines(t, file)+lines(t, other) != 0 {
+	if testkit.LineCount(t, file)+testkit.LineCount(t, other) != 0 {
 		t.Fatal("a call that no longer matches its approval ran")
 	}
 	res := resultsOf(t, model.Requests()[2])
@@ -333,7 +317,7 @@ func TestRedactionAndAudit(t *testing.T) {
 	h.model.Script(
 		modeltest.Calls(discoverLocal()),
 		modeltest.Calls(readExec("echo token="+secret+" password=hunter22")),
-		modeltest.Calls(controlCmd(appendLine(file))),
+		modeltest.Calls(controlCmd(testkit.AppendLine(file))),
 		modeltest.Calls(readExec("cat "+file)),
 		modeltest.Text("done"),
 	)
@@ -385,7 +369,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	st1 := testkit.Start(t, testkit.Options{Adapter: first, Model: model, Channels: cp, Stores: &mem, NoRun: true})
 	done1 := make(chan error, 1)
 	go func() { done1 <- st1.Bot.Run(ctx1) }()
-	model.Script(modeltest.Calls(discoverLocal()), modeltest.Calls(controlCmd(appendLine(file))))
+	model.Script(modeltest.Calls(discoverLocal()), modeltest.Calls(controlCmd(testkit.AppendLine(file))))
 	first.Say(t, th, "alice", "append a line on @localhost")
 	card := first.WaitCard(t, th, wait)
 	idle(t, st1)
@@ -398,7 +382,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	second.Decide(t, bot.Decision{ApprovalID: card.ID, Token: card.Token, Approve: true, User: "bob", Thread: th})
 	idle(t, st2)
 	second.WaitText(t, th, "[answer] resumed", wait)
-	if n := lines(t, file); n != 1 {
+	if n := testkit.LineCount(t, file); n != 1 {
 		t.Fatalf("resumed approval ran the write %d times, want 1", n)
 	}
 }

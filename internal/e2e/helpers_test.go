@@ -122,25 +122,16 @@ func code(e envelope) string {
 	return e.Error.Code
 }
 
-func args(kv ...any) string {
-	m := map[string]any{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i].(string)] = kv[i+1]
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
-
 func readExec(cmd string) modeltest.ToolCall {
-	return modeltest.Call("read", args("action", "exec", "target", "localhost", "command", cmd))
+	return modeltest.Call("read", testkit.Args("action", "exec", "target", "localhost", "command", cmd))
 }
 
 func controlCmd(cmd string) modeltest.ToolCall {
-	return modeltest.Call("control", args("action", "command", "target", "localhost", "command", cmd))
+	return modeltest.Call("control", testkit.Args("action", "command", "target", "localhost", "command", cmd))
 }
 
 func discoverLocal() modeltest.ToolCall {
-	return modeltest.Call("discover", args("resource", "localhost"))
+	return modeltest.Call("discover", testkit.Args("resource", "localhost"))
 }
 
 func mustContain(t *testing.T, haystack, needle, what string) {
@@ -160,3 +151,11 @@ func mustNotContain(t *testing.T, haystack, needle, what string) {
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func fmtLines(lines ...string) string { return fmt.Sprintln(strings.Join(lines, "\n")) }
+
+// Short names for the testkit helpers used throughout this package.
+var (
+	args       = testkit.Args
+	appendLine = testkit.AppendLine
+)
+
+func lines(t *testing.T, file string) int { t.Helper(); return testkit.LineCount(t, file) }
