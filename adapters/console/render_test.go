@@ -1,36 +1,18 @@
 package console
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigilops/vigil/bot"
+	goldenfile "github.com/vigilops/vigil/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-// golden compares got with testdata/<name>.golden, or rewrites it with
-// -update.
+// golden compares got with testdata/<name>.golden.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("%s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
-	}
+	goldenfile.Assert(t, name+".golden", []byte(got))
 }
 
 func TestRenderGolden(t *testing.T) {

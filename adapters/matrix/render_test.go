@@ -1,11 +1,6 @@
 package matrix
 
 import (
-	"bytes"
-	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,44 +8,13 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/vigilops/vigil/bot"
+	goldenfile "github.com/vigilops/vigil/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
-
-// golden compares v, as indented JSON, with testdata/<name>.golden.json.
+// golden compares v, as sorted indented JSON, with testdata/<name>.golden.json.
 func golden(t *testing.T, name string, v any) {
 	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Normalise through a map so key order is stable (sorted).
-	var norm any
-	if err := json.Unmarshal(got, &norm); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(norm); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join("testdata", name+".golden.json")
-	if *update {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run go test -update): %v", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("%s differs from golden file (go test ./adapters/matrix -run %s -update)\n--- got\n%s\n--- want\n%s",
-			name, t.Name(), buf.Bytes(), want)
-	}
+	goldenfile.Assert(t, name+".golden.json", goldenfile.JSON(t, v))
 }
 
 const (

@@ -3,46 +3,20 @@ package slack
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/vigilops/vigil/bot"
+	goldenfile "github.com/vigilops/vigil/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
 
 // golden compares v, marshalled as Slack receives it, with
 // testdata/<name>.golden.json.
 func golden(t *testing.T, name string, v any) {
 	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // readable diffs; the same JSON value Slack receives
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	// slack-go marshals some blocks itself with HTML escaping; undo it too.
-	got := strings.NewReplacer("\\u003c", "<", "\\u003e", ">", "\\u0026", "&").Replace(buf.String())
-	path := filepath.Join("testdata", name+".golden.json")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run go test -update to create it): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from golden file (run go test ./adapters/slack -run %s -update and review the diff)\n--- got\n%s", path, t.Name(), got)
-	}
+	goldenfile.Assert(t, name+".golden.json", goldenfile.JSON(t, v))
 }
 
 var (
