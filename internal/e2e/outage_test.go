@@ -106,6 +106,8 @@ func TestOutageRedisRecovers(t *testing.T) {
 		"after the crash": {modeltest.Calls(discoverLocal()), modeltest.Text("back after the crash")},
 	})
 	reg := prometheus.NewRegistry()
+	// The server is this test's own: the default prefix, and its data goes
+	// with it.
 	r := startReplica(t, "solo", rds.Addr(), "vigil:", replicaOptions{
 		Model:      model,
 		Channels:   []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled, Approvers: []string{"bob"}}},
