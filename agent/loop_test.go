@@ -208,7 +208,10 @@ func TestRunTokenBudget(t *testing.T) {
 // A daily budget reported exhausted stops the run.
 type spentBudget struct{ total int }
 
-func (b *spentBudget) Spend(_ context.Context, n int) (bool, error) { b.total += n; return b.total > 25, nil }
+func (b *spentBudget) Spend(_ context.Context, n int) (bool, error) {
+	b.total += n
+	return b.total > 25, nil
+}
 
 func TestDailyTokenBudget(t *testing.T) {
 	m := &scripted{steps: []agent.ModelResponse{call("c1", "query", getLocal), call("c2", "read", uptime), text("x")}}
