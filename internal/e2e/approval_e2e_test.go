@@ -408,3 +408,37 @@ func TestUnaddressedReplyInKnownThread(t *testing.T) {
 		t.Fatalf("model got %d requests, want 2", model.Count())
 	}
 }
+
+// "stop" cancels the run in progress; while a change waits for approval it
+// drops the change, and the card says so.
+func TestStop(t *testing.T) {
+	h := start(t, policy.LevelControlled)
+	h.model.Script(modeltest.Delay(10*time.Second, modeltest.Text("too late")))
+	h.con.Send(t, "think hard about @localhost")
+	time.Sleep(200 * time.Millisecond)
+	h.con.Send(t, "stop")
+	h.con.WaitFor(t, "note: Stopping.", wait)
+	h.idle()
+	mustNotContain(t, h.con.Output(), "too late", "a stopped run's answer")
+	if s := h.session(); s.Run != nil {
+		t.Fatalf("run still open after stop: %+v", s.Run)
+	}
+
+	file := filepath.Join(t.TempDir(), "log")
+	h.model.Script(modeltest.Calls(discoverLocal()), modeltest.Calls(controlCmd(testkit.AppendLine(file))))
+	h.ask("append a line on @localhost")
+	id := h.con.ApprovalID(t, 1, wait)
+	h.ask("stop")
+	h.con.WaitFor(t, "[approval "+id+"] denied by alice", wait)
+	h.con.WaitFor(t, "note: Stopped. Nothing more will run for that request.", wait)
+	h.con.Send(t, "approve "+id)
+	h.idle()
+	h.con.WaitFor(t, "already denied by alice", wait)
+	if n := testkit.LineCount(t, file); n != 0 {
+		t.Fatalf("a stopped change ran %d times", n)
+	}
+	// The conversation goes on: the history is a valid one for the model.
+	h.model.Script(modeltest.Text("still here"))
+	h.ask("anything else?")
+	h.con.WaitFor(t, "vigil> still here", wait)
+}
