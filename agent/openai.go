@@ -117,7 +117,12 @@ func NewOpenAIModel(cfg OpenAIConfig) (*OpenAIModel, error) {
 	if cfg.HTTPClient != nil {
 		hc = cfg.HTTPClient
 	} else {
-		hc = &http.Client{}
+		// Many runs call one endpoint at once: keep more than the default
+		// two idle connections, so calls reuse them instead of opening
+		// (and TLS-handshaking) new ones.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 64
+		hc = &http.Client{Transport: tr}
 	}
 	var oc openai.ClientConfig
 	if cfg.APIType == openAIAPITypeAzure {

@@ -162,6 +162,10 @@ func New(ctx context.Context, o Options) (*App, error) {
 		auditFile = f
 	}
 
+	maxRuns := cfg.Bot.MaxConcurrentRuns
+	if o.MaxConcurrentRuns > 0 {
+		maxRuns = o.MaxConcurrentRuns
+	}
 	b, err := bot.New(bot.Options{
 		Agent:             a.Agent,
 		Stores:            a.Stores,
@@ -174,7 +178,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Clock:             o.Clock,
 		SweepEvery:        o.SweepEvery,
 		LockTTL:           o.LockTTL,
-		MaxConcurrentRuns: o.MaxConcurrentRuns,
+		MaxConcurrentRuns: maxRuns,
 	})
 	if err != nil {
 		return nil, err

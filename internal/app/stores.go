@@ -24,6 +24,7 @@ func openExternalStore(ctx context.Context, c config.Store, log *slog.Logger) (b
 			DB:        c.Redis.DB,
 			TLS:       c.Redis.TLS,
 			KeyPrefix: c.Redis.KeyPrefix,
+			PoolSize:  c.Redis.PoolSize,
 			Logger:    log.With("store", "redis"),
 		})
 		if err != nil {

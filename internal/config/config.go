@@ -55,6 +55,7 @@ type Config struct {
 	Audit     Audit     `mapstructure:"audit"`
 	Log       Log       `mapstructure:"log"`
 	Channels  []Channel `mapstructure:"channels"`
+	Bot       Bot       `mapstructure:"bot"`
 	Slack     Slack     `mapstructure:"slack"`
 	Matrix    Matrix    `mapstructure:"matrix"`
 }
@@ -101,6 +102,8 @@ type Redis struct {
 	DB        int    `mapstructure:"db"`
 	TLS       bool   `mapstructure:"tls"`
 	KeyPrefix string `mapstructure:"key_prefix"`
+	// PoolSize is the most connections to Redis (0: 10 per CPU).
+	PoolSize int `mapstructure:"pool_size"`
 }
 
 // Server is the metrics and health endpoint.
@@ -134,6 +137,14 @@ type Channel struct {
 	Viewers           []string `mapstructure:"viewers"`
 	Operators         []string `mapstructure:"operators"`
 	Approvers         []string `mapstructure:"approvers"`
+}
+
+// Bot tunes the hub.
+type Bot struct {
+	// MaxConcurrentRuns bounds the runs one replica works on at once; the
+	// rest queue. Each run mostly waits on the model, so raise it for many
+	// concurrent conversations (see BENCHMARKS.md).
+	MaxConcurrentRuns int `mapstructure:"max_concurrent_runs"`
 }
 
 // Slack configures the Slack adapter.
@@ -185,6 +196,8 @@ var defaults = map[string]any{
 	"store.redis.db":              0,
 	"store.redis.tls":             false,
 	"store.redis.key_prefix":      "vigil:",
+	"store.redis.pool_size":       0,
+	"bot.max_concurrent_runs":     32,
 	"server.listen":               "",
 	"policy.approval_ttl":         "10m",
 	"audit.file":                  "",
@@ -305,6 +318,12 @@ func (c *Config) Validate() error {
 		}
 	default:
 		bad("store.backend", "%q is not a store; use memory or redis", c.Store.Backend)
+	}
+	if c.Bot.MaxConcurrentRuns < 1 {
+		bad("bot.max_concurrent_runs", "%d must be at least 1 (default 32)", c.Bot.MaxConcurrentRuns)
+	}
+	if c.Store.Redis.PoolSize < 0 {
+		bad("store.redis.pool_size", "%d must not be negative (0 means the default)", c.Store.Redis.PoolSize)
 	}
 	if c.Policy.ApprovalTTL <= 0 {
 		bad("policy.approval_ttl", "must be a positive duration such as 10m")

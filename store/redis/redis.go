@@ -73,6 +73,9 @@ type Options struct {
 	ApprovalRetention time.Duration
 	AuditLimit        int
 	OpTimeout         time.Duration
+	// PoolSize is the most connections kept to Redis; 0 means go-redis's
+	// default (10 per CPU). Many concurrent runs per replica want more.
+	PoolSize int
 }
 
 // Store is the Redis implementation of the stores. It is safe for
@@ -127,6 +130,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		Addr:     opts.Addr,
 		Password: opts.Password,
 		DB:       opts.DB,
+		PoolSize: opts.PoolSize,
 		// Fail fast when Redis is away: a short dial, bounded reads and
 		// writes, one retry, and no long wait for a pooled connection.
 		DialTimeout:           dialTimeout,
