@@ -151,11 +151,3 @@ func mustNotContain(t *testing.T, haystack, needle, what string) {
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func fmtLines(lines ...string) string { return fmt.Sprintln(strings.Join(lines, "\n")) }
-
-// Short names for the testkit helpers used throughout this package.
-var (
-	args       = testkit.Args
-	appendLine = testkit.AppendLine
-)
-
-func lines(t *testing.T, file string) int { t.Helper(); return testkit.LineCount(t, file) }

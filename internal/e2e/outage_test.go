@@ -141,7 +141,7 @@ func TestOutageRedisRecovers(t *testing.T) {
 	r.chat.Decide(t, bot.Decision{EventID: "click-crash", ApprovalID: card.ID, Token: card.Token, Approve: true, User: "bob", Thread: th})
 	waitStoreError(t, r.chat, th)
 	idleAll(t, []*replica{r})
-	if n := lines(t, file); n != 0 {
+	if n := testkit.LineCount(t, file); n != 0 {
 		t.Fatalf("the write ran %d times during the outage", n)
 	}
 	if got := model.Count(); got != 2 {
@@ -191,7 +191,7 @@ func TestOutageRedisRecovers(t *testing.T) {
 	r.chat.Decide(t, bot.Decision{EventID: "click-after", ApprovalID: card.ID, Token: card.Token, Approve: true, User: "bob", Thread: th})
 	r.chat.WaitText(t, th, "[answer] appended", replicaWait)
 	idleAll(t, []*replica{r})
-	if n := lines(t, file); n != 1 {
+	if n := testkit.LineCount(t, file); n != 1 {
 		t.Fatalf("the approved write ran %d times after the outage, want 1", n)
 	}
 	if strings.Contains(r.logs.String(), "panic") {

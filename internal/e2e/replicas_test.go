@@ -212,7 +212,7 @@ func TestReplicasHandleEachEventOnce(t *testing.T) {
 func writeSteps(file, final string) []modeltest.Step {
 	return []modeltest.Step{
 		modeltest.Calls(discoverLocal()),
-		modeltest.Calls(controlCmd(appendLine(file))),
+		modeltest.Calls(controlCmd(testkit.AppendLine(file))),
 		modeltest.Calls(readExec("cat " + file)),
 		modeltest.Text(final),
 	}
@@ -254,7 +254,7 @@ func TestReplicasConcurrentApprovalsExecuteOnce(t *testing.T) {
 	if len(texts) != 1 || texts[0] != "done" {
 		t.Fatalf("answers %q by %v, want one \"done\"\n%s", texts, by, transcripts(reps, th))
 	}
-	if n := lines(t, file); n != 1 {
+	if n := testkit.LineCount(t, file); n != 1 {
 		t.Fatalf("50 approvals over 3 replicas ran the write %d times, want 1\n%s", n, transcripts(reps, th))
 	}
 	lost, winners := 0, 0
@@ -313,7 +313,7 @@ func killMidRun(t *testing.T, crash bool) {
 	routeTurns(model, map[string][]modeltest.Step{"slow check": {
 		modeltest.Calls(discoverLocal()),
 		modeltest.Calls(readExec(slow)),
-		modeltest.Calls(controlCmd(appendLine(file))),
+		modeltest.Calls(controlCmd(testkit.AppendLine(file))),
 		modeltest.Calls(readExec("cat " + file)),
 		modeltest.Text("finished"),
 	}})
@@ -349,7 +349,7 @@ func killMidRun(t *testing.T, crash bool) {
 		t.Fatalf("answers %q by %v, want one \"finished\" from B\n%s", texts, by, transcripts(reps, th))
 	}
 	b.chat.WaitText(t, th, "Picking up where the previous attempt stopped", replicaWait)
-	if n := lines(t, file); n != 1 {
+	if n := testkit.LineCount(t, file); n != 1 {
 		t.Fatalf("the write ran %d times, want 1\n%s", n, transcripts(reps, th))
 	}
 	perTurn := map[int]int{}
@@ -424,7 +424,7 @@ func TestReplicasApprovalDecidedOnAnotherReplica(t *testing.T) {
 	a.chat.Say(t, th, "alice", "append a line on @localhost")
 	card := a.chat.WaitCard(t, th, replicaWait)
 	idleAll(t, reps)
-	if n := lines(t, file); n != 0 {
+	if n := testkit.LineCount(t, file); n != 0 {
 		t.Fatalf("the write ran %d times before approval", n)
 	}
 
@@ -433,7 +433,7 @@ func TestReplicasApprovalDecidedOnAnotherReplica(t *testing.T) {
 	if len(texts) != 1 || by[0] != b.name || texts[0] != "appended" {
 		t.Fatalf("answers %q by %v, want one \"appended\" from %s\n%s", texts, by, b.name, transcripts(reps, th))
 	}
-	if n := lines(t, file); n != 1 {
+	if n := testkit.LineCount(t, file); n != 1 {
 		t.Fatalf("the approved write ran %d times, want 1", n)
 	}
 	if got, ok := b.chat.Card(card.ID); !ok || got.Status != bot.ApprovalApproved || got.DecidedBy != "bob" {
@@ -447,7 +447,7 @@ func TestReplicasApprovalDecidedOnAnotherReplica(t *testing.T) {
 	// The same click delivered again, to A this time, changes nothing.
 	a.chat.Decide(t, bot.Decision{EventID: "click-1", ApprovalID: card.ID, Token: card.Token, Approve: true, User: "bob", Thread: th})
 	idleAll(t, reps)
-	if n := lines(t, file); n != 1 {
+	if n := testkit.LineCount(t, file); n != 1 {
 		t.Fatalf("a redelivered click ran the write again: %d lines", n)
 	}
 }
