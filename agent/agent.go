@@ -248,8 +248,15 @@ func (a *Agent) Continue(ctx context.Context, s *Session, sink Sink) (Outcome, e
 	return a.loop(ctx, s, sink)
 }
 
-// save checkpoints the session when a checkpoint function is set.
+// stoppedMessage ends a run whose context was cancelled ("stop").
+const stoppedMessage = "Stopped: the run was cancelled before it finished."
+
+// save checkpoints the session when a checkpoint function is set. A
+// cancelled run is not checkpointed: it is ending.
 func (a *Agent) save(ctx context.Context, s *Session) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if a.checkpoint == nil {
 		return nil
 	}
@@ -260,6 +267,9 @@ func (a *Agent) save(ctx context.Context, s *Session) error {
 // stopUnsaved ends a run that could not be checkpointed, before it does
 // anything more.
 func (a *Agent) stopUnsaved(ctx context.Context, s *Session, sink Sink, err error) Outcome {
+	if ctx.Err() != nil {
+		return a.fail(ctx, s, sink, stoppedMessage)
+	}
 	a.log.Error("checkpoint failed; stopping the run", "session", s.Key, "err", err)
 	return a.fail(ctx, s, sink, "I stopped: I could not save this conversation's progress (state store unavailable or "+
 		"another replica took over), so I did not run anything further. Nothing is lost; try again shortly.")

@@ -18,7 +18,7 @@ func (a *Agent) loop(ctx context.Context, s *Session, sink Sink) (Outcome, error
 	r := s.Run
 	for {
 		if ctx.Err() != nil {
-			return a.fail(ctx, s, sink, "Stopped: the run was cancelled before it finished."), nil
+			return a.fail(ctx, s, sink, stoppedMessage), nil
 		}
 		if r.Turn >= a.cfg.MaxTurns {
 			emit(ctx, sink, s, Event{Type: EventMaxTurns})
@@ -33,7 +33,7 @@ func (a *Agent) loop(ctx context.Context, s *Session, sink Sink) (Outcome, error
 		resp, err := a.complete(ctx, s, textOnly, sink)
 		if err != nil {
 			if ctx.Err() != nil {
-				return a.fail(ctx, s, sink, "Stopped: the run was cancelled before it finished."), nil
+				return a.fail(ctx, s, sink, stoppedMessage), nil
 			}
 			a.log.Warn("model call failed", "session", s.Key, "run", r.ID, "err", err)
 			return a.fail(ctx, s, sink, "The model is unavailable right now, so I could not finish. "+

@@ -18,8 +18,7 @@ type job struct {
 	msg    *Message
 	resume *resumeJob
 	// orphan continues a run whose replica died.
-	orphan   bool
-	enqueued time.Time
+	orphan bool
 }
 
 type resumeJob struct {
@@ -92,7 +91,6 @@ func (b *Bot) chatEvent(p Platform, result string) {
 
 // enqueue adds work to a thread and starts its worker if idle.
 func (b *Bot) enqueue(t ThreadRef, j job) {
-	j.enqueued = b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	th, ok := b.threads[t.Key()]

@@ -442,3 +442,28 @@ func TestStop(t *testing.T) {
 	h.ask("anything else?")
 	h.con.WaitFor(t, "vigil> still here", wait)
 }
+
+// "stop" during a tool call ends the run for good: it is not mistaken for
+// a run whose replica died and continued by the orphan sweep.
+func TestStopDuringToolIsNotResumed(t *testing.T) {
+	h := start(t, policy.LevelControlled)
+	h.model.Script(modeltest.Calls(discoverLocal()), modeltest.Calls(readExec("sleep 5; echo slow")))
+	h.con.Send(t, "slow read on @localhost")
+	h.con.WaitFor(t, "[ok] discover on localhost", wait)
+	time.Sleep(300 * time.Millisecond)
+	h.con.Send(t, "stop")
+	h.con.WaitFor(t, "note: Stopping.", wait)
+	h.idle()
+	time.Sleep(500 * time.Millisecond) // ten sweeps of the orphan finder
+	h.idle()
+	mustNotContain(t, h.con.Output(), "Picking up where the previous attempt stopped", "a stopped run")
+	if s := h.session(); s.Run != nil {
+		t.Fatalf("run still open after stop: %+v", s.Run)
+	}
+	if runs, _ := h.st.Stores.Runs.ActiveRuns(t.Context()); len(runs) != 0 {
+		t.Fatalf("stopped run still indexed as active: %v", runs)
+	}
+	if n := h.model.Count(); n != 2 {
+		t.Fatalf("model got %d requests after stop, want 2", n)
+	}
+}
