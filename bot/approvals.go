@@ -300,11 +300,7 @@ func (b *Bot) claimExecution(ctx context.Context, t ThreadRef, id string, p tool
 	if err := policy.CheckExecution(cur, p.Tool, json.RawMessage(args), cp.Level, b.now()); err != nil {
 		return err
 	}
-	decider := b.subject(ctx, t, cur.DecidedBy)
-	if t.Platform == "console" {
-		decider.Local = true
-	}
-	if !cp.RolesOf(decider).Approver {
+	if !cp.RolesOf(b.subject(ctx, t, cur.DecidedBy)).Approver {
 		return fmt.Errorf("%s no longer holds the approver role in this channel", cur.DecidedBy)
 	}
 	if _, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.ApprovalApproved, func(x *policy.Approval) {
