@@ -278,8 +278,9 @@ func (b *Bot) resume(ctx context.Context, t ThreadRef, rj *resumeJob) {
 			return b.claimExecution(ctx, t, a.ID, p, args, cp)
 		}
 	}
-	b.setStatus(ctx, t, "working…")
+	clear := b.showStatus(ctx, t, "working…")
 	out, err := b.opt.Agent.Resume(ctx, s, d, k)
+	clear()
 	if k.executed != nil {
 		if _, uerr := b.opt.Stores.Approvals.UpdateApproval(context.WithoutCancel(ctx), a.ID, policy.ApprovalExecuting,
 			func(x *policy.Approval) { x.Status = policy.ApprovalExecuted; x.ExecutedAt = b.now() }); uerr != nil {
@@ -287,7 +288,7 @@ func (b *Bot) resume(ctx context.Context, t ThreadRef, rj *resumeJob) {
 		}
 		b.approvalOutcome("executed")
 	}
-	b.afterRun(ctx, t, s, out, err, k)
+	b.afterRun(ctx, t, s, out, err)
 }
 
 // claimExecution re-checks everything immediately before an approved call

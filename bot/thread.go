@@ -396,10 +396,10 @@ func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, m Message) {
 		Context:   b.mentionContext(s, m.Mentions),
 	}
 	b.markActive(ctx, t)
-	b.setStatus(ctx, t, "investigating…")
-	sink := b.newSink(ctx, t, s)
-	out, err := b.opt.Agent.Start(ctx, s, in, sink)
-	b.afterRun(ctx, t, s, out, err, sink)
+	clear := b.showStatus(ctx, t, "investigating…")
+	out, err := b.opt.Agent.Start(ctx, s, in, b.newSink(ctx, t, s))
+	clear()
+	b.afterRun(ctx, t, s, out, err)
 }
 
 func newRunID() string {
@@ -410,8 +410,7 @@ func newRunID() string {
 
 // afterRun persists the session and, when the run stopped at a write,
 // creates the approval and posts its card.
-func (b *Bot) afterRun(ctx context.Context, t ThreadRef, s *agent.Session, out agent.Outcome, err error, _ *sink) {
-	defer b.setStatus(context.WithoutCancel(ctx), t, "")
+func (b *Bot) afterRun(ctx context.Context, t ThreadRef, s *agent.Session, out agent.Outcome, err error) {
 	if err != nil {
 		id := newErrorID()
 		b.log.Error("run failed", "error_id", id, "thread", t.Key(), "err", err)
@@ -502,9 +501,10 @@ func (b *Bot) continueOrphan(ctx context.Context, t ThreadRef) {
 	}
 	b.log.Info("continuing a run whose replica stopped", "thread", t.Key(), "run", s.Run.ID)
 	b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "Picking up where the previous attempt stopped."})
-	k := b.newSink(ctx, t, s)
-	out, err := b.opt.Agent.Continue(ctx, s, k)
-	b.afterRun(ctx, t, s, out, err, k)
+	clear := b.showStatus(ctx, t, "investigating…")
+	out, err := b.opt.Agent.Continue(ctx, s, b.newSink(ctx, t, s))
+	clear()
+	b.afterRun(ctx, t, s, out, err)
 }
 
 // mentionContext resolves @mentions against the inventory, marks them as
@@ -548,14 +548,46 @@ func (b *Bot) mentionContext(s *agent.Session, ms []Mention) string {
 	return strings.TrimRight(sb.String(), "\n")
 }
 
-func (b *Bot) setStatus(ctx context.Context, t ThreadRef, status string) {
+// statusRefresh is how often a status is set again while a run works:
+// platforms let it lapse (Matrix typing notifications after 30 s).
+const statusRefresh = 20 * time.Second
+
+// showStatus shows a status ("investigating…") in the thread until the
+// returned function is called, which clears it.
+func (b *Bot) showStatus(ctx context.Context, t ThreadRef, status string) (clear func()) {
 	a, ok := b.adapter(t.Platform)
-	if !ok {
-		return
+	ss, can := a.(StatusSetter)
+	if !ok || !can {
+		return func() {}
 	}
-	if ss, ok := a.(StatusSetter); ok {
-		if err := ss.SetStatus(ctx, t, status); err != nil {
+	set := func(ctx context.Context, st string) {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := ss.SetStatus(sctx, t, st); err != nil {
 			b.log.Debug("set status", "thread", t.Key(), "err", err)
 		}
+	}
+	set(ctx, status)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(statusRefresh)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				set(ctx, status)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		set(context.WithoutCancel(ctx), "")
 	}
 }
