@@ -320,7 +320,7 @@ func helmBin(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("helm not installed; `make deploy-check` installs it and renders the chart")
+	t.Fatal("helm not found (VIGIL_HELM, PATH or ~/.cache/vigil/bin): `make deploy-check` installs it")
 	return ""
 }
 

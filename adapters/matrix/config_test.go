@@ -43,14 +43,3 @@ func TestNewValidatesConfig(t *testing.T) {
 		})
 	}
 }
-
-// Without the goolm build tag, E2EE fails at New with the rebuild recipe.
-func TestE2EEFailsClearlyWithoutSupport(t *testing.T) {
-	if e2eeBuild != "none" {
-		t.Skip("built with E2EE support; covered by TestE2EEEncryptedRoom")
-	}
-	_, err := New(Config{Homeserver: "https://hs.example", UserID: "@v:hs.example", Password: "p", E2EE: true, StateDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "-tags goolm") || !strings.Contains(err.Error(), "matrix.e2ee") {
-		t.Fatalf("err = %v, want a clear rebuild hint", err)
-	}
-}
