@@ -136,6 +136,12 @@ func (a *Agent) overBudget(ctx context.Context, r *RunState) (string, bool) {
 // when the answer was refused and the loop must continue.
 func (a *Agent) finalAnswer(ctx context.Context, s *Session, sink Sink, content string, fakeMarkup bool) (Outcome, bool) {
 	if b := s.Policy.FSM.CanFinalAnswer(); b != nil {
+		if s.Run.Turn >= a.cfg.MaxTurns {
+			// No turn is left to verify in: answer, and say so plainly
+			// rather than dropping what the model found.
+			note := "\n\nNote: I ran out of steps before verifying the last change; check it before relying on it."
+			return a.finish(ctx, s, sink, strings.TrimSpace(content)+note, false), true
+		}
 		prompt := s.Policy.FSM.VerificationPrompt()
 		s.History = append(s.History,
 			Message{Role: RoleAssistant, Content: content},

@@ -302,3 +302,18 @@ func TestContinueAfterCrash(t *testing.T) {
 		t.Fatal("the answer before verifying the in-flight write was not refused")
 	}
 }
+
+// With no turn left to verify in, the answer still goes out, saying the
+// change was not verified.
+func TestUnverifiedChangeOnTheLastTurn(t *testing.T) {
+	dir := t.TempDir()
+	m := &scripted{steps: []agent.ModelResponse{
+		call("c1", "query", getLocal),
+		call("w1", "control", `{"action":"command","target":"localhost","command":"touch `+dir+`/a"}`),
+		text("Created it."),
+	}}
+	out, s, _ := run(t, newAgent(t, m, agent.Config{MaxTurns: 3}), policy.LevelAutonomous)
+	if !strings.HasPrefix(out.Answer, "Created it.") || !strings.Contains(out.Answer, "before verifying") || s.Run != nil {
+		t.Fatalf("answer %q run %+v, want the answer with an unverified note", out.Answer, s.Run)
+	}
+}
