@@ -70,13 +70,36 @@ func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session
 			"I could not post the approval card for %s. It is pending; answer it with \"approve %s\" or \"deny %s <reason>\".", a.ID, a.ID, a.ID)})
 		return nil
 	}
-	raw, _ := json.Marshal(posted)
-	if _, err := b.opt.Stores.Approvals.UpdateApproval(sctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) {
-		x.CardRef = raw
-	}); err != nil && !errors.Is(err, ErrStatusConflict) {
-		b.log.Warn("remember approval card", "approval", a.ID, "err", err)
-	}
+	b.rememberCard(sctx, a.ID, posted)
 	return nil
+}
+
+// rememberCard stores where an approval's card was posted. Someone may
+// decide the approval as soon as the card shows, before this runs; their
+// card update then had no card to edit, so it is done here.
+func (b *Bot) rememberCard(ctx context.Context, id string, posted MessageRef) {
+	raw, err := json.Marshal(posted)
+	if err != nil {
+		b.log.Error("encode approval card reference", "approval", id, "err", err)
+		return
+	}
+	status := policy.ApprovalPending
+	for range 5 {
+		updated, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, status, func(x *policy.Approval) { x.CardRef = raw })
+		switch {
+		case err == nil:
+			if updated.Status != policy.ApprovalPending {
+				b.updateCard(ctx, updated)
+			}
+			return
+		case errors.Is(err, ErrStatusConflict) && updated != nil:
+			status = updated.Status // decided meanwhile: store the card anyway
+		default:
+			b.log.Warn("remember approval card", "approval", id, "err", err)
+			return
+		}
+	}
+	b.log.Warn("remember approval card: the approval kept changing", "approval", id)
 }
 
 func cardOf(a *policy.Approval) ApprovalCard {

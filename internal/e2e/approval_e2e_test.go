@@ -467,3 +467,31 @@ func TestStopDuringToolIsNotResumed(t *testing.T) {
 		t.Fatalf("model got %d requests after stop, want 2", n)
 	}
 }
+
+// A decision that arrives while the card is still being posted (before the
+// platform returned its ID) still edits the card.
+func TestDecisionBeforeCardIsRemembered(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "log")
+	chat, model, st := chatStack(t, policy.ChannelPolicy{Match: "ops", Level: policy.LevelControlled, Approvers: []string{"bob"}})
+	model.Script(
+		modeltest.Calls(discoverLocal()),
+		modeltest.Calls(controlCmd(testkit.AppendLine(file))),
+		modeltest.Text("denied, as asked"),
+	)
+	th := testkit.Thread("ops", "t1")
+	chat.OnCard = func(card bot.ApprovalCard) {
+		if card.Status == bot.ApprovalPending {
+			chat.Decide(t, bot.Decision{ApprovalID: card.ID, Token: card.Token, Approve: false, Reason: "fast no", User: "bob", Thread: th})
+		}
+	}
+	chat.Say(t, th, "alice", "append a line on @localhost")
+	idle(t, st)
+	chat.WaitText(t, th, "[answer] denied, as asked", wait)
+	card := chat.WaitCard(t, th, wait)
+	if got, _ := chat.Card(card.ID); got.Status != bot.ApprovalDenied || got.Reason != "fast no" {
+		t.Fatalf("card after a decision that beat its posting: %+v", got)
+	}
+	if n := testkit.LineCount(t, file); n != 0 {
+		t.Fatalf("denied write ran %d times", n)
+	}
+}

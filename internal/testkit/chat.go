@@ -31,6 +31,9 @@ type Chat struct {
 	// Approvers are users the platform itself calls approvers (like a
 	// Matrix power level), per channel.
 	Approvers map[string][]string
+	// OnCard, when set, runs as a card is posted, before PostApproval
+	// returns: a person clicking faster than the platform answers.
+	OnCard func(card bot.ApprovalCard)
 }
 
 // Posted is one thing the bot said.
@@ -129,9 +132,13 @@ func (c *Chat) Post(_ context.Context, th bot.ThreadRef, r bot.Reply) (bot.Messa
 // PostApproval implements bot.Adapter.
 func (c *Chat) PostApproval(_ context.Context, th bot.ThreadRef, card bot.ApprovalCard) (bot.MessageRef, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.cards[card.ID] = card
 	c.posts = append(c.posts, Posted{Thread: th, Card: &card})
+	hook := c.OnCard
+	c.mu.Unlock()
+	if hook != nil {
+		hook(card)
+	}
 	return bot.MessageRef{ThreadRef: th, ID: "card-" + card.ID}, nil
 }
 
