@@ -65,6 +65,9 @@ type Options struct {
 	DedupTTL time.Duration
 	// SweepEvery is how often expired approvals are looked for (default 15s).
 	SweepEvery time.Duration
+	// UserRateLimit is how many messages one person may send in one channel
+	// per minute, across replicas (0: no limit).
+	UserRateLimit int
 }
 
 // Bot connects adapters to the agent. Create it with New, register adapters,

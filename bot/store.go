@@ -87,6 +87,15 @@ type Stores struct {
 	// mid-run is not picked up elsewhere (it resumes on the thread's next
 	// message instead).
 	Runs RunIndex
+	// Limits counts events for rate limits shared by every replica; nil
+	// means no rate limiting.
+	Limits RateLimiter
+}
+
+// RateLimiter is a fixed-window rate limit: Allow counts one event under key
+// and reports whether it is within limit events per window.
+type RateLimiter interface {
+	Allow(ctx context.Context, key string, limit int, window time.Duration) (bool, error)
 }
 
 // RunIndex lists the threads that have a run in progress, so that another

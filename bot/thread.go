@@ -58,12 +58,35 @@ func (b *Bot) HandleMessage(ctx context.Context, m Message) {
 			return
 		}
 	}
-	b.chatEvent(m.Thread.Platform, "handled")
 	if isStop(m.Text) {
+		b.chatEvent(m.Thread.Platform, "handled")
 		b.stop(ctx, m)
 		return
 	}
+	if !b.withinRateLimit(ctx, m) {
+		b.chatEvent(m.Thread.Platform, "rate_limited")
+		b.tell(ctx, m.Thread, m.User, "You are sending messages faster than I can work on them; I skipped this one. Try again in a minute.")
+		return
+	}
+	b.chatEvent(m.Thread.Platform, "handled")
 	b.enqueue(m.Thread, job{msg: &m})
+}
+
+// withinRateLimit counts a message against its sender's per-channel limit.
+// "stop" is never limited. When the counter is unreachable the message goes
+// through: the state store's outage is reported where it matters.
+func (b *Bot) withinRateLimit(ctx context.Context, m Message) bool {
+	if b.opt.UserRateLimit <= 0 || b.opt.Stores.Limits == nil {
+		return true
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ok, err := b.opt.Stores.Limits.Allow(lctx, "msg:"+m.Thread.ChannelKey()+":"+m.User, b.opt.UserRateLimit, time.Minute)
+	if err != nil {
+		b.log.Warn("rate limit unavailable; letting the message through", "thread", m.Thread.Key(), "err", err)
+		return true
+	}
+	return ok
 }
 
 // knownThread reports whether vigil already holds a conversation in the

@@ -49,6 +49,7 @@ const (
 // It is safe for concurrent use.
 type Memory struct {
 	runs       runIndex
+	limits     rateLimits
 	now        func() time.Time
 	auditLimit int
 
@@ -100,12 +101,13 @@ func NewMemory(opts ...Option) *Memory {
 	if m.auditLimit < 1 {
 		m.auditLimit = 1
 	}
+	m.limits.now = m.now
 	return m
 }
 
 // Stores returns m as every store of the bundle.
 func (m *Memory) Stores() bot.Stores {
-	return bot.Stores{Sessions: m, Approvals: m, Audit: m, Dedup: m, Locks: m, Runs: &m.runs}
+	return bot.Stores{Sessions: m, Approvals: m, Audit: m, Dedup: m, Locks: m, Runs: &m.runs, Limits: &m.limits}
 }
 
 // LoadSession implements bot.SessionStore.

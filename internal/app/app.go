@@ -178,6 +178,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Clock:             o.Clock,
 		SweepEvery:        o.SweepEvery,
 		LockTTL:           o.LockTTL,
+		UserRateLimit:     cfg.Bot.UserRateLimit,
 		MaxConcurrentRuns: maxRuns,
 	})
 	if err != nil {

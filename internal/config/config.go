@@ -145,6 +145,9 @@ type Bot struct {
 	// rest queue. Each run mostly waits on the model, so raise it for many
 	// concurrent conversations (see BENCHMARKS.md).
 	MaxConcurrentRuns int `mapstructure:"max_concurrent_runs"`
+	// UserRateLimit is how many messages one person may send in one
+	// channel per minute (0: no limit).
+	UserRateLimit int `mapstructure:"user_rate_limit"`
 }
 
 // Slack configures the Slack adapter.
@@ -198,6 +201,7 @@ var defaults = map[string]any{
 	"store.redis.key_prefix":      "vigil:",
 	"store.redis.pool_size":       0,
 	"bot.max_concurrent_runs":     32,
+	"bot.user_rate_limit":         20,
 	"server.listen":               "",
 	"policy.approval_ttl":         "10m",
 	"audit.file":                  "",
@@ -321,6 +325,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Bot.MaxConcurrentRuns < 1 {
 		bad("bot.max_concurrent_runs", "%d must be at least 1 (default 32)", c.Bot.MaxConcurrentRuns)
+	}
+	if c.Bot.UserRateLimit < 0 {
+		bad("bot.user_rate_limit", "%d must not be negative (0 turns the limit off)", c.Bot.UserRateLimit)
 	}
 	if c.Store.Redis.PoolSize < 0 {
 		bad("store.redis.pool_size", "%d must not be negative (0 means the default)", c.Store.Redis.PoolSize)

@@ -495,3 +495,30 @@ func TestDecisionBeforeCardIsRemembered(t *testing.T) {
 		t.Fatalf("denied write ran %d times", n)
 	}
 }
+
+// One person sending faster than the per-channel limit is told so; the
+// excess messages do not reach the model, and "stop" is never limited.
+func TestUserRateLimit(t *testing.T) {
+	chat, model, st := chatStack(t, policy.ChannelPolicy{Match: "ops", Level: policy.LevelReadOnly},
+		func(o *testkit.Options) { o.UserRateLimit = 2 })
+	model.Default(modeltest.Text("ok"))
+	for i := range 3 {
+		chat.Say(t, testkit.Thread("ops", fmt.Sprint("t", i)), "alice", "hello")
+	}
+	chat.Say(t, testkit.Thread("ops", "t9"), "bob", "hello from bob")
+	idle(t, st)
+	if n := model.Count(); n != 3 {
+		t.Fatalf("model got %d requests, want 3 (two of alice's, one of bob's)", n)
+	}
+	notes := chat.Notes("alice")
+	if len(notes) != 1 || !strings.Contains(notes[0], "faster than I can work") {
+		t.Fatalf("alice was told %q, want one rate-limit notice", notes)
+	}
+	if len(chat.Notes("bob")) != 0 {
+		t.Fatal("bob was limited by alice's messages")
+	}
+	stopThread := testkit.Thread("ops", "t5")
+	chat.Say(t, stopThread, "alice", "stop")
+	idle(t, st)
+	chat.WaitText(t, stopThread, "Nothing is running here.", wait)
+}

@@ -47,7 +47,10 @@ type Options struct {
 	SweepEvery time.Duration
 	// LockTTL is the thread lock's lifetime (default 2m).
 	LockTTL time.Duration
-	Clock   func() time.Time
+	// UserRateLimit is bot.user_rate_limit; 0 (the default here, unlike
+	// vigil's) turns it off, so tests can send many messages as one person.
+	UserRateLimit int
+	Clock         func() time.Time
 	// NoRun builds the stack without starting the bot (tests that drive
 	// Bot.HandleMessage themselves).
 	NoRun bool
@@ -162,6 +165,7 @@ func Config(o Options) *config.Config {
 		cfg.Policy.ApprovalTTL = o.ApprovalTTL
 	}
 	cfg.Audit.File = o.AuditFile
+	cfg.Bot.UserRateLimit = o.UserRateLimit
 	if len(o.Channels) > 0 {
 		cfg.Channels = cfg.Channels[:0]
 		for _, cp := range o.Channels {

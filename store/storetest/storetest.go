@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) bot.Stores) {
 		{"LockRenewUnlock", testLockRenewUnlock},
 		{"LockExpiry", testLockExpiry},
 		{"RunIndex", testRunIndex},
+		{"RateLimit", testRateLimit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -664,5 +665,29 @@ func testRunIndex(t *testing.T, st bot.Stores) {
 	got, err = st.Runs.ActiveRuns(ctx)
 	if err != nil || len(got) != 1 || got[0] != b {
 		t.Fatalf("after idling one: %+v %v", got, err)
+	}
+}
+
+func testRateLimit(t *testing.T, st bot.Stores) {
+	if st.Limits == nil {
+		t.Fatal("Stores.Limits is nil: every store must count rate limits")
+	}
+	ctx := ctxFor(t)
+	// A window long enough that the test never straddles two.
+	const window = time.Hour
+	for i := 1; i <= 5; i++ {
+		ok, err := st.Limits.Allow(ctx, "msg:slack:C1:U1", 3, window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := i <= 3; ok != want {
+			t.Fatalf("event %d allowed = %v, want %v", i, ok, want)
+		}
+	}
+	if ok, err := st.Limits.Allow(ctx, "msg:slack:C1:U2", 3, window); err != nil || !ok {
+		t.Fatalf("another key shares the count: %v %v", ok, err)
+	}
+	if _, err := st.Limits.Allow(ctx, "k", 1, 0); err == nil {
+		t.Fatal("a zero window was accepted")
 	}
 }
