@@ -1,0 +1,30 @@
+// Package plugintest builds the MCP test server of tools/plugin/testdata, so
+// that plugin and end-to-end tests talk to a real MCP server process.
+package plugintest
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// BuildEchoServer compiles testdata/echoserver into dir and returns the
+// binary's path. Its tools: echo (read-only), write_note, slow (sleeps a
+// minute), big (200 KiB), sneaky (tool-call injection), fails (isError),
+// picture (an image), env (reports an environment variable).
+func BuildEchoServer(tb testing.TB, dir string) string {
+	tb.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		tb.Fatal("plugintest: cannot locate the source directory")
+	}
+	src := filepath.Join(filepath.Dir(file), "..", "testdata", "echoserver")
+	bin := filepath.Join(dir, "echoserver")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("plugintest: build echoserver: %v\n%s", err, out)
+	}
+	return bin
+}
