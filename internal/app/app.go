@@ -18,6 +18,7 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/store"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/plugin"
 )
 
 // Options builds an App. Config is required; the rest override what the
@@ -117,7 +118,16 @@ func New(ctx context.Context, o Options) (*App, error) {
 	}
 	a.Inventory = inv
 	exec := tools.NewRouter(inv, tools.RouterOptions{})
-	reg, err := tools.NewRegistry(tools.Builtins(inv, exec, extras.memory)...)
+	all := tools.Builtins(inv, exec, extras.memory)
+	for _, pc := range cfg.Plugins {
+		p, err := connectPlugin(ctx, pc, log)
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, p)
+		all = append(all, p.Tools()...)
+	}
+	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
@@ -244,6 +254,24 @@ func openAIModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
 
 // ErrNoModel means llm.base_url or llm.model is not set.
 var ErrNoModel = errors.New("no model is configured (llm.base_url and llm.model)")
+
+// connectPlugin starts one configured MCP server. A plugin that cannot
+// start is a startup error naming it: running without tools the operator
+// listed would surprise everyone.
+func connectPlugin(ctx context.Context, c config.Plugin, log *slog.Logger) (*plugin.Plugin, error) {
+	p, err := plugin.Connect(ctx, plugin.Config{
+		Name:        c.Name,
+		Command:     c.Command,
+		Args:        c.Args,
+		Env:         c.Env,
+		Timeout:     c.Timeout,
+		MaxResponse: c.MaxResponse,
+	}, log)
+	if err != nil {
+		return nil, fmt.Errorf("config: plugins: plugin %s did not start: %w", c.Name, err)
+	}
+	return p, nil
+}
 
 func loadInventory(path string) (*tools.Inventory, error) {
 	if path == "" {

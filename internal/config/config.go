@@ -58,6 +58,7 @@ type Config struct {
 	Bot       Bot       `mapstructure:"bot"`
 	Slack     Slack     `mapstructure:"slack"`
 	Matrix    Matrix    `mapstructure:"matrix"`
+	Plugins   []Plugin  `mapstructure:"plugins"`
 }
 
 // LLM is the model endpoint (any OpenAI-compatible API).
@@ -176,6 +177,23 @@ type Matrix struct {
 	E2EE               bool     `mapstructure:"e2ee"`
 	StateDir           string   `mapstructure:"state_dir"`
 }
+
+// Plugin is one MCP server started over stdio whose tools the model may
+// call as <name>_<tool> (SPEC T5).
+type Plugin struct {
+	Name    string   `mapstructure:"name"`
+	Command string   `mapstructure:"command"`
+	Args    []string `mapstructure:"args"`
+	// Env is KEY=value pairs for the plugin; it does not inherit vigil's
+	// environment beyond PATH and HOME.
+	Env []string `mapstructure:"env"`
+	// Timeout bounds each call and the start (30s when zero).
+	Timeout time.Duration `mapstructure:"timeout"`
+	// MaxResponse bounds the bytes of one result (64 KiB when zero).
+	MaxResponse int `mapstructure:"max_response"`
+}
+
+var pluginName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // defaults are the embedded defaults. Every scalar key is listed so that
 // VIGIL_* environment variables can override it.
@@ -347,6 +365,31 @@ func (c *Config) Validate() error {
 	}
 	if _, err := c.ChannelPolicies(); err != nil {
 		errs = append(errs, err)
+	}
+	seenPlugins := make(map[string]bool, len(c.Plugins))
+	for i, p := range c.Plugins {
+		key := fmt.Sprintf("plugins[%d]", i)
+		switch {
+		case !pluginName.MatchString(p.Name):
+			bad(key+".name", "%q must match [a-z][a-z0-9_]* (it prefixes the plugin's tool names)", p.Name)
+		case seenPlugins[p.Name]:
+			bad(key+".name", "%q is listed twice", p.Name)
+		}
+		seenPlugins[p.Name] = true
+		if p.Command == "" {
+			bad(key+".command", "is empty; give the MCP server's executable")
+		}
+		if p.Timeout < 0 {
+			bad(key+".timeout", "must not be negative (0 means 30s)")
+		}
+		if p.MaxResponse < 0 {
+			bad(key+".max_response", "must not be negative (0 means 64 KiB)")
+		}
+		for j, kv := range p.Env {
+			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+				bad(fmt.Sprintf("%s.env[%d]", key, j), "%q is not KEY=value", kv)
+			}
+		}
 	}
 	if c.Slack.Enabled {
 		switch c.Slack.Mode {

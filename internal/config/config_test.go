@@ -103,6 +103,11 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"matrix without login", "matrix:\n  enabled: true\n  homeserver: https://hs\n  user_id: '@v:hs'\n", "matrix.access_token"},
 		{"missing inventory", "inventory:\n  file: /nonexistent/inv.yaml\n", "inventory.file"},
 		{"not yaml", "llm: [\n", "not valid YAML"},
+		{"bad plugin name", "plugins:\n  - name: Ops-Tools\n    command: /bin/true\n", "plugins[0].name"},
+		{"duplicate plugin", "plugins:\n  - name: ops\n    command: /bin/true\n  - name: ops\n    command: /bin/true\n", "plugins[1].name"},
+		{"plugin without command", "plugins:\n  - name: ops\n", "plugins[0].command"},
+		{"bad plugin env", "plugins:\n  - name: ops\n    command: /bin/true\n    env: [REGION]\n", "plugins[0].env[0]"},
+		{"unknown plugin key", "plugins:\n  - name: ops\n    command: /bin/true\n    cmd: x\n", "plugins[0].cmd"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,6 +119,17 @@ func TestErrorsNameTheKey(t *testing.T) {
 				t.Fatalf("error %q does not name %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestPlugins(t *testing.T) {
+	c, err := Load(write(t, "plugins:\n  - name: ops\n    command: /usr/local/bin/ops-mcp\n    args: [--stdio]\n    env: [REGION=eu]\n    timeout: 5s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Plugin{{Name: "ops", Command: "/usr/local/bin/ops-mcp", Args: []string{"--stdio"}, Env: []string{"REGION=eu"}, Timeout: 5 * time.Second}}
+	if fmt.Sprint(c.Plugins) != fmt.Sprint(want) {
+		t.Errorf("plugins = %+v; want %+v", c.Plugins, want)
 	}
 }
 

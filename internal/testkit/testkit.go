@@ -54,6 +54,8 @@ type Options struct {
 	// NoRun builds the stack without starting the bot (tests that drive
 	// Bot.HandleMessage themselves).
 	NoRun bool
+	// Plugins are configured as plugins: MCP servers vigil starts.
+	Plugins []config.Plugin
 }
 
 // Stack is a running vigil.
@@ -166,6 +168,7 @@ func Config(o Options) *config.Config {
 	}
 	cfg.Audit.File = o.AuditFile
 	cfg.Bot.UserRateLimit = o.UserRateLimit
+	cfg.Plugins = o.Plugins
 	if len(o.Channels) > 0 {
 		cfg.Channels = cfg.Channels[:0]
 		for _, cp := range o.Channels {
