@@ -151,3 +151,15 @@ func mustNotContain(t *testing.T, haystack, needle, what string) {
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func fmtLines(lines ...string) string { return fmt.Sprintln(strings.Join(lines, "\n")) }
+
+// waitUntil polls cond until it holds, failing the test after the usual wait.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
