@@ -89,7 +89,11 @@ func RenderCard(c bot.ApprovalCard) string {
 		change = c.Summary
 	}
 	fmt.Fprintf(&b, "    change:    %s\n", change)
-	fmt.Fprintf(&b, "    target:    %s\n", c.Target)
+	target := c.Target
+	if target == "" {
+		target = "(none: the tool acts on no inventory resource)"
+	}
+	fmt.Fprintf(&b, "    target:    %s\n", target)
 	fmt.Fprintf(&b, "    risk:      %s", c.Risk)
 	if len(c.Reasons) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(c.Reasons, "; "))
