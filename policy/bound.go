@@ -132,6 +132,22 @@ type follow struct {
 
 func newFollow() follow { return follow{editable: true} }
 
+// report marks the call unbounded when a follow flag was found. When the
+// flags could be removed, it offers the call rebuilt without them, with
+// extra's insert or appended text (a line count, --no-pager) added.
+func (f *follow) report(c *classifier, k *call, extra edit) {
+	if !f.found {
+		return
+	}
+	rewrite := ""
+	if f.editable {
+		extra.replace = f.replace
+		extra.insertAfter = -1
+		rewrite = c.rebuild(k, extra)
+	}
+	c.unbounded(k.ctx, BoundUnboundedStream, rewrite)
+}
+
 // dropArg marks argument i for removal.
 func (f *follow) dropArg(i int) {
 	f.found = true

@@ -125,17 +125,11 @@ func checkDockerLogs(c *classifier, k *call) {
 			counted = true
 		}
 	}
-	if f.found {
-		rewrite := ""
-		if f.editable {
-			e := edit{replace: f.replace, insertAfter: -1}
-			if !counted {
-				e.insert = "--tail " + rewriteLines
-			}
-			rewrite = c.rebuild(k, e)
-		}
-		c.unbounded(k.ctx, BoundUnboundedStream, rewrite)
+	var extra edit
+	if !counted {
+		extra.insert = "--tail " + rewriteLines
 	}
+	f.report(c, k, extra)
 	c.readOnly(k)
 }
 
@@ -409,13 +403,7 @@ func checkKubectlWatch(c *classifier, k *call) {
 			f.dropShort(c, k, i, "w", "onlLcf")
 		}
 	}
-	if f.found {
-		rewrite := ""
-		if f.editable {
-			rewrite = c.rebuild(k, edit{replace: f.replace, insertAfter: -1})
-		}
-		c.unbounded(k.ctx, BoundUnboundedStream, rewrite)
-	}
+	f.report(c, k, edit{})
 	c.readOnly(k)
 }
 
@@ -438,17 +426,11 @@ func checkKubectlLogs(c *classifier, k *call) {
 			f.dropShort(c, k, i, "f", "cln")
 		}
 	}
-	if f.found {
-		rewrite := ""
-		if f.editable {
-			e := edit{replace: f.replace, insertAfter: -1}
-			if !counted {
-				e.insert = "--tail=" + rewriteLines
-			}
-			rewrite = c.rebuild(k, e)
-		}
-		c.unbounded(k.ctx, BoundUnboundedStream, rewrite)
+	var extra edit
+	if !counted {
+		extra.insert = "--tail=" + rewriteLines
 	}
+	f.report(c, k, extra)
 	c.readOnly(k)
 }
 

@@ -97,17 +97,11 @@ func checkTail(c *classifier, k *call) {
 			}
 		}
 	}
-	if f.found {
-		rewrite := ""
-		if f.editable {
-			e := edit{replace: f.replace, insertAfter: -1}
-			if !counted {
-				e.insert = "-n " + rewriteLines
-			}
-			rewrite = c.rebuild(k, e)
-		}
-		c.unbounded(k.ctx, BoundUnboundedStream, rewrite)
+	var extra edit
+	if !counted {
+		extra.insert = "-n " + rewriteLines
 	}
+	f.report(c, k, extra)
 	c.readOnly(k)
 }
 

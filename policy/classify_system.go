@@ -171,20 +171,14 @@ func checkJournalctl(c *classifier, k *call) {
 			}
 		}
 	}
-	if f.found {
-		rewrite := ""
-		if f.editable {
-			e := edit{replace: f.replace, insertAfter: -1}
-			if !counted {
-				e.appendText = "-n " + rewriteLines
-			}
-			if !pager {
-				e.appendText = strings.TrimSpace(e.appendText + " --no-pager")
-			}
-			rewrite = c.rebuild(k, e)
-		}
-		c.unbounded(k.ctx, BoundUnboundedStream, rewrite)
+	var extra edit
+	if !counted {
+		extra.appendText = "-n " + rewriteLines
 	}
+	if !pager {
+		extra.appendText = strings.TrimSpace(extra.appendText + " --no-pager")
+	}
+	f.report(c, k, extra)
 	c.readOnly(k)
 }
 
@@ -218,13 +212,7 @@ func checkDmesg(c *classifier, k *call) {
 			}
 		}
 	}
-	if f.found {
-		rewrite := ""
-		if f.editable {
-			rewrite = c.rebuild(k, edit{replace: f.replace, insertAfter: -1})
-		}
-		c.unbounded(k.ctx, BoundUnboundedStream, rewrite)
-	}
+	f.report(c, k, edit{})
 	c.readOnly(k)
 }
 
