@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -131,6 +132,19 @@ type follow struct {
 }
 
 func newFollow() follow { return follow{editable: true} }
+
+// streamsUnless reads like a read-only call that streams forever unless one
+// of flags is given; the rewrite adds insert.
+func streamsUnless(c *classifier, k *call, insert string, flags ...string) {
+	for _, a := range k.args {
+		if a.static && slices.Contains(flags, a.s) {
+			c.readOnly(k)
+			return
+		}
+	}
+	c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, edit{insertAfter: -1, insert: insert}))
+	c.readOnly(k)
+}
 
 // report marks the call unbounded when a follow flag was found. When the
 // flags could be removed, it offers the call rebuilt without them, with

@@ -135,14 +135,7 @@ func checkDockerLogs(c *classifier, k *call) {
 
 // checkDockerStats: without --no-stream, stats streams forever.
 func checkDockerStats(c *classifier, k *call) {
-	for _, a := range k.args {
-		if a.static && (a.s == "--no-stream" || a.s == "--no-stream=true") {
-			c.readOnly(k)
-			return
-		}
-	}
-	c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, edit{insertAfter: -1, insert: "--no-stream"}))
-	c.readOnly(k)
+	streamsUnless(c, k, "--no-stream", "--no-stream", "--no-stream=true")
 }
 
 // checkRunTTY: docker run, kubectl run and kubectl debug create things;

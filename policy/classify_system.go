@@ -570,14 +570,7 @@ func checkBatchCount(c *classifier, k *call) {
 
 // checkSlabtop: -o prints once.
 func checkSlabtop(c *classifier, k *call) {
-	for _, a := range k.args {
-		if a.static && (a.s == "-o" || a.s == "--once") {
-			c.readOnly(k)
-			return
-		}
-	}
-	c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, edit{insertAfter: -1, insert: "-o"}))
-	c.readOnly(k)
+	streamsUnless(c, k, "-o", "-o", "--once")
 }
 
 // checkLsof: -r/+r repeat forever.
