@@ -4,11 +4,7 @@ BIN       ?= bin/vigil
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 CONFIG    ?= configs/vigil.example.yaml
-# The shared command corpus sits beside the repository (../shared) in CI.
-SHARED_CORPUS ?= $(abspath ../shared/corpus/commands.tsv)
 FUZZTIME  ?= 30s
-
-export VIGIL_SHARED_CORPUS := $(SHARED_CORPUS)
 
 .PHONY: build build-e2ee run demo test unit bench fuzz lint vet fmt clean
 

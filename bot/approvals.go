@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
 )
 
@@ -16,9 +17,9 @@ import (
 // and posts its card in the thread.
 func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session, need *agent.ApprovalNeeded) error {
 	p := need.Proposal
-	risk, reasons := policy.RiskMedium, []string(nil)
+	risk, reasons := command.RiskMedium, []string(nil)
 	if p.Command != "" {
-		v := policy.ClassifyCommand(p.Command)
+		v := command.Classify(p.Command)
 		risk, reasons = v.Risk, v.Reasons
 	}
 	a, err := policy.NewApproval(policy.ApprovalRequest{

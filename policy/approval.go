@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/vigilops/vigil/policy/command"
 )
 
 // Approval errors. Their messages are written for the person who clicked or
@@ -95,12 +97,12 @@ type Approval struct {
 	Hash string `json:"hash"`
 	// Target, Command, Summary and Reasons are for people, redacted at
 	// creation; the binding is on Tool and Args alone.
-	Target    string   `json:"target,omitempty"`
-	Command   string   `json:"command,omitempty"`
-	Summary   string   `json:"summary,omitempty"`
-	Risk      Risk     `json:"risk,omitempty"`
-	Reasons   []string `json:"reasons,omitempty"`
-	Requester string   `json:"requester"`
+	Target    string       `json:"target,omitempty"`
+	Command   string       `json:"command,omitempty"`
+	Summary   string       `json:"summary,omitempty"`
+	Risk      command.Risk `json:"risk,omitempty"`
+	Reasons   []string     `json:"reasons,omitempty"`
+	Requester string       `json:"requester"`
 	// Channel is the policy key of the channel the request came from.
 	Channel string `json:"channel"`
 	// Thread is the thread key of the conversation, SessionKey its session.
@@ -129,7 +131,7 @@ type ApprovalRequest struct {
 	Target    string
 	Command   string
 	Summary   string
-	Risk      Risk
+	Risk      command.Risk
 	Reasons   []string
 	Requester string
 	// Channel is the policy key, Thread the thread key.

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigilops/vigil/policy/command"
 )
 
 var aT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -25,7 +27,7 @@ func newTestApproval(t *testing.T) *Approval {
 		Target:    "web1",
 		Command:   "systemctl restart nginx",
 		Summary:   "restart nginx on web1",
-		Risk:      RiskMedium,
+		Risk:      command.RiskMedium,
 		Reasons:   []string{"systemctl restart changes state"},
 		Requester: "U_REQ",
 		Channel:   "slack:C1",

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/vigilops/vigil/policy/command"
 )
 
 // Decision is policy's answer to one proposed tool call. Exactly one of
@@ -14,15 +16,15 @@ type Decision struct {
 	Block         *Block
 	// Verdict is the classifier's decision for calls that carry a shell
 	// command; nil otherwise. Approval cards show its risk and reasons.
-	Verdict *Verdict
+	Verdict *command.Verdict
 }
 
 // Risk is the risk to show for the decided action.
-func (d Decision) Risk() Risk {
+func (d Decision) Risk() command.Risk {
 	if d.Verdict != nil {
 		return d.Verdict.Risk
 	}
-	return RiskMedium
+	return command.RiskMedium
 }
 
 // Authorize is the one choke point every tool call passes before it runs
@@ -62,7 +64,7 @@ func authorizeRead(s *SessionState, a Action, now time.Time) Decision {
 	if a.Command == "" {
 		return Decision{Allow: true}
 	}
-	v := ClassifyCommand(a.Command)
+	v := command.Classify(a.Command)
 	if !v.ReadOnly() {
 		return Decision{Verdict: &v, Block: &Block{
 			Code:         CodePolicyBlocked,
@@ -103,9 +105,9 @@ func authorizeWrite(s *SessionState, a Action, level ControlLevel, now time.Time
 			return Decision{Block: b}
 		}
 	}
-	var verdict *Verdict
+	var verdict *command.Verdict
 	if a.Command != "" {
-		v := ClassifyCommand(a.Command)
+		v := command.Classify(a.Command)
 		verdict = &v
 	}
 	if level == LevelAutonomous {

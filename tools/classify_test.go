@@ -3,7 +3,7 @@ package tools
 import (
 	"testing"
 
-	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 )
 
 // TestBuiltCommandsAreReadOnly checks the commands the read tools build
@@ -26,7 +26,7 @@ func TestBuiltCommandsAreReadOnly(t *testing.T) {
 		{edit, `{"action":"read","target":"delly","path":"/etc/a b"}`},
 	} {
 		p := mustPropose(t, c.tool, c.args)
-		v := policy.ClassifyCommand(p.Command)
+		v := command.Classify(p.Command)
 		if !v.ReadOnly() || !v.Bounded {
 			t.Errorf("%s: %q classified %s (bounded %v): %v", p.Tool, p.Command, v.Intent, v.Bounded, v.Reasons)
 		}

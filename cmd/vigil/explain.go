@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 )
 
 func newExplainCmd() *cobra.Command {
@@ -31,7 +31,7 @@ line per input line, in order.`,
 			if len(args) != 1 {
 				return fmt.Errorf("explain-command: want exactly one command argument (quote it), got %d", len(args))
 			}
-			return writeVerdict(out, policy.ClassifyCommand(args[0]))
+			return writeVerdict(out, command.Classify(args[0]))
 		},
 	}
 	cmd.Flags().BoolVar(&fromStdin, "stdin", false, "read one command per line from standard input")
@@ -43,7 +43,7 @@ func explainLines(in io.Reader, out io.Writer) error {
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	w := bufio.NewWriter(out)
 	for sc.Scan() {
-		if err := writeVerdict(w, policy.ClassifyCommand(sc.Text())); err != nil {
+		if err := writeVerdict(w, command.Classify(sc.Text())); err != nil {
 			return err
 		}
 	}
@@ -53,7 +53,7 @@ func explainLines(in io.Reader, out io.Writer) error {
 	return w.Flush()
 }
 
-func writeVerdict(w io.Writer, v policy.Verdict) error {
+func writeVerdict(w io.Writer, v command.Verdict) error {
 	if v.Reasons == nil {
 		v.Reasons = []string{}
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 )
 
 // Run runs every conformance test against stores from open.
@@ -201,7 +202,7 @@ func newApproval(t *testing.T, ttl time.Duration) *policy.Approval {
 	t.Helper()
 	a, err := policy.NewApproval(policy.ApprovalRequest{
 		Tool: "control", Args: json.RawMessage(`{"target":"web1","action":"restart"}`),
-		Target: "web1", Command: "systemctl restart nginx", Risk: policy.RiskMedium,
+		Target: "web1", Command: "systemctl restart nginx", Risk: command.RiskMedium,
 		Requester: "U_REQ", Channel: "slack:C1", Thread: "slack:C1:1.2", SessionKey: "slack:C1:1.2",
 		CallID: "call_2", TTL: ttl,
 	}, time.Now().UTC().Truncate(time.Millisecond))

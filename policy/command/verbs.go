@@ -1,4 +1,4 @@
-package policy
+package command
 
 // verb is the rule for one subcommand of a tool such as systemctl, docker
 // or kubectl.

@@ -1,4 +1,4 @@
-package policy
+package command
 
 import (
 	"bufio"
@@ -71,7 +71,7 @@ func checkIntentCorpus(t *testing.T, rows []corpusRow) (writes, reads int) {
 	var misses []string
 	readOK := 0
 	for _, r := range rows {
-		v := ClassifyCommand(r.command)
+		v := Classify(r.command)
 		switch {
 		case r.expected == "write" || strings.HasPrefix(r.expected, "write"):
 			writes++
@@ -116,22 +116,31 @@ func TestCorpusReadOnly(t *testing.T) {
 	}
 }
 
-// sharedCorpusPath is where the shared corpus lives: VIGIL_SHARED_CORPUS
-// (the Makefile exports it) or, from the policy directory, the sibling
-// checkout of the shared repository.
-func sharedCorpusPath() string {
-	if p := os.Getenv("VIGIL_SHARED_CORPUS"); p != "" {
-		return p
+// sharedCorpusEnv names the shared corpus explicitly. .ci/run sets it, so
+// CI always checks the corpus; when it is set the file must exist.
+const sharedCorpusEnv = "VIGIL_SHARED_CORPUS"
+
+// sharedCorpusPath is the shared corpus named by the environment, or else
+// where a sibling checkout of ../shared keeps it.
+func sharedCorpusPath() (path string, explicit bool) {
+	if p := os.Getenv(sharedCorpusEnv); p != "" {
+		return p, true
 	}
-	return filepath.Join("..", "..", "shared", "corpus", "commands.tsv")
+	return filepath.Join("..", "..", "..", "shared", "corpus", "commands.tsv"), false
 }
 
+// TestSharedCorpus checks the corpus kept beside the repository in
+// ../shared. A plain clone has no such folder: the test then says that it is
+// not checking it, instead of failing a newcomer's `make test`.
 func TestSharedCorpus(t *testing.T) {
-	path := sharedCorpusPath()
+	path, explicit := sharedCorpusPath()
 	rows, err := loadCorpus(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		abs, _ := filepath.Abs(path)
-		t.Fatalf("shared command corpus not found at %s (resolved %s). Set VIGIL_SHARED_CORPUS to the absolute path of commands.tsv, or run `make test` from the repository root, which exports it as ../shared/corpus/commands.tsv", path, abs)
+		if explicit {
+			t.Fatalf("%s=%s: no such file (resolved %s)", sharedCorpusEnv, path, abs)
+		}
+		t.Skipf("NOT CHECKING the shared command corpus: %s does not exist (no ../shared beside this clone); set %s to check it", abs, sharedCorpusEnv)
 	}
 	if err != nil {
 		t.Fatalf("shared corpus: %v", err)
@@ -147,7 +156,7 @@ func TestCorpusBoundedness(t *testing.T) {
 	rows := mustLoad(t, "testdata/commands/bounded.tsv")
 	blocked := 0
 	for _, r := range rows {
-		v := ClassifyCommand(r.command)
+		v := Classify(r.command)
 		want := BoundCategory(r.expected)
 		if r.expected == "bounded" {
 			want = BoundOK

@@ -1,31 +1,4 @@
-package policy
-
-// The command classifier (SPEC P1, P2) is spread over files by concern:
-//
-//	classify.go          entry point, parser pool, findings, verdict assembly
-//	classify_walk.go     the shell AST walk: lists, pipelines, redirections,
-//	                     substitutions, assignments, command dispatch
-//	classify_words.go    quote and escape removal; what is static
-//	classify_opts.go     getopt-style option scanning
-//	classify_env.go      which environment assignments are inert
-//	classify_table.go    the command table: pure readers, known writers and
-//	                     the checker groups below
-//	classify_verbs.go    subcommand tables (systemctl, docker, kubectl, ...)
-//	classify_shell.go    builtins, wrappers, shells and interpreters
-//	classify_files.go    file and text tools (find, sort, tar, less, ...)
-//	classify_awk.go      awk program inspection
-//	classify_sed.go      sed script inspection
-//	classify_system.go   systemd, journal, kernel and monitoring tools
-//	classify_packages.go package managers
-//	classify_net.go      network tools; classify_http.go curl, wget, openssl
-//	classify_remote.go   ssh and exec into containers and guests
-//	classify_containers.go, classify_storage.go, classify_git.go
-//	classify_inspect.go  content inspectors (SQL clients, redis-cli) and
-//	classify_sql.go      the SQL scanner they share
-//	bound.go             exit-boundedness rewrites
-//
-// Every rule errs one way: what cannot be proven read-only is
-// write-or-unknown.
+package command
 
 import (
 	"strings"
@@ -102,12 +75,12 @@ var classifierPool = sync.Pool{
 	},
 }
 
-// ClassifyCommand decides whether a shell command is provably read-only and
+// Classify decides whether a shell command is provably read-only and
 // whether it terminates by itself (SPEC P1, P2). The command is parsed as
 // bash; every part of it is judged, and the phases run in the fixed order
 // of P1 so that an earlier phase always dominates. Anything the classifier
 // cannot prove read-only is write-or-unknown. It is safe for concurrent use.
-func ClassifyCommand(cmd string) Verdict {
+func Classify(cmd string) Verdict {
 	c := classifierPool.Get().(*classifier)
 	v := c.classify(cmd)
 	c.reset()

@@ -1,4 +1,4 @@
-package policy
+package command
 
 import (
 	"strings"
@@ -70,26 +70,27 @@ func FuzzClassifyCommand(f *testing.F) {
 			f.Add(r.command)
 		}
 	}
-	if rows, err := loadCorpus(sharedCorpusPath()); err == nil {
+	shared, _ := sharedCorpusPath()
+	if rows, err := loadCorpus(shared); err == nil {
 		for _, r := range rows {
 			f.Add(r.command)
 		}
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
-		v := ClassifyCommand(cmd)
+		v := Classify(cmd)
 		checkInvariants(t, cmd, v)
 		if !v.ReadOnly() {
 			return
 		}
 		writers, subst, ok := oracleFindings(cmd)
 		if !ok {
-			t.Fatalf("ClassifyCommand(%q) = %s %q, but the command does not parse", cmd, v.Intent, v.Reasons)
+			t.Fatalf("Classify(%q) = %s %q, but the command does not parse", cmd, v.Intent, v.Reasons)
 		}
 		if len(writers) > 0 {
-			t.Fatalf("ClassifyCommand(%q) = %s %q, but it runs the writer %q", cmd, v.Intent, v.Reasons, writers[0])
+			t.Fatalf("Classify(%q) = %s %q, but it runs the writer %q", cmd, v.Intent, v.Reasons, writers[0])
 		}
 		if subst {
-			t.Fatalf("ClassifyCommand(%q) = %s %q despite a command or process substitution", cmd, v.Intent, v.Reasons)
+			t.Fatalf("Classify(%q) = %s %q despite a command or process substitution", cmd, v.Intent, v.Reasons)
 		}
 	})
 }

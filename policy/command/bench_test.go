@@ -1,4 +1,4 @@
-package policy
+package command
 
 import "testing"
 
@@ -12,7 +12,8 @@ func benchCommands(b *testing.B) []string {
 			cmds = append(cmds, r.command)
 		}
 	}
-	if rows, err := loadCorpus(sharedCorpusPath()); err == nil {
+	shared, _ := sharedCorpusPath()
+	if rows, err := loadCorpus(shared); err == nil {
 		for _, r := range rows {
 			cmds = append(cmds, r.command)
 		}
@@ -27,7 +28,7 @@ func BenchmarkClassifyCorpus(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		_ = ClassifyCommand(cmds[i%len(cmds)])
+		_ = Classify(cmds[i%len(cmds)])
 	}
 	b.ReportMetric(float64(len(cmds)), "commands")
 }
@@ -36,6 +37,6 @@ func BenchmarkClassifyCorpus(b *testing.B) {
 func BenchmarkClassifyTypical(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = ClassifyCommand("ps aux | grep nginx | head -n 5")
+		_ = Classify("ps aux | grep nginx | head -n 5")
 	}
 }

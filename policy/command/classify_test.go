@@ -1,4 +1,4 @@
-package policy
+package command
 
 import (
 	"strings"
@@ -65,12 +65,12 @@ func TestClassifyVerdicts(t *testing.T) {
 		{"# just a comment", IntentWriteOrUnknown, RiskMedium, "command: nothing to run"},
 	}
 	for _, tt := range tests {
-		v := ClassifyCommand(tt.cmd)
+		v := Classify(tt.cmd)
 		if v.Intent != tt.intent || v.Risk != tt.risk || !hasReasonPrefix(v.Reasons, tt.reason) {
-			t.Errorf("ClassifyCommand(%q) = %s/%s %q, want %s/%s with reason %q", tt.cmd, v.Intent, v.Risk, v.Reasons, tt.intent, tt.risk, tt.reason)
+			t.Errorf("Classify(%q) = %s/%s %q, want %s/%s with reason %q", tt.cmd, v.Intent, v.Risk, v.Reasons, tt.intent, tt.risk, tt.reason)
 		}
 		if v.Command != tt.cmd {
-			t.Errorf("ClassifyCommand(%q).Command = %q", tt.cmd, v.Command)
+			t.Errorf("Classify(%q).Command = %q", tt.cmd, v.Command)
 		}
 	}
 }
@@ -97,13 +97,13 @@ func TestPhaseOrder(t *testing.T) {
 		{"mysql -e 'DELETE FROM t'; tee /tmp/x", "tee: writes its input to files"},
 	}
 	for _, tt := range tests {
-		v := ClassifyCommand(tt.cmd)
+		v := Classify(tt.cmd)
 		if len(v.Reasons) == 0 || v.Reasons[0] != tt.first {
-			t.Errorf("ClassifyCommand(%q).Reasons = %q, want first %q", tt.cmd, v.Reasons, tt.first)
+			t.Errorf("Classify(%q).Reasons = %q, want first %q", tt.cmd, v.Reasons, tt.first)
 		}
 		for _, r := range v.Reasons {
 			if strings.HasSuffix(r, ": read-only") {
-				t.Errorf("ClassifyCommand(%q): write verdict lists a read reason %q", tt.cmd, r)
+				t.Errorf("Classify(%q): write verdict lists a read reason %q", tt.cmd, r)
 			}
 		}
 	}
@@ -126,9 +126,9 @@ func TestRewrites(t *testing.T) {
 		{"tail '-f' x", "unbounded_stream", ""},
 	}
 	for _, tt := range tests {
-		v := ClassifyCommand(tt.cmd)
+		v := Classify(tt.cmd)
 		if string(v.Category) != tt.category || v.SuggestedRewrite != tt.rewrite || v.Bounded {
-			t.Errorf("ClassifyCommand(%q) = bounded %v %q rewrite %q, want %q rewrite %q", tt.cmd, v.Bounded, v.Category, v.SuggestedRewrite, tt.category, tt.rewrite)
+			t.Errorf("Classify(%q) = bounded %v %q rewrite %q, want %q rewrite %q", tt.cmd, v.Bounded, v.Category, v.SuggestedRewrite, tt.category, tt.rewrite)
 		}
 	}
 }
@@ -334,7 +334,7 @@ func TestTableNames(t *testing.T) {
 func TestVerdictInvariants(t *testing.T) {
 	for _, file := range []string{"mutating.tsv", "readonly.tsv", "bounded.tsv"} {
 		for _, r := range mustLoad(t, "testdata/commands/"+file) {
-			checkInvariants(t, r.command, ClassifyCommand(r.command))
+			checkInvariants(t, r.command, Classify(r.command))
 		}
 	}
 }
@@ -378,7 +378,7 @@ func TestConcurrentClassify(t *testing.T) {
 	}
 	want := make([]Verdict, len(cmds))
 	for i, c := range cmds {
-		want[i] = ClassifyCommand(c)
+		want[i] = Classify(c)
 	}
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
@@ -387,10 +387,10 @@ func TestConcurrentClassify(t *testing.T) {
 			defer wg.Done()
 			for i := range cmds {
 				j := (i + off*37) % len(cmds)
-				got := ClassifyCommand(cmds[j])
+				got := Classify(cmds[j])
 				if got.Intent != want[j].Intent || got.Risk != want[j].Risk || got.Category != want[j].Category ||
 					got.SuggestedRewrite != want[j].SuggestedRewrite || strings.Join(got.Reasons, "|") != strings.Join(want[j].Reasons, "|") {
-					t.Errorf("concurrent ClassifyCommand(%q) = %+v, want %+v", cmds[j], got, want[j])
+					t.Errorf("concurrent Classify(%q) = %+v, want %+v", cmds[j], got, want[j])
 				}
 			}
 		}(g)

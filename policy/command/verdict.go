@@ -1,4 +1,4 @@
-package policy
+package command
 
 // Intent is what the classifier can prove about a shell command (SPEC P1).
 type Intent string
