@@ -10,7 +10,7 @@ import (
 )
 
 // explainKeys are the fields every explain-command line must carry.
-var explainKeys = []string{"command", "intent", "risk", "reasons", "bounded", "category", "suggested_rewrite"}
+var explainKeys = []string{"command", "dialect", "intent", "risk", "reasons", "bounded", "category", "suggested_rewrite", "network"}
 
 // explain runs `vigil explain-command` in-process and returns its stdout.
 func explain(t *testing.T, stdin string, args ...string) (string, error) {
@@ -25,7 +25,7 @@ func explain(t *testing.T, stdin string, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// decodeLine checks one output line is a JSON object with all seven keys.
+// decodeLine checks one output line is a JSON object with every key of the verdict.
 func decodeLine(t *testing.T, line string) map[string]any {
 	t.Helper()
 	var m map[string]any

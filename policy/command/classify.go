@@ -1,6 +1,7 @@
 package command
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 
@@ -42,9 +43,12 @@ type finding struct {
 // pooled: a syntax.Parser is not safe for concurrent use, so each goroutine
 // takes its own classifier (and parser) from the pool.
 type classifier struct {
-	parser *syntax.Parser
-	reader strings.Reader
-	table  map[string]rule
+	parser  *syntax.Parser // the parser for dialect
+	bash    *syntax.Parser
+	posix   *syntax.Parser
+	dialect Dialect
+	reader  strings.Reader
+	table   map[string]rule
 
 	src      string          // the top-level command, for rewrites
 	funcs    map[string]bool // shell functions defined so far
@@ -67,8 +71,9 @@ type classifier struct {
 var classifierPool = sync.Pool{
 	New: func() any {
 		c := &classifier{
-			parser: syntax.NewParser(syntax.Variant(syntax.LangBash)),
-			table:  commandTable,
+			bash:  syntax.NewParser(syntax.Variant(syntax.LangBash)),
+			posix: syntax.NewParser(syntax.Variant(syntax.LangPOSIX)),
+			table: commandTable,
 		}
 		c.visit = c.visitNode
 		return c
@@ -76,13 +81,23 @@ var classifierPool = sync.Pool{
 }
 
 // Classify decides whether a shell command is provably read-only and
-// whether it terminates by itself (SPEC P1, P2). The command is parsed as
-// bash; every part of it is judged, and the phases run in the fixed order
-// of P1 so that an earlier phase always dominates. Anything the classifier
-// cannot prove read-only is write-or-unknown. It is safe for concurrent use.
+// whether it terminates by itself (SPEC P1, P2), reading it as bash: the
+// verdict holds only for a command then run with bash. It is ClassifyAs
+// with DialectBash.
 func Classify(cmd string) Verdict {
+	return ClassifyAs(cmd, DialectBash)
+}
+
+// ClassifyAs decides whether cmd, read in the given shell dialect, is
+// provably read-only and terminates by itself (SPEC P1, P2). Every part of
+// the command is judged, and the phases run in the fixed order of P1 so
+// that an earlier phase always dominates. Anything the classifier cannot
+// prove read-only is write-or-unknown, and so is a dialect it does not
+// know. The verdict records the dialect: whoever runs the command must run
+// it with that shell. It is safe for concurrent use.
+func ClassifyAs(cmd string, d Dialect) Verdict {
 	c := classifierPool.Get().(*classifier)
-	v := c.classify(cmd)
+	v := c.classify(cmd, d)
 	c.reset()
 	classifierPool.Put(c)
 	return v
@@ -97,14 +112,23 @@ func (c *classifier) reset() {
 	c.ncalls = 0
 	c.findings = c.findings[:0]
 	c.buf = c.buf[:0]
-	c.src = ""
+	c.src, c.dialect, c.parser = "", "", nil
 	clear(c.funcs)
 	c.category, c.rewrite, c.unboundedN = BoundOK, "", 0
 	c.reader.Reset("")
 }
 
-func (c *classifier) classify(cmd string) Verdict {
-	c.src = cmd
+func (c *classifier) classify(cmd string, d Dialect) Verdict {
+	c.src, c.dialect = cmd, d
+	switch d {
+	case DialectBash:
+		c.parser = c.bash
+	case DialectPOSIX:
+		c.parser = c.posix
+	default:
+		c.parser = c.bash
+		c.unknown("dialect", "shell dialect "+strconv.Quote(string(d))+" is not one the classifier reads")
+	}
 	switch {
 	case len(cmd) > maxCommandLen:
 		c.unknown("command", "longer than the classifier reads")
@@ -137,6 +161,7 @@ func (c *classifier) script(src string, ctx callCtx) {
 func (c *classifier) verdict(cmd string) Verdict {
 	v := Verdict{
 		Command:          cmd,
+		Dialect:          c.dialect,
 		Bounded:          c.category == BoundOK,
 		Category:         c.category,
 		SuggestedRewrite: c.rewrite,

@@ -35,12 +35,27 @@ const (
 	BoundInteractiveREPL BoundCategory = "interactive_repl"
 )
 
+// Dialect is the shell grammar a command is read in. A verdict holds only
+// for the dialect it was reached in: the same text can mean different
+// things to bash and to a POSIX sh such as dash, so the command must run
+// with the shell the verdict names.
+type Dialect string
+
+const (
+	// DialectBash is GNU bash, run as `bash -c`.
+	DialectBash Dialect = "bash"
+	// DialectPOSIX is a POSIX sh (dash, busybox ash), run as `sh -c`.
+	DialectPOSIX Dialect = "sh"
+)
+
 // Verdict is the classifier's whole decision about one command. Its JSON form
 // is what `vigil explain-command` prints; keep the field names stable.
 type Verdict struct {
 	Command string `json:"command"`
-	Intent  Intent `json:"intent"`
-	Risk    Risk   `json:"risk"`
+	// Dialect is the shell the command was read as and must be run with.
+	Dialect Dialect `json:"dialect"`
+	Intent  Intent  `json:"intent"`
+	Risk    Risk    `json:"risk"`
 	// Reasons has one entry per finding, each naming the word that decided it.
 	Reasons []string `json:"reasons"`
 	// Bounded reports whether the command terminates by itself.
@@ -49,6 +64,10 @@ type Verdict struct {
 	// SuggestedRewrite is a bounded equivalent when Bounded is false and one
 	// exists; empty otherwise.
 	SuggestedRewrite string `json:"suggested_rewrite"`
+	// Network reports that the command, read-only as it is, talks over the
+	// network (a DNS lookup, an HTTP GET, a port check): a sandbox running
+	// it must let it connect out. False for write verdicts.
+	Network bool `json:"network"`
 }
 
 // ReadOnly reports whether the command was proven not to change anything.
