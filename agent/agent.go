@@ -97,6 +97,7 @@ type Agent struct {
 	cfg        Config
 	budget     DailyBudget
 	checkpoint func(ctx context.Context, s *Session) error
+	gate       *policy.Gate
 	now        func() time.Time
 	log        *slog.Logger
 }
@@ -109,6 +110,10 @@ func WithClock(now func() time.Time) Option { return func(a *Agent) { a.now = no
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(a *Agent) { a.log = l } }
+
+// WithGate sets the policy gate every proposed call passes (default: the
+// strictest rules, policy.NewGate(policy.Rules{})).
+func WithGate(g *policy.Gate) Option { return func(a *Agent) { a.gate = g } }
 
 // WithDailyBudget sets the shared daily token budget.
 func WithDailyBudget(b DailyBudget) Option { return func(a *Agent) { a.budget = b } }
@@ -132,6 +137,9 @@ func New(model Model, reg Registry, cfg Config, opts ...Option) *Agent {
 	}
 	for _, o := range opts {
 		o(a)
+	}
+	if a.gate == nil {
+		a.gate = policy.NewGate(policy.Rules{})
 	}
 	return a
 }
@@ -325,7 +333,7 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	}
 	// Policy again, as if the call were new: the session may have changed
 	// (a reset, an expired context) while the approval waited.
-	if dec := policy.Authorize(s.Policy, p.Action, r.Level, a.now()); dec.Block != nil {
+	if dec := a.gate.Authorize(s.Policy, p.Action, r.Level, a.now()); dec.Block != nil {
 		return a.refuseApproved(ctx, s, call, p, tools.Blocked(dec.Block), sink)
 	}
 	if d.BeforeExecute != nil {

