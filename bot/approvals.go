@@ -9,7 +9,9 @@ import (
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/policy/redact"
 	"github.com/vigilops/vigil/tools"
 )
 
@@ -26,8 +28,8 @@ func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session
 		Tool:       p.Tool,
 		Args:       json.RawMessage(need.Args),
 		Target:     p.Target,
-		Command:    policy.Redact(p.Command),
-		Summary:    policy.Redact(p.Summary),
+		Command:    redact.String(p.Command),
+		Summary:    redact.String(p.Summary),
 		Risk:       risk,
 		Reasons:    reasons,
 		Requester:  s.Run.Requester,
@@ -53,8 +55,8 @@ func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session
 	if err := b.saveSession(ctx, s); err != nil {
 		return err
 	}
-	b.audit(ctx, policy.AuditRecord{
-		Actor: a.Requester, Action: policy.AuditApprovalRequested, Tool: a.Tool, Target: a.Target,
+	b.audit(ctx, audit.Record{
+		Actor: a.Requester, Action: audit.ApprovalRequested, Tool: a.Tool, Target: a.Target,
 		Command: a.Command, Channel: a.Channel, Thread: a.Thread, Outcome: "pending", ApprovalID: a.ID,
 	})
 	b.approvalOutcome("requested")
@@ -212,7 +214,7 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 		x.Status = status
 		x.DecidedBy = d.User
 		x.DecidedAt = now
-		x.Reason = policy.Redact(d.Reason)
+		x.Reason = redact.String(d.Reason)
 	})
 	if errors.Is(err, ErrStatusConflict) {
 		b.tell(ctx, d.Thread, d.User, "Not accepted: "+alreadyDecided(decided))
@@ -222,12 +224,12 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 		b.storeFailure(ctx, d.Thread, err)
 		return
 	}
-	action, outcome := policy.AuditDenied, "denied"
+	action, outcome := audit.Denied, "denied"
 	if d.Approve {
-		action, outcome = policy.AuditApproved, "approved"
+		action, outcome = audit.Approved, "approved"
 	}
-	b.audit(ctx, policy.AuditRecord{Actor: d.User, Action: action, Tool: a.Tool, Target: a.Target, Command: a.Command,
-		Channel: a.Channel, Thread: a.Thread, Outcome: outcome, ApprovalID: a.ID, Reason: policy.Redact(d.Reason)})
+	b.audit(ctx, audit.Record{Actor: d.User, Action: action, Tool: a.Tool, Target: a.Target, Command: a.Command,
+		Channel: a.Channel, Thread: a.Thread, Outcome: outcome, ApprovalID: a.ID, Reason: redact.String(d.Reason)})
 	b.approvalOutcome(outcome)
 	b.updateCard(ctx, decided)
 
@@ -350,7 +352,7 @@ func (b *Bot) expire(ctx context.Context, a *policy.Approval) {
 		}
 		return
 	}
-	b.audit(ctx, policy.AuditRecord{Actor: "vigil", Action: policy.AuditExpired, Tool: a.Tool, Target: a.Target,
+	b.audit(ctx, audit.Record{Actor: "vigil", Action: audit.Expired, Tool: a.Tool, Target: a.Target,
 		Command: a.Command, Channel: a.Channel, Thread: a.Thread, Outcome: "expired", ApprovalID: a.ID})
 	b.approvalOutcome("expired")
 	b.updateCard(ctx, expired)
@@ -403,7 +405,7 @@ func (b *Bot) abandonPending(ctx context.Context, t ThreadRef, s *agent.Session,
 			x.DecidedAt = b.now()
 			x.Reason = "stopped"
 		}); err == nil {
-			b.audit(ctx, policy.AuditRecord{Actor: user, Action: policy.AuditDenied, Tool: a.Tool, Target: a.Target,
+			b.audit(ctx, audit.Record{Actor: user, Action: audit.Denied, Tool: a.Tool, Target: a.Target,
 				Command: a.Command, Channel: a.Channel, Thread: a.Thread, Outcome: "stopped", ApprovalID: a.ID, Reason: "stopped"})
 			b.approvalOutcome("denied")
 			b.updateCard(ctx, a)

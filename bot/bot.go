@@ -15,6 +15,8 @@ import (
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
+	"github.com/vigilops/vigil/policy/redact"
 )
 
 // Runner is what the bot needs of the agent.
@@ -41,7 +43,7 @@ type Observer interface {
 // AuditSink is an extra place audit records go, after the store chained
 // them (the audit file).
 type AuditSink interface {
-	Write(r policy.AuditRecord) error
+	Write(r audit.Record) error
 }
 
 // Options builds a Bot. Agent, Stores and Channels are required.
@@ -231,7 +233,7 @@ func (b *Bot) say(ctx context.Context, t ThreadRef, r Reply) {
 		b.log.Error("no adapter for reply", "platform", t.Platform, "thread", t.Key())
 		return
 	}
-	r.Text = policy.Redact(r.Text)
+	r.Text = redact.String(r.Text)
 	if _, err := a.Post(ctx, t, r); err != nil {
 		b.log.Error("post reply", "thread", t.Key(), "kind", r.Kind, "err", err)
 	}

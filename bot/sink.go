@@ -7,6 +7,8 @@ import (
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
+	"github.com/vigilops/vigil/policy/redact"
 	"github.com/vigilops/vigil/tools"
 )
 
@@ -63,16 +65,16 @@ func (k *sink) toolResult(ctx context.Context, e agent.Event) {
 		Tool:     p.Tool,
 		Action:   p.Name,
 		Target:   p.Target,
-		Command:  policy.Redact(p.Command),
+		Command:  redact.String(p.Command),
 		Outcome:  OutcomeOK,
 		Duration: e.Duration,
 	}
 	if p.Command == "" {
-		tr.Command = policy.Redact(p.Summary)
+		tr.Command = redact.String(p.Summary)
 	}
 	if env.Error != nil {
 		tr.Code = string(env.Error.Code)
-		tr.Message = policy.Redact(env.Error.Message)
+		tr.Message = redact.String(env.Error.Message)
 		switch {
 		case env.Error.Blocked && env.Error.Code == policy.CodeApprovalRequired:
 			tr.Outcome = OutcomeApproval
@@ -88,7 +90,7 @@ func (k *sink) toolResult(ctx context.Context, e agent.Event) {
 			out = string(raw)
 		}
 	}
-	full := policy.Redact(out)
+	full := redact.String(out)
 	tr.Output = full
 	if len(full) > TraceOutputLimit {
 		tr.Output = truncateUTF8(full, TraceOutputLimit)
@@ -102,7 +104,7 @@ func (k *sink) toolResult(ctx context.Context, e agent.Event) {
 // audit records the decision and outcome of one call (SPEC P8).
 func (k *sink) audit(ctx context.Context, e agent.Event, tr *Trace) {
 	p := e.Proposal
-	rec := policy.AuditRecord{
+	rec := audit.Record{
 		Actor:   k.requester(),
 		Tool:    p.Tool,
 		Target:  p.Target,
@@ -114,17 +116,17 @@ func (k *sink) audit(ctx context.Context, e agent.Event, tr *Trace) {
 	}
 	switch {
 	case tr.Outcome == OutcomeBlocked || tr.Outcome == OutcomeApproval:
-		rec.Action = policy.AuditBlock
+		rec.Action = audit.Block
 		rec.Outcome = tr.Code
 	case e.CallID == k.approvalCall && k.approvalID != "":
-		rec.Action = policy.AuditExecuted
+		rec.Action = audit.Executed
 		rec.ApprovalID = k.approvalID
 		env := *e.Result
 		k.executed = &env
 	case p.Kind == policy.KindWrite:
-		rec.Action = policy.AuditExecuted
+		rec.Action = audit.Executed
 	default:
-		rec.Action = policy.AuditAllow
+		rec.Action = audit.Allow
 	}
 	k.b.audit(ctx, rec)
 }
@@ -139,10 +141,10 @@ func (k *sink) requester() string {
 // audit appends a record to the store's chain and mirrors it to the file.
 // Audit failures are logged loudly; they never let an action through that
 // policy refused, and they do not undo one that already ran.
-func (b *Bot) audit(ctx context.Context, r policy.AuditRecord) {
+func (b *Bot) audit(ctx context.Context, r audit.Record) {
 	r.Time = b.now()
-	r.Command = policy.Redact(r.Command)
-	r.Reason = policy.Redact(r.Reason)
+	r.Command = redact.String(r.Command)
+	r.Reason = redact.String(r.Reason)
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	chained, err := b.opt.Stores.Audit.AppendAudit(actx, r)

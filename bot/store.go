@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 )
 
 // The stores the bot keeps its state in (SPEC D1, D2). Each is small and
@@ -42,12 +43,12 @@ type ApprovalStore interface {
 
 // AuditStore keeps the audit chain (SPEC P8).
 type AuditStore interface {
-	// AppendAudit chains r after the newest record (policy.Chain: Seq,
+	// AppendAudit chains r after the newest record (audit.Chain: Seq,
 	// PrevHash, Hash) and stores it, atomically even with concurrent
 	// writers on several replicas, and returns it as stored.
-	AppendAudit(ctx context.Context, r policy.AuditRecord) (policy.AuditRecord, error)
+	AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error)
 	// RecentAudit returns the newest n records, oldest first.
-	RecentAudit(ctx context.Context, n int) ([]policy.AuditRecord, error)
+	RecentAudit(ctx context.Context, n int) ([]audit.Record, error)
 }
 
 // Deduper drops redelivered events (Slack retries, a click delivered

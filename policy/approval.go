@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"github.com/vigilops/vigil/policy/audit"
+	"github.com/vigilops/vigil/policy/redact"
+
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
@@ -176,7 +179,7 @@ func newApproval(req ApprovalRequest, now time.Time, rnd io.Reader) (*Approval, 
 	id := idEncoding.EncodeToString(buf[tokenBytes:])[:ApprovalIDLen]
 	reasons := make([]string, len(req.Reasons))
 	for i, r := range req.Reasons {
-		reasons[i] = Redact(r)
+		reasons[i] = redact.String(r)
 	}
 	if len(reasons) == 0 {
 		reasons = nil
@@ -187,9 +190,9 @@ func newApproval(req ApprovalRequest, now time.Time, rnd io.Reader) (*Approval, 
 		Tool:       req.Tool,
 		Args:       args,
 		Hash:       BindingHash(req.Tool, args),
-		Target:     Redact(req.Target),
-		Command:    Redact(req.Command),
-		Summary:    Redact(req.Summary),
+		Target:     redact.String(req.Target),
+		Command:    redact.String(req.Command),
+		Summary:    redact.String(req.Summary),
 		Risk:       req.Risk,
 		Reasons:    reasons,
 		Requester:  req.Requester,
@@ -285,7 +288,7 @@ func (a *Approval) Decide(d DecisionRequest, now time.Time) {
 	}
 	a.DecidedBy = d.User
 	a.DecidedAt = now
-	a.Reason = Redact(d.Reason)
+	a.Reason = redact.String(d.Reason)
 }
 
 // Expire marks a pending approval expired (the sweeper's update).
@@ -592,4 +595,21 @@ func writeCanonicalString(buf *bytes.Buffer, s string) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)           // a string always encodes
 	buf.Truncate(buf.Len() - 1) // Encode's newline
+}
+
+// AuditRecord builds the record of something that happened to a: actor did
+// action. The caller sets Outcome where there is one.
+func (a *Approval) AuditRecord(action audit.Action, actor string, at time.Time) audit.Record {
+	return audit.Record{
+		Time:       at,
+		Actor:      actor,
+		Action:     action,
+		Tool:       a.Tool,
+		Target:     a.Target,
+		Command:    a.Command,
+		Channel:    a.Channel,
+		Thread:     a.Thread,
+		ApprovalID: a.ID,
+		Reason:     a.Reason,
+	}
 }

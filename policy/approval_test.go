@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/policy/redact"
 )
 
 var aT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -594,9 +596,17 @@ func FuzzRedact(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		out := Redact(in)
-		if again := Redact(out); again != out {
+		out := redact.String(in)
+		if again := redact.String(out); again != out {
 			t.Fatalf("not idempotent:\n in %q\nout %q\nagain %q", in, out, again)
 		}
 	})
+}
+
+func TestApprovalAuditRecord(t *testing.T) {
+	a := newTestApproval(t)
+	r := a.AuditRecord(audit.ApprovalRequested, a.Requester, aT0)
+	if r.ApprovalID != a.ID || r.Tool != "control" || r.Command != a.Command || r.Channel != "slack:C1" || r.Actor != "U_REQ" {
+		t.Errorf("%+v", r)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 )
 
 // Interface guards: Memory is every store the bot needs.
@@ -56,7 +57,7 @@ type Memory struct {
 	mu        sync.Mutex
 	sessions  map[string][]byte
 	approvals map[string]storedApproval
-	audit     []policy.AuditRecord
+	audit     []audit.Record
 	dedup     map[string]time.Time // key → expiry
 	dedupPuts int
 	locks     map[string]lockState
@@ -270,20 +271,20 @@ func SortByExpiry(as []*policy.Approval) {
 
 // AppendAudit implements bot.AuditStore. A record without a time gets the
 // store's clock.
-func (m *Memory) AppendAudit(ctx context.Context, r policy.AuditRecord) (policy.AuditRecord, error) {
+func (m *Memory) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error) {
 	if err := ctx.Err(); err != nil {
-		return policy.AuditRecord{}, err
+		return audit.Record{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r.Time.IsZero() {
 		r.Time = m.now()
 	}
-	var prev *policy.AuditRecord
+	var prev *audit.Record
 	if n := len(m.audit); n > 0 {
 		prev = &m.audit[n-1]
 	}
-	rec := policy.Chain(prev, r)
+	rec := audit.Chain(prev, r)
 	m.audit = append(m.audit, rec)
 	if over := len(m.audit) - m.auditLimit; over > 0 {
 		m.audit = slices.Delete(m.audit, 0, over)
@@ -292,7 +293,7 @@ func (m *Memory) AppendAudit(ctx context.Context, r policy.AuditRecord) (policy.
 }
 
 // RecentAudit implements bot.AuditStore.
-func (m *Memory) RecentAudit(ctx context.Context, n int) ([]policy.AuditRecord, error) {
+func (m *Memory) RecentAudit(ctx context.Context, n int) ([]audit.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/store"
 	"github.com/vigilops/vigil/store/storetest"
 )
@@ -85,7 +86,7 @@ func TestMemoryAuditLimit(t *testing.T) {
 	ctx := context.Background()
 	m := store.NewMemory(store.WithAuditLimit(5))
 	for i := range 12 {
-		if _, err := m.AppendAudit(ctx, policy.AuditRecord{Actor: fmt.Sprint(i), Action: policy.AuditAllow}); err != nil {
+		if _, err := m.AppendAudit(ctx, audit.Record{Actor: fmt.Sprint(i), Action: audit.Allow}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +94,7 @@ func TestMemoryAuditLimit(t *testing.T) {
 	if err != nil || len(recs) != 5 || recs[0].Seq != 8 || recs[4].Seq != 12 {
 		t.Fatalf("%+v %v", recs, err)
 	}
-	if err := policy.VerifySegment(recs); err != nil {
+	if err := audit.VerifySegment(recs); err != nil {
 		t.Error(err)
 	}
 	if recs[0].Time.IsZero() {

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
+	"github.com/vigilops/vigil/policy/redact"
 )
 
 // newAuditCmd is `vigil audit`: check and read an audit file (SPEC P8).
@@ -36,9 +36,9 @@ func newAuditVerifyCmd() *cobra.Command {
 			"ends there: compare the last hash with one kept elsewhere to catch that.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := policy.VerifyAuditFile(path)
+			n, err := audit.VerifyFile(path)
 			if err != nil {
-				var ce *policy.ChainError
+				var ce *audit.ChainError
 				if errors.As(err, &ce) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "FAIL: %s: %v\n", path, ce)
 				} else {
@@ -68,7 +68,7 @@ func newAuditTailCmd() *cobra.Command {
 			if n < 1 {
 				return fmt.Errorf("-n must be at least 1, got %d", n)
 			}
-			recs, err := policy.ReadAuditFile(path)
+			recs, err := audit.ReadFile(path)
 			if err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "FAIL: %v\n", err)
 				return exitError{code: 1}
@@ -88,7 +88,7 @@ func newAuditTailCmd() *cobra.Command {
 // writeAuditTable prints records one per row. Free text is redacted again
 // and kept to one line: the file may predate a redaction rule, and a
 // terminal is one more place a secret should not appear.
-func writeAuditTable(cmd *cobra.Command, recs []policy.AuditRecord) error {
+func writeAuditTable(cmd *cobra.Command, recs []audit.Record) error {
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tACTOR\tACTION\tTOOL\tTARGET\tCOMMAND\tOUTCOME\tAPPROVAL")
 	for _, r := range recs {
@@ -106,7 +106,7 @@ func writeAuditTable(cmd *cobra.Command, recs []policy.AuditRecord) error {
 // cell makes s fit one table cell: redacted, one line, at most max runes,
 // "-" when empty.
 func cell(s string, max int) string {
-	s = policy.Redact(s)
+	s = redact.String(s)
 	s = strings.Join(strings.Fields(s), " ")
 	if s == "" {
 		return "-"

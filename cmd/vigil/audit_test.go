@@ -11,26 +11,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 )
 
-// writeAuditFile writes n chained records through policy.AuditFile, then
+// writeAuditFile writes n chained records through audit.File, then
 // lets tamper rewrite the lines.
 func writeAuditFile(t *testing.T, n int, tamper func(lines []string) []string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	f, err := policy.OpenAuditFile(path)
+	f, err := audit.OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for i := range n {
-		r := policy.AuditRecord{
-			Time: at.Add(time.Duration(i) * time.Second), Actor: "U_BOSS", Action: policy.AuditAllow,
+		r := audit.Record{
+			Time: at.Add(time.Duration(i) * time.Second), Actor: "U_BOSS", Action: audit.Allow,
 			Tool: "read", Target: "web1", Command: fmt.Sprintf("uptime # %d", i+1), Channel: "slack:C1", Outcome: "ok",
 		}
 		if i == n-1 {
-			r.Action, r.Tool, r.Command, r.ApprovalID, r.Outcome = policy.AuditApproved, "control",
+			r.Action, r.Tool, r.Command, r.ApprovalID, r.Outcome = audit.Approved, "control",
 				"systemctl restart nginx\n--password hunter2", "k3xq7m2a7p", "approved"
 		}
 		if err := f.Write(r); err != nil {
@@ -154,10 +154,10 @@ func TestAuditTailCmd(t *testing.T) {
 // TestAuditFileFromJSON: a file written by hand in the documented format
 // (as another tool might export it) verifies too.
 func TestAuditFileFromJSON(t *testing.T) {
-	var prev *policy.AuditRecord
+	var prev *audit.Record
 	var b bytes.Buffer
 	for i := range 3 {
-		r := policy.Chain(prev, policy.AuditRecord{Time: time.Unix(int64(i), 0).UTC(), Actor: "vigil", Action: policy.AuditExpired})
+		r := audit.Chain(prev, audit.Record{Time: time.Unix(int64(i), 0).UTC(), Actor: "vigil", Action: audit.Expired})
 		line, _ := json.Marshal(r)
 		b.Write(append(line, '\n'))
 		prev = &r

@@ -16,6 +16,7 @@ import (
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/store"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/plugin"
@@ -164,7 +165,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 
 	var auditFile bot.AuditSink
 	if cfg.Audit.File != "" {
-		f, err := policy.OpenAuditFile(cfg.Audit.File)
+		f, err := audit.OpenFile(cfg.Audit.File)
 		if err != nil {
 			return nil, fmt.Errorf("config: audit.file: %w", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/vigilops/vigil/internal/modeltest"
 	"github.com/vigilops/vigil/internal/testkit"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/store"
 )
 
@@ -337,18 +338,18 @@ func TestRedactionAndAudit(t *testing.T) {
 	for _, s := range []string{secret, "hunter22"} {
 		mustNotContain(t, string(raw), s, "audit file")
 	}
-	recs, err := policy.ReadAuditFile(auditPath)
+	recs, err := audit.ReadFile(auditPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := policy.VerifyChain(recs); err != nil {
+	if err := audit.VerifyChain(recs); err != nil {
 		t.Fatalf("audit chain broken: %v", err)
 	}
-	seen := map[policy.AuditAction]bool{}
+	seen := map[audit.Action]bool{}
 	for _, r := range recs {
 		seen[r.Action] = true
 	}
-	for _, a := range []policy.AuditAction{policy.AuditAllow, policy.AuditApprovalRequested, policy.AuditApproved, policy.AuditExecuted} {
+	for _, a := range []audit.Action{audit.Allow, audit.ApprovalRequested, audit.Approved, audit.Executed} {
 		if !seen[a] {
 			t.Fatalf("audit has no %q record; got %v", a, seen)
 		}

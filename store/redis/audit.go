@@ -10,12 +10,11 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-
-	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 )
 
 // The audit chain is a list of record JSON plus a head hash (seq, hash of
-// the newest record). Records are chained in Go (policy.Chain computes a
+// the newest record). Records are chained in Go (audit.Chain computes a
 // SHA-256 Lua cannot) against the head read from Redis, then appended by a
 // script only if the head is still that one; a writer that lost the race
 // reads the new head and chains again. The head is never trimmed, so the
@@ -59,19 +58,19 @@ type auditQueue struct {
 
 // auditAppend is one record waiting to be chained and its outcome.
 type auditAppend struct {
-	rec  policy.AuditRecord
+	rec  audit.Record
 	done chan auditResult // buffered: the committer never blocks
 }
 
 type auditResult struct {
-	rec policy.AuditRecord
+	rec audit.Record
 	err error
 }
 
 // AppendAudit implements bot.AuditStore. A record without a time gets the
 // store's clock. If ctx ends first AppendAudit returns its error, but the
 // record may still be appended with its batch.
-func (s *Store) AppendAudit(ctx context.Context, r policy.AuditRecord) (policy.AuditRecord, error) {
+func (s *Store) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error) {
 	if r.Time.IsZero() {
 		r.Time = s.now()
 	}
@@ -90,7 +89,7 @@ func (s *Store) AppendAudit(ctx context.Context, r policy.AuditRecord) (policy.A
 	case res := <-a.done:
 		return res.rec, res.err
 	case <-ctx.Done():
-		return policy.AuditRecord{}, fmt.Errorf("redis: append audit: %w", context.Cause(ctx))
+		return audit.Record{}, fmt.Errorf("redis: append audit: %w", context.Cause(ctx))
 	}
 }
 
@@ -125,15 +124,15 @@ func (s *Store) commitAudit(ctx context.Context) {
 
 // appendBatch chains the batch's records after the head and appends them,
 // retrying when another replica moved the head first.
-func (s *Store) appendBatch(ctx context.Context, batch []*auditAppend) ([]policy.AuditRecord, error) {
+func (s *Store) appendBatch(ctx context.Context, batch []*auditAppend) ([]audit.Record, error) {
 	keys := []string{s.keys.auditLog(), s.keys.auditHead()}
-	recs := make([]policy.AuditRecord, len(batch))
+	recs := make([]audit.Record, len(batch))
 	for attempt := range maxAuditAttempts {
 		head, err := s.rdb.HMGet(ctx, keys[1], "seq", "hash").Result()
 		if err != nil {
 			return nil, fmt.Errorf("redis: append audit: read head: %w", err)
 		}
-		var prev *policy.AuditRecord
+		var prev *audit.Record
 		expect := "0"
 		if seqStr, ok := head[0].(string); ok {
 			seq, err := strconv.ParseInt(seqStr, 10, 64)
@@ -141,12 +140,12 @@ func (s *Store) appendBatch(ctx context.Context, batch []*auditAppend) ([]policy
 				return nil, fmt.Errorf("redis: append audit: bad head seq %q", seqStr)
 			}
 			hash, _ := head[1].(string)
-			prev = &policy.AuditRecord{Seq: seq, Hash: hash}
+			prev = &audit.Record{Seq: seq, Hash: hash}
 			expect = seqStr
 		}
 		args := make([]any, 4, 4+len(batch))
 		for i, a := range batch {
-			recs[i] = policy.Chain(prev, a.rec)
+			recs[i] = audit.Chain(prev, a.rec)
 			prev = &recs[i]
 			raw, err := json.Marshal(recs[i])
 			if err != nil {
@@ -176,7 +175,7 @@ func (s *Store) appendBatch(ctx context.Context, batch []*auditAppend) ([]policy
 }
 
 // RecentAudit implements bot.AuditStore.
-func (s *Store) RecentAudit(ctx context.Context, n int) ([]policy.AuditRecord, error) {
+func (s *Store) RecentAudit(ctx context.Context, n int) ([]audit.Record, error) {
 	if n <= 0 {
 		return nil, nil
 	}
@@ -186,9 +185,9 @@ func (s *Store) RecentAudit(ctx context.Context, n int) ([]policy.AuditRecord, e
 	if err != nil {
 		return nil, fmt.Errorf("redis: recent audit: %w", err)
 	}
-	out := make([]policy.AuditRecord, 0, len(raws))
+	out := make([]audit.Record, 0, len(raws))
 	for _, raw := range raws {
-		var r policy.AuditRecord
+		var r audit.Record
 		if err := json.Unmarshal([]byte(raw), &r); err != nil {
 			return nil, fmt.Errorf("redis: decode audit record: %w", err)
 		}

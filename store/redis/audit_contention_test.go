@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 )
 
 // One replica under load appends audit records from hundreds of runs at
@@ -21,7 +21,7 @@ func TestAuditManyConcurrentAppendersOneReplica(t *testing.T) {
 	for i := range writers {
 		wg.Go(func() {
 			<-start
-			if _, err := s.AppendAudit(ctx, policy.AuditRecord{Actor: fmt.Sprint("U", i), Action: policy.AuditAllow}); err != nil {
+			if _, err := s.AppendAudit(ctx, audit.Record{Actor: fmt.Sprint("U", i), Action: audit.Allow}); err != nil {
 				errs <- err
 			}
 		})
@@ -47,7 +47,7 @@ func TestAuditManyConcurrentAppendersOneReplica(t *testing.T) {
 	if len(recs) != writers {
 		t.Fatalf("%d records, want %d", len(recs), writers)
 	}
-	if err := policy.VerifyChain(recs); err != nil {
+	if err := audit.VerifyChain(recs); err != nil {
 		t.Fatal(err)
 	}
 }

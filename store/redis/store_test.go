@@ -15,6 +15,7 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/store/storetest"
 	"github.com/vigilops/vigil/tools"
 )
@@ -239,7 +240,7 @@ func TestAuditChainAcrossReplicas(t *testing.T) {
 		st := []*Store{a, b}[i%2]
 		wg.Go(func() {
 			for j := range 10 {
-				if _, err := st.AppendAudit(ctx, policy.AuditRecord{Actor: fmt.Sprint("U", i), Action: policy.AuditAllow, Outcome: fmt.Sprint(j)}); err != nil {
+				if _, err := st.AppendAudit(ctx, audit.Record{Actor: fmt.Sprint("U", i), Action: audit.Allow, Outcome: fmt.Sprint(j)}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -253,7 +254,7 @@ func TestAuditChainAcrossReplicas(t *testing.T) {
 	if len(recs) != 80 {
 		t.Fatalf("%d records, want 80", len(recs))
 	}
-	if err := policy.VerifyChain(recs); err != nil {
+	if err := audit.VerifyChain(recs); err != nil {
 		t.Fatalf("chain written by two replicas: %v", err)
 	}
 }
@@ -267,7 +268,7 @@ func TestAuditTrimKeepsChainHead(t *testing.T) {
 	t.Cleanup(func() { _ = deletePrefix(context.Background(), s.rdb, s.keys); _ = s.Close() })
 	ctx := t.Context()
 	for i := range 12 {
-		if _, err := s.AppendAudit(ctx, policy.AuditRecord{Actor: "vigil", Action: policy.AuditExpired, Outcome: fmt.Sprint(i)}); err != nil {
+		if _, err := s.AppendAudit(ctx, audit.Record{Actor: "vigil", Action: audit.Expired, Outcome: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -283,13 +284,13 @@ func TestAuditTrimKeepsChainHead(t *testing.T) {
 			t.Fatalf("trimmed chain broken at seq %d", recs[i].Seq)
 		}
 	}
-	next, err := s.AppendAudit(ctx, policy.AuditRecord{Actor: "vigil", Action: policy.AuditAllow})
+	next, err := s.AppendAudit(ctx, audit.Record{Actor: "vigil", Action: audit.Allow})
 	if err != nil || next.Seq != 13 || next.PrevHash != recs[4].Hash {
 		t.Fatalf("append after trim: seq %d prev %q, %v; want 13 linked to 12", next.Seq, next.PrevHash, err)
 	}
 }
 
-func seqs(recs []policy.AuditRecord) []int64 {
+func seqs(recs []audit.Record) []int64 {
 	var out []int64
 	for _, r := range recs {
 		out = append(out, r.Seq)
@@ -483,7 +484,7 @@ func TestKeyLayout(t *testing.T) {
 	}
 	must(s.SaveSession(ctx, &agent.Session{Key: thread, History: []agent.Message{msg(agent.RoleUser, "hi")}}))
 	must(s.CreateApproval(ctx, &policy.Approval{ID: "abcdefghij", Status: policy.ApprovalPending, ExpiresAt: time.Now().Add(time.Minute)}))
-	_, err := s.AppendAudit(ctx, policy.AuditRecord{Actor: "U1", Action: policy.AuditAllow})
+	_, err := s.AppendAudit(ctx, audit.Record{Actor: "U1", Action: audit.Allow})
 	must(err)
 	_, err = s.FirstSeen(ctx, "event:slack:Ev1", time.Minute)
 	must(err)
@@ -571,7 +572,7 @@ func TestRedisDown(t *testing.T) {
 			return err
 		},
 		"ListPending": func() error { _, err := s.ListPending(ctx); return err },
-		"AppendAudit": func() error { _, err := s.AppendAudit(ctx, policy.AuditRecord{Actor: "x"}); return err },
+		"AppendAudit": func() error { _, err := s.AppendAudit(ctx, audit.Record{Actor: "x"}); return err },
 		"RecentAudit": func() error { _, err := s.RecentAudit(ctx, 10); return err },
 		"FirstSeen":   func() error { _, err := s.FirstSeen(ctx, "e", time.Minute); return err },
 		"Lock":        func() error { _, err := s.Lock(ctx, "l", time.Minute); return err },

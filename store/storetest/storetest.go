@@ -28,6 +28,7 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/policy/command"
 )
 
@@ -403,9 +404,9 @@ func testApprovalListPending(t *testing.T, st bot.Stores) {
 	}
 }
 
-func auditRecord(actor string, i int) policy.AuditRecord {
-	return policy.AuditRecord{
-		Time: time.Now().UTC(), Actor: actor, Action: policy.AuditAllow, Tool: "read", Target: "web1",
+func auditRecord(actor string, i int) audit.Record {
+	return audit.Record{
+		Time: time.Now().UTC(), Actor: actor, Action: audit.Allow, Tool: "read", Target: "web1",
 		Command: fmt.Sprintf("uptime # %d", i), Channel: "slack:C1", Thread: "slack:C1:1.2", Outcome: "ok",
 	}
 }
@@ -415,7 +416,7 @@ func testAuditChain(t *testing.T, st bot.Stores) {
 	if recs, err := st.Audit.RecentAudit(ctx, 10); err != nil || len(recs) != 0 {
 		t.Fatalf("empty store: %d records, %v", len(recs), err)
 	}
-	var appended []policy.AuditRecord
+	var appended []audit.Record
 	for i := range 5 {
 		r, err := st.Audit.AppendAudit(ctx, auditRecord("U1", i))
 		if err != nil {
@@ -426,7 +427,7 @@ func testAuditChain(t *testing.T, st bot.Stores) {
 		}
 		appended = append(appended, r)
 	}
-	secret, err := st.Audit.AppendAudit(ctx, policy.AuditRecord{Time: time.Now().UTC(), Actor: "U1", Action: policy.AuditDenied,
+	secret, err := st.Audit.AppendAudit(ctx, audit.Record{Time: time.Now().UTC(), Actor: "U1", Action: audit.Denied,
 		Command: "mysql -phunter2", Reason: "password=hunter2"})
 	if err != nil {
 		t.Fatal(err)
@@ -439,7 +440,7 @@ func testAuditChain(t *testing.T, st bot.Stores) {
 	if jsonOf(t, recs) != jsonOf(t, appended) {
 		t.Errorf("RecentAudit differs from what AppendAudit returned:\n%v\n%v", recs, appended)
 	}
-	if err := policy.VerifyChain(recs); err != nil {
+	if err := audit.VerifyChain(recs); err != nil {
 		t.Error(err)
 	}
 	if b := jsonOf(t, recs[5]); strings.Contains(b, "hunter2") {
@@ -449,7 +450,7 @@ func testAuditChain(t *testing.T, st bot.Stores) {
 	if err != nil || len(last) != 2 || last[0].Seq != 5 || last[1].Seq != 6 {
 		t.Fatalf("RecentAudit(2) = %+v, %v; want records 5 and 6, oldest first", last, err)
 	}
-	if err := policy.VerifySegment(last); err != nil {
+	if err := audit.VerifySegment(last); err != nil {
 		t.Error(err)
 	}
 }
@@ -480,7 +481,7 @@ func testAuditConcurrent(t *testing.T, st bot.Stores) {
 	if len(recs) != writers*each {
 		t.Fatalf("%d records, want %d", len(recs), writers*each)
 	}
-	if err := policy.VerifyChain(recs); err != nil {
+	if err := audit.VerifyChain(recs); err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range recs {

@@ -1,4 +1,4 @@
-package policy
+package redact
 
 import (
 	"fmt"
@@ -92,11 +92,11 @@ func TestRedactSecrets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Redact(tt.in)
+			got := String(tt.in)
 			if got != tt.want {
-				t.Errorf("Redact(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+				t.Errorf("String(%q)\n got %q\nwant %q", tt.in, got, tt.want)
 			}
-			if again := Redact(got); again != got {
+			if again := String(got); again != got {
 				t.Errorf("not idempotent: %q → %q", got, again)
 			}
 		})
@@ -150,14 +150,14 @@ func TestRedactKeepsOrdinaryText(t *testing.T) {
 		"Mar 01 12:00:00 web1 nginx[123]: 10.0.0.1 GET /index.html 200",
 	}
 	for _, in := range keep {
-		if got := Redact(in); got != in {
-			t.Errorf("Redact(%q) = %q, want it unchanged", in, got)
+		if got := String(in); got != in {
+			t.Errorf("String(%q) = %q, want it unchanged", in, got)
 		}
 	}
 }
 
 func TestNewRedactorExtra(t *testing.T) {
-	r, err := NewRedactor(RedactPattern{Kind: "acme-key", Regexp: `acme_key_([a-f0-9]{16})`})
+	r, err := New(Pattern{Kind: "acme-key", Regexp: `acme_key_([a-f0-9]{16})`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,9 +167,9 @@ func TestNewRedactorExtra(t *testing.T) {
 	if got := r.Redact("password=x"); got != "password=[REDACTED:password]" {
 		t.Errorf("built-in rules lost: %q", got)
 	}
-	for _, bad := range []RedactPattern{{Kind: "x"}, {Regexp: "a"}, {Kind: "x", Regexp: "("}, {Kind: "x", Regexp: `a\nb`}} {
-		if _, err := NewRedactor(bad); err == nil {
-			t.Errorf("NewRedactor(%+v) accepted", bad)
+	for _, bad := range []Pattern{{Kind: "x"}, {Regexp: "a"}, {Kind: "x", Regexp: "("}, {Kind: "x", Regexp: `a\nb`}} {
+		if _, err := New(bad); err == nil {
+			t.Errorf("New(%+v) accepted", bad)
 		}
 	}
 }
@@ -208,7 +208,7 @@ func BenchmarkRedact(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
-				_ = Redact(in)
+				_ = String(in)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package policy
+package audit
 
 import (
 	"encoding/json"
@@ -13,14 +13,16 @@ import (
 	"time"
 )
 
-func auditRecords(n int) []AuditRecord {
-	var recs []AuditRecord
-	var prev *AuditRecord
+var aT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func auditRecords(n int) []Record {
+	var recs []Record
+	var prev *Record
 	for i := range n {
-		r := Chain(prev, AuditRecord{
+		r := Chain(prev, Record{
 			Time:    aT0.Add(time.Duration(i) * time.Second),
 			Actor:   "U_BOSS",
-			Action:  AuditAllow,
+			Action:  Allow,
 			Tool:    "read",
 			Target:  "web1",
 			Command: fmt.Sprintf("uptime # %d", i+1),
@@ -54,7 +56,7 @@ func TestAuditChain(t *testing.T) {
 		t.Errorf("empty chain: %v", err)
 	}
 
-	r := Chain(nil, AuditRecord{Action: AuditDenied, Command: "curl -u admin:hunter2 x", Reason: "password=hunter2",
+	r := Chain(nil, Record{Action: Denied, Command: "curl -u admin:hunter2 x", Reason: "password=hunter2",
 		Outcome: "token=abc123", Target: "postgres://a:b@c"})
 	if s := fmt.Sprint(r); strings.Contains(s, "hunter2") || strings.Contains(s, "abc123") || strings.Contains(s, ":b@") {
 		t.Errorf("secret in the chain: %+v", r)
@@ -101,12 +103,12 @@ func TestAuditHashCoversEveryField(t *testing.T) {
 }
 
 func TestAuditJSONRoundTrip(t *testing.T) {
-	r := Chain(nil, AuditRecord{Time: time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.FixedZone("CET", 3600)), Actor: "a", Action: AuditExecuted})
+	r := Chain(nil, Record{Time: time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.FixedZone("CET", 3600)), Actor: "a", Action: Executed})
 	raw, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back AuditRecord
+	var back Record
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -118,27 +120,27 @@ func TestAuditJSONRoundTrip(t *testing.T) {
 func TestAuditVerifyDetectsTampering(t *testing.T) {
 	tests := []struct {
 		name      string
-		tamper    func([]AuditRecord) []AuditRecord
+		tamper    func([]Record) []Record
 		wantIndex int
 		wantSeq   int64
 		wantWord  string
 	}{
-		{"edited", func(r []AuditRecord) []AuditRecord { r[4].Command = "rm -rf /"; return r }, 4, 5, "hash mismatch — edited"},
-		{"edited and rehashed", func(r []AuditRecord) []AuditRecord {
+		{"edited", func(r []Record) []Record { r[4].Command = "rm -rf /"; return r }, 4, 5, "hash mismatch — edited"},
+		{"edited and rehashed", func(r []Record) []Record {
 			r[4].Command = "rm -rf /"
 			r[4].Hash = r[4].ComputeHash()
 			return r
 		}, 5, 6, "does not link to record 5"},
-		{"deleted", func(r []AuditRecord) []AuditRecord { return append(r[:4], r[5:]...) }, 4, 6, "record 5 is missing — deleted"},
-		{"several deleted", func(r []AuditRecord) []AuditRecord { return append(r[:2], r[6:]...) }, 2, 7, "records 3 to 6 are missing — deleted"},
-		{"first deleted", func(r []AuditRecord) []AuditRecord { return r[1:] }, 0, 2, "deleted from the start"},
-		{"reordered", func(r []AuditRecord) []AuditRecord { r[3], r[4] = r[4], r[3]; return r }, 3, 5, "reordered"},
-		{"moved to the end", func(r []AuditRecord) []AuditRecord {
+		{"deleted", func(r []Record) []Record { return append(r[:4], r[5:]...) }, 4, 6, "record 5 is missing — deleted"},
+		{"several deleted", func(r []Record) []Record { return append(r[:2], r[6:]...) }, 2, 7, "records 3 to 6 are missing — deleted"},
+		{"first deleted", func(r []Record) []Record { return r[1:] }, 0, 2, "deleted from the start"},
+		{"reordered", func(r []Record) []Record { r[3], r[4] = r[4], r[3]; return r }, 3, 5, "reordered"},
+		{"moved to the end", func(r []Record) []Record {
 			moved := r[2]
 			return append(append(r[:2:2], r[3:]...), moved)
 		}, 2, 4, "reordered"},
-		{"duplicated", func(r []AuditRecord) []AuditRecord { return append(r[:5:5], r[4:]...) }, 5, 5, "reordered"},
-		{"renumbered after a delete", func(r []AuditRecord) []AuditRecord {
+		{"duplicated", func(r []Record) []Record { return append(r[:5:5], r[4:]...) }, 5, 5, "reordered"},
+		{"renumbered after a delete", func(r []Record) []Record {
 			out := append(r[:4:4], r[5:]...)
 			for i := 4; i < len(out); i++ {
 				out[i].Seq--
@@ -152,7 +154,7 @@ func TestAuditVerifyDetectsTampering(t *testing.T) {
 			recs := tt.tamper(auditRecords(10))
 			err := VerifyChain(recs)
 			var ce *ChainError
-			if !errors.As(err, &ce) || !errors.Is(err, ErrAuditChain) {
+			if !errors.As(err, &ce) || !errors.Is(err, ErrChain) {
 				t.Fatalf("VerifyChain = %v, want a *ChainError", err)
 			}
 			if ce.Index != tt.wantIndex || ce.Seq != tt.wantSeq || !strings.Contains(ce.Reason, tt.wantWord) {
@@ -170,7 +172,7 @@ func TestAuditVerifySegment(t *testing.T) {
 	if err := VerifyChain(recs[4:]); err == nil {
 		t.Error("VerifyChain accepted a chain that does not start at 1")
 	}
-	seg := append([]AuditRecord(nil), recs[4:]...)
+	seg := append([]Record(nil), recs[4:]...)
 	seg[2].Outcome = "failed"
 	if err := VerifySegment(seg); err == nil {
 		t.Error("edited segment accepted")
@@ -179,7 +181,7 @@ func TestAuditVerifySegment(t *testing.T) {
 
 func TestAuditFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	f, err := OpenAuditFile(path)
+	f, err := OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +189,7 @@ func TestAuditFile(t *testing.T) {
 	for i := range 20 {
 		wg.Go(func() {
 			for j := range 5 {
-				if err := f.Write(AuditRecord{Time: aT0, Actor: fmt.Sprintf("U%d", i), Action: AuditAllow, Tool: "read", Outcome: fmt.Sprint(j)}); err != nil {
+				if err := f.Write(Record{Time: aT0, Actor: fmt.Sprintf("U%d", i), Action: Allow, Tool: "read", Outcome: fmt.Sprint(j)}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -197,28 +199,28 @@ func TestAuditFile(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Write(AuditRecord{Action: AuditAllow}); err == nil {
+	if err := f.Write(Record{Action: Allow}); err == nil {
 		t.Error("write after Close succeeded")
 	}
 
 	// Reopening continues the chain.
-	f, err = OpenAuditFile(path, WithAuditSync())
+	f, err = OpenFile(path, WithSync())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := f.Append(AuditRecord{Time: aT0, Actor: "vigil", Action: AuditExpired, ApprovalID: "abcdefghij"})
+	r, err := f.Append(Record{Time: aT0, Actor: "vigil", Action: Expired, ApprovalID: "abcdefghij"})
 	if err != nil || r.Seq != 101 {
 		t.Fatalf("append after reopen: %+v, %v", r, err)
 	}
 	f.Close()
 
-	n, err := VerifyAuditFile(path)
+	n, err := VerifyFile(path)
 	if err != nil || n != 101 {
-		t.Fatalf("VerifyAuditFile = %d, %v", n, err)
+		t.Fatalf("VerifyFile = %d, %v", n, err)
 	}
-	recs, err := ReadAuditFile(path)
+	recs, err := ReadFile(path)
 	if err != nil || len(recs) != 101 || recs[100] != r {
-		t.Fatalf("ReadAuditFile: %d records, %v", len(recs), err)
+		t.Fatalf("ReadFile: %d records, %v", len(recs), err)
 	}
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, want 0600", st.Mode().Perm())
@@ -227,7 +229,7 @@ func TestAuditFile(t *testing.T) {
 
 // writeAuditLines writes recs as an audit file, after tamper has had its way
 // with the lines.
-func writeAuditLines(t *testing.T, recs []AuditRecord, tamper func([]string) []string) string {
+func writeAuditLines(t *testing.T, recs []Record, tamper func([]string) []string) string {
 	t.Helper()
 	var lines []string
 	for _, r := range recs {
@@ -264,15 +266,15 @@ func TestAuditFileTampering(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeAuditLines(t, auditRecords(20), tt.tamper)
-			n, err := VerifyAuditFile(path)
+			n, err := VerifyFile(path)
 			if tt.want == "" {
 				if err != nil || n != 20 {
-					t.Fatalf("VerifyAuditFile = %d, %v", n, err)
+					t.Fatalf("VerifyFile = %d, %v", n, err)
 				}
 				return
 			}
 			if err == nil || err.Error() != tt.want {
-				t.Fatalf("VerifyAuditFile error %v, want %q", err, tt.want)
+				t.Fatalf("VerifyFile error %v, want %q", err, tt.want)
 			}
 		})
 	}
@@ -285,10 +287,10 @@ func TestAuditFileDamage(t *testing.T) {
 
 	torn := filepath.Join(t.TempDir(), "torn.jsonl")
 	os.WriteFile(torn, raw[:len(raw)-10], 0o600)
-	if _, err := OpenAuditFile(torn); err == nil || !strings.Contains(err.Error(), "incomplete") {
+	if _, err := OpenFile(torn); err == nil || !strings.Contains(err.Error(), "incomplete") {
 		t.Errorf("open torn file: %v", err)
 	}
-	if _, err := ReadAuditFile(torn); err == nil || !strings.Contains(err.Error(), "line 3") {
+	if _, err := ReadFile(torn); err == nil || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("read torn file: %v", err)
 	}
 
@@ -298,31 +300,23 @@ func TestAuditFileDamage(t *testing.T) {
 		"empty line":    func(l []string) []string { l[1] = ""; return l },
 	} {
 		path := writeAuditLines(t, recs, tamper)
-		if _, err := ReadAuditFile(path); err == nil || !strings.Contains(err.Error(), "line 2") {
+		if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), "line 2") {
 			t.Errorf("%s: %v, want an error naming line 2", name, err)
 		}
 	}
 
 	// A long last line is found by reading backwards in blocks.
-	big := Chain(&recs[2], AuditRecord{Action: AuditAllow, Command: strings.Repeat("x", 10000)})
+	big := Chain(&recs[2], Record{Action: Allow, Command: strings.Repeat("x", 10000)})
 	path := writeAuditLines(t, append(recs, big), nil)
-	f, err := OpenAuditFile(path)
+	f, err := OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := f.Append(AuditRecord{Action: AuditAllow}); err != nil || r.Seq != 5 || r.PrevHash != big.Hash {
+	if r, err := f.Append(Record{Action: Allow}); err != nil || r.Seq != 5 || r.PrevHash != big.Hash {
 		t.Errorf("after a long line: %+v %v", r, err)
 	}
 	f.Close()
-	if _, err := VerifyAuditFile(path); err != nil {
+	if _, err := VerifyFile(path); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestApprovalAuditRecord(t *testing.T) {
-	a := newTestApproval(t)
-	r := a.AuditRecord(AuditApprovalRequested, a.Requester, aT0)
-	if r.ApprovalID != a.ID || r.Tool != "control" || r.Command != a.Command || r.Channel != "slack:C1" || r.Actor != "U_REQ" {
-		t.Errorf("%+v", r)
 	}
 }

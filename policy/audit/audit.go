@@ -1,4 +1,16 @@
-package policy
+// Package audit keeps vigil's audit trail (SPEC P8). It records
+// decisions; it makes none. Every decision — allow, block, approval requested,
+// approved, denied, expired, executed — becomes a record of who, what, where
+// and when. Records form a hash chain: each carries the hash of the one
+// before it, so editing, deleting or reordering a record breaks the chain at
+// that record. The chain proves the log is internally consistent; it cannot
+// by itself show that the newest records were cut off, or that someone
+// rewrote every record after an edit. For that, keep the head hash somewhere
+// else too (a log line, a ticket, a second store).
+//
+// Records are redacted before they are hashed, so the chain never holds a
+// secret a command printed.
+package audit
 
 import (
 	"bufio"
@@ -13,43 +25,36 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/vigilops/vigil/policy/redact"
 )
 
-// Audit (SPEC P8). Every decision — allow, block, approval requested,
-// approved, denied, expired, executed — becomes a record of who, what, where
-// and when. Records form a hash chain: each carries the hash of the one
-// before it, so editing, deleting or reordering a record breaks the chain at
-// that record. The chain proves the log is internally consistent; it cannot
-// by itself show that the newest records were cut off, or that someone
-// rewrote every record after an edit. For that, keep the head hash somewhere
-// else too (a log line, a ticket, a second store).
+// ErrChain is what every *ChainError matches with errors.Is.
+var ErrChain = errors.New("audit chain broken")
 
-// ErrAuditChain is what every *ChainError matches with errors.Is.
-var ErrAuditChain = errors.New("audit chain broken")
-
-// AuditAction is what an audit record records.
-type AuditAction string
+// Action is what an audit record records.
+type Action string
 
 const (
-	AuditAllow             AuditAction = "allow"
-	AuditBlock             AuditAction = "block"
-	AuditApprovalRequested AuditAction = "approval_requested"
-	AuditApproved          AuditAction = "approved"
-	AuditDenied            AuditAction = "denied"
-	AuditExpired           AuditAction = "expired"
-	AuditExecuted          AuditAction = "executed"
+	Allow             Action = "allow"
+	Block             Action = "block"
+	ApprovalRequested Action = "approval_requested"
+	Approved          Action = "approved"
+	Denied            Action = "denied"
+	Expired           Action = "expired"
+	Executed          Action = "executed"
 )
 
-// AuditRecord is one decision. The JSON form is one line of an audit file;
+// Record is one decision. The JSON form is one line of an audit file;
 // its field names are part of the file format.
-type AuditRecord struct {
+type Record struct {
 	// Seq numbers records from 1, without gaps.
 	Seq  int64     `json:"seq"`
 	Time time.Time `json:"time"`
 	// Actor is who: the user who asked or decided, or "vigil" for the bot's
 	// own decisions (expiry).
-	Actor  string      `json:"actor"`
-	Action AuditAction `json:"action"`
+	Actor  string `json:"actor"`
+	Action Action `json:"action"`
 	// Tool, Target and Command are what, redacted.
 	Tool    string `json:"tool,omitempty"`
 	Target  string `json:"target,omitempty"`
@@ -66,22 +71,22 @@ type AuditRecord struct {
 	Hash string `json:"hash"`
 }
 
-// auditHashVersion names the encoding ComputeHash uses, so a future change
+// hashVersion names the encoding ComputeHash uses, so a future change
 // of encoding cannot be confused with tampering.
-const auditHashVersion = "vigil-audit-v1"
+const hashVersion = "vigil-audit-v1"
 
 // ComputeHash is the hex SHA-256 of every field but Hash, each written as
 // its length, a colon and its bytes, in a fixed order. Length prefixes keep
 // field boundaries unambiguous; the time is in UTC with nanoseconds, which
 // is exactly what survives a JSON round trip.
-func (r AuditRecord) ComputeHash() string {
+func (r Record) ComputeHash() string {
 	h := sha256.New()
 	put := func(s string) {
 		h.Write(strconv.AppendInt(nil, int64(len(s)), 10))
 		h.Write([]byte{':'})
 		h.Write([]byte(s))
 	}
-	put(auditHashVersion)
+	put(hashVersion)
 	put(strconv.FormatInt(r.Seq, 10))
 	put(r.Time.UTC().Format(time.RFC3339Nano))
 	for _, s := range []string{r.Actor, string(r.Action), r.Tool, r.Target, r.Command,
@@ -95,11 +100,11 @@ func (r AuditRecord) ComputeHash() string {
 // Seq, PrevHash and Hash. It redacts the free-text fields first, so whatever
 // a caller passes, no secret enters the chain; every audit sink goes
 // through here.
-func Chain(prev *AuditRecord, r AuditRecord) AuditRecord {
-	r.Target = Redact(r.Target)
-	r.Command = Redact(r.Command)
-	r.Outcome = Redact(r.Outcome)
-	r.Reason = Redact(r.Reason)
+func Chain(prev *Record, r Record) Record {
+	r.Target = redact.String(r.Target)
+	r.Command = redact.String(r.Command)
+	r.Outcome = redact.String(r.Outcome)
+	r.Reason = redact.String(r.Reason)
 	r.Seq, r.PrevHash = 1, ""
 	if prev != nil {
 		r.Seq, r.PrevHash = prev.Seq+1, prev.Hash
@@ -128,20 +133,20 @@ func (e *ChainError) Error() string {
 	return fmt.Sprintf("record %d (position %d): %s", e.Seq, e.Index+1, e.Reason)
 }
 
-func (e *ChainError) Unwrap() error { return ErrAuditChain }
+func (e *ChainError) Unwrap() error { return ErrChain }
 
 // VerifyChain checks a whole chain, from its first record: every hash
 // matches its record, sequence numbers run 1, 2, 3… and every record links
 // to the one before it. The error is a *ChainError for the first bad
 // record.
-func VerifyChain(recs []AuditRecord) error { return verifyChain(recs, true) }
+func VerifyChain(recs []Record) error { return verifyChain(recs, true) }
 
 // VerifySegment checks consecutive records taken from the middle of a chain
 // (such as RecentAudit's): the same checks, except that the first record
 // need not be record 1.
-func VerifySegment(recs []AuditRecord) error { return verifyChain(recs, false) }
+func VerifySegment(recs []Record) error { return verifyChain(recs, false) }
 
-func verifyChain(recs []AuditRecord, fromStart bool) error {
+func verifyChain(recs []Record, fromStart bool) error {
 	for i, r := range recs {
 		bad := func(format string, args ...any) error {
 			return &ChainError{Index: i, Seq: r.Seq, Reason: fmt.Sprintf(format, args...)}
@@ -177,33 +182,33 @@ func verifyChain(recs []AuditRecord, fromStart bool) error {
 	return nil
 }
 
-// AuditFile appends audit records to a file as JSON lines. Each record is one
+// File appends audit records to a file as JSON lines. Each record is one
 // write(2) on a file opened O_APPEND, so a record is never interleaved with
 // another; a mutex keeps the chain in order within the process. One process
 // should write a given file: two writers would each continue their own
 // chain.
-type AuditFile struct {
+type File struct {
 	mu   sync.Mutex
 	f    *os.File
-	last *AuditRecord
+	last *Record
 	sync bool
 	// broken is set after a failed write, which may have left part of a
 	// record in the file; nothing more is appended after that.
 	broken error
 }
 
-// AuditFileOption configures OpenAuditFile.
-type AuditFileOption func(*AuditFile)
+// FileOption configures OpenFile.
+type FileOption func(*File)
 
-// WithAuditSync makes every Write fsync the file before returning: a record
+// WithSync makes every Write fsync the file before returning: a record
 // survives a power cut, at the price of a disk flush per decision.
-func WithAuditSync() AuditFileOption { return func(f *AuditFile) { f.sync = true } }
+func WithSync() FileOption { return func(f *File) { f.sync = true } }
 
-// OpenAuditFile opens (creating it, mode 0600) the audit file at path for
+// OpenFile opens (creating it, mode 0600) the audit file at path for
 // appending. It reads the last record so new records continue the chain. A
 // file whose last line is incomplete is refused rather than repaired: an
 // audit log is not something to truncate silently.
-func OpenAuditFile(path string, opts ...AuditFileOption) (*AuditFile, error) {
+func OpenFile(path string, opts ...FileOption) (*File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open audit file: %w", err)
@@ -213,7 +218,7 @@ func OpenAuditFile(path string, opts ...AuditFileOption) (*AuditFile, error) {
 		f.Close()
 		return nil, fmt.Errorf("audit file %s: %w", path, err)
 	}
-	af := &AuditFile{f: f, last: last}
+	af := &File{f: f, last: last}
 	for _, o := range opts {
 		o(af)
 	}
@@ -222,7 +227,7 @@ func OpenAuditFile(path string, opts ...AuditFileOption) (*AuditFile, error) {
 
 // readLastRecord reads the file's final line, walking back from the end in
 // blocks so a large file costs no more than a small one.
-func readLastRecord(f *os.File) (*AuditRecord, error) {
+func readLastRecord(f *os.File) (*Record, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -256,7 +261,7 @@ func readLastRecord(f *os.File) (*AuditRecord, error) {
 			break
 		}
 	}
-	r, err := decodeAuditRecord(bytes.TrimSuffix(tail, []byte("\n")))
+	r, err := decodeRecord(bytes.TrimSuffix(tail, []byte("\n")))
 	if err != nil {
 		return nil, fmt.Errorf("last record: %w", err)
 	}
@@ -264,32 +269,32 @@ func readLastRecord(f *os.File) (*AuditRecord, error) {
 }
 
 // Write chains r after the last record and appends it.
-func (f *AuditFile) Write(r AuditRecord) error {
+func (f *File) Write(r Record) error {
 	_, err := f.Append(r)
 	return err
 }
 
 // Append chains r after the last record, appends it, and returns it as
 // written.
-func (f *AuditFile) Append(r AuditRecord) (AuditRecord, error) {
+func (f *File) Append(r Record) (Record, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.broken != nil {
-		return AuditRecord{}, f.broken
+		return Record{}, f.broken
 	}
 	rec := Chain(f.last, r)
 	line, err := json.Marshal(rec)
 	if err != nil {
-		return AuditRecord{}, fmt.Errorf("encode audit record: %w", err)
+		return Record{}, fmt.Errorf("encode audit record: %w", err)
 	}
 	line = append(line, '\n')
 	if _, err := f.f.Write(line); err != nil {
 		f.broken = fmt.Errorf("audit file unusable after a failed write: %w", err)
-		return AuditRecord{}, f.broken
+		return Record{}, f.broken
 	}
 	if f.sync {
 		if err := f.f.Sync(); err != nil {
-			return AuditRecord{}, fmt.Errorf("sync audit file: %w", err)
+			return Record{}, fmt.Errorf("sync audit file: %w", err)
 		}
 	}
 	f.last = &rec
@@ -297,7 +302,7 @@ func (f *AuditFile) Append(r AuditRecord) (AuditRecord, error) {
 }
 
 // Close closes the file.
-func (f *AuditFile) Close() error {
+func (f *File) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.broken == nil {
@@ -306,32 +311,32 @@ func (f *AuditFile) Close() error {
 	return f.f.Close()
 }
 
-// decodeAuditRecord parses one line strictly: a field the format does not know
+// decodeRecord parses one line strictly: a field the format does not know
 // is not covered by the hash, so it is an error, not something to ignore.
-func decodeAuditRecord(line []byte) (AuditRecord, error) {
-	var r AuditRecord
+func decodeRecord(line []byte) (Record, error) {
+	var r Record
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return AuditRecord{}, err
+		return Record{}, err
 	}
 	if dec.More() {
-		return AuditRecord{}, errors.New("more than one record on the line")
+		return Record{}, errors.New("more than one record on the line")
 	}
 	return r, nil
 }
 
-// ReadAuditFile reads every record of an audit file. Parse errors name the
+// ReadFile reads every record of an audit file. Parse errors name the
 // line.
-func ReadAuditFile(path string) ([]AuditRecord, error) {
-	recs, _, err := readAuditFile(path)
+func ReadFile(path string) ([]Record, error) {
+	recs, _, err := readFile(path)
 	return recs, err
 }
 
-// VerifyAuditFile reads and verifies an audit file, returning the number of
+// VerifyFile reads and verifies an audit file, returning the number of
 // records. A broken chain is a *ChainError whose Line is set.
-func VerifyAuditFile(path string) (int, error) {
-	recs, lines, err := readAuditFile(path)
+func VerifyFile(path string) (int, error) {
+	recs, lines, err := readFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -345,15 +350,15 @@ func VerifyAuditFile(path string) (int, error) {
 	return len(recs), nil
 }
 
-// readAuditFile returns the records and the line number of each.
-func readAuditFile(path string) ([]AuditRecord, []int, error) {
+// readFile returns the records and the line number of each.
+func readFile(path string) ([]Record, []int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open audit file: %w", err)
 	}
 	defer f.Close()
 	var (
-		recs  []AuditRecord
+		recs  []Record
 		lines []int
 	)
 	br := bufio.NewReader(f)
@@ -372,28 +377,11 @@ func readAuditFile(path string) ([]AuditRecord, []int, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			return nil, nil, fmt.Errorf("%s line %d: empty line", path, n)
 		}
-		r, err := decodeAuditRecord(line)
+		r, err := decodeRecord(line)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s line %d: %w", path, n, err)
 		}
 		recs = append(recs, r)
 		lines = append(lines, n)
-	}
-}
-
-// AuditRecord builds the record of something that happened to a: actor did
-// action. The caller sets Outcome where there is one.
-func (a *Approval) AuditRecord(action AuditAction, actor string, at time.Time) AuditRecord {
-	return AuditRecord{
-		Time:       at,
-		Actor:      actor,
-		Action:     action,
-		Tool:       a.Tool,
-		Target:     a.Target,
-		Command:    a.Command,
-		Channel:    a.Channel,
-		Thread:     a.Thread,
-		ApprovalID: a.ID,
-		Reason:     a.Reason,
 	}
 }

@@ -1,15 +1,8 @@
-package policy
-
-import (
-	"fmt"
-	"regexp"
-	"slices"
-	"sort"
-	"strings"
-)
-
-// Redaction (SPEC P9). Everything vigil posts to chat, logs or audits goes
-// through a Redactor first. The rules are a hand-kept table rather than a
+// Package redact removes secrets from text (SPEC P9). It is a filter, not a
+// decision: everything vigil posts to chat, logs or audits goes through a
+// Redactor first, whatever policy decided about the call that produced it.
+//
+// The rules are a hand-kept table rather than a
 // detector library: the maintained detectors (gitleaks, trufflehog) are
 // scanners with hundreds of rules and heavy dependency trees, built to find
 // secrets in repositories, not to rewrite a tool's output in place within a
@@ -20,6 +13,15 @@ import (
 // which it cannot match. The text is lowered once and searched for every
 // trigger; text with none comes back unchanged without running a regexp, and
 // otherwise a rule's regexp runs only on the lines holding its trigger.
+package redact
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
 
 // redactedFmt is the replacement: it keeps a hint of what was there.
 const redactedFmt = "[REDACTED:%s]"
@@ -51,9 +53,9 @@ type redactRule struct {
 	needSep bool
 }
 
-// RedactPattern is an operator's own secret format, added to the built-in
-// rules by NewRedactor.
-type RedactPattern struct {
+// Pattern is an operator's own secret format, added to the built-in
+// rules by New.
+type Pattern struct {
 	// Kind names it in the replacement: [REDACTED:<kind>].
 	Kind string
 	// Regexp matches the secret. A capture group, if any, marks the part to
@@ -63,15 +65,15 @@ type RedactPattern struct {
 }
 
 // Redactor replaces secrets in text. The zero value is not usable; use
-// NewRedactor, or the package function Redact for the built-in rules. A
+// New, or the package function Redact for the built-in rules. A
 // Redactor is immutable and safe for concurrent use.
 type Redactor struct {
 	rules []redactRule
 }
 
-// NewRedactor returns a Redactor with the built-in rules plus extra ones,
+// New returns a Redactor with the built-in rules plus extra ones,
 // which run after them.
-func NewRedactor(extra ...RedactPattern) (*Redactor, error) {
+func New(extra ...Pattern) (*Redactor, error) {
 	r := &Redactor{rules: append([]redactRule(nil), builtinRedactRules...)}
 	for i, p := range extra {
 		if p.Kind == "" || p.Regexp == "" {
@@ -96,8 +98,8 @@ func NewRedactor(extra ...RedactPattern) (*Redactor, error) {
 // defaultRedactor holds the built-in rules; like them, it never changes.
 var defaultRedactor = &Redactor{rules: builtinRedactRules}
 
-// Redact replaces the secrets in s with the built-in rules.
-func Redact(s string) string { return defaultRedactor.Redact(s) }
+// String replaces the secrets in s with the built-in rules.
+func String(s string) string { return defaultRedactor.Redact(s) }
 
 // Redact replaces the secrets in s.
 func (r *Redactor) Redact(s string) string {
