@@ -1,9 +1,6 @@
 package policy
 
 import (
-	"github.com/vigilops/vigil/policy/audit"
-	"github.com/vigilops/vigil/policy/redact"
-
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
@@ -21,6 +18,9 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/policy/command"
+
+	"github.com/vigilops/vigil/policy/audit"
+	"github.com/vigilops/vigil/policy/redact"
 )
 
 // Approval errors. Their messages are written for the person who clicked or
