@@ -17,9 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigilops/vigil/policy/command"
-
 	"github.com/vigilops/vigil/policy/audit"
+	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/policy/redact"
 )
 
