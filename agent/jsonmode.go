@@ -2,6 +2,8 @@ package agent
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,7 +81,7 @@ Rules:
 
 func compactSchema(raw json.RawMessage) string {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return emptyObjectParameters
+		return EmptyParameters
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
@@ -340,4 +342,23 @@ func JSONCorrection(bad string, err error) string {
 	b.WriteString("\nor\n")
 	b.WriteString(`{"final_answer":{"summary":"<your answer>","confidence":"high|medium|low"}}`)
 	return b.String()
+}
+
+// EmptyParameters is the JSON Schema of a tool that takes no arguments.
+const EmptyParameters = `{"type":"object","properties":{}}`
+
+// randomHex returns n random bytes in hex, for call IDs.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
+	return hex.EncodeToString(b)
+}
+
+// truncate shortens s to n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }

@@ -165,7 +165,7 @@ func TestJSONModePrompt(t *testing.T) {
 		`{"final_answer":{"summary":"<your answer>","confidence":"high|medium|low"}}`,
 		"exactly one JSON object",
 		"### read\nRead-only commands.\nParameters (JSON Schema): {\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\"}}}\n",
-		"### knowledge\nMemory.\nParameters (JSON Schema): " + emptyObjectParameters,
+		"### knowledge\nMemory.\nParameters (JSON Schema): " + EmptyParameters,
 	} {
 		if !strings.Contains(p, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, p)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/agent/openai"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/policy"
@@ -237,7 +238,7 @@ func openAIModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
 	if !c.Configured() {
 		return nil, ErrNoModel
 	}
-	oc := agent.DefaultOpenAIConfig()
+	oc := openai.DefaultConfig()
 	oc.BaseURL = c.BaseURL
 	oc.APIKey = c.APIKey.Reveal()
 	oc.Model = c.Model
@@ -246,7 +247,7 @@ func openAIModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
 	oc.Timeout = c.Timeout
 	oc.MaxRetries = c.MaxRetries
 	oc.Logger = log
-	m, err := agent.NewOpenAIModel(oc)
+	m, err := openai.New(oc)
 	if err != nil {
 		return nil, fmt.Errorf("config: llm: %w", err)
 	}

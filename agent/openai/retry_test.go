@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"context"
@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	sdk "github.com/sashabaranov/go-openai"
+	"github.com/vigilops/vigil/agent"
 )
 
 func TestParseRetryAfter(t *testing.T) {
@@ -75,19 +76,19 @@ func TestClassify(t *testing.T) {
 		timedOut            bool
 		retryable, rejected bool
 	}{
-		{"429", &openai.APIError{HTTPStatusCode: 429}, false, true, false},
-		{"500", &openai.APIError{HTTPStatusCode: 500}, false, true, false},
-		{"503 request error", &openai.RequestError{HTTPStatusCode: 503}, false, true, false},
-		{"400", &openai.APIError{HTTPStatusCode: 400}, false, false, true},
-		{"401 request error", &openai.RequestError{HTTPStatusCode: 401}, false, false, true},
-		{"404", fmt.Errorf("wrapped: %w", &openai.APIError{HTTPStatusCode: 404}), false, false, true},
-		{"stream error event", fmt.Errorf("error, %w", &openai.APIError{Message: "overloaded"}), false, true, false},
+		{"429", &sdk.APIError{HTTPStatusCode: 429}, false, true, false},
+		{"500", &sdk.APIError{HTTPStatusCode: 500}, false, true, false},
+		{"503 request error", &sdk.RequestError{HTTPStatusCode: 503}, false, true, false},
+		{"400", &sdk.APIError{HTTPStatusCode: 400}, false, false, true},
+		{"401 request error", &sdk.RequestError{HTTPStatusCode: 401}, false, false, true},
+		{"404", fmt.Errorf("wrapped: %w", &sdk.APIError{HTTPStatusCode: 404}), false, false, true},
+		{"stream error event", fmt.Errorf("error, %w", &sdk.APIError{Message: "overloaded"}), false, true, false},
 		{"timeout", context.DeadlineExceeded, true, true, false},
 		{"net error", &net.OpError{Op: "dial", Err: timeoutErr{}}, false, true, false},
 		{"unexpected eof", io.ErrUnexpectedEOF, false, true, false},
 		{"empty answer", errEmptyAnswer, false, true, false},
-		{"too many empty messages", openai.ErrTooManyEmptyStreamMessages, false, true, false},
-		{"sdk validation", openai.ErrReasoningModelMaxTokensDeprecated, false, false, true},
+		{"too many empty messages", sdk.ErrTooManyEmptyStreamMessages, false, true, false},
+		{"sdk validation", sdk.ErrReasoningModelMaxTokensDeprecated, false, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,29 +104,29 @@ func TestRetrierCountsAttempts(t *testing.T) {
 	r := &retrier{maxRetries: 3, timeout: time.Second, base: time.Millisecond, max: time.Millisecond,
 		maxRetryAfter: time.Second, log: slog.New(slog.DiscardHandler), now: time.Now}
 	calls := 0
-	_, err := r.do(t.Context(), func(ctx context.Context) (ModelResponse, bool, error) {
+	_, err := r.do(t.Context(), func(ctx context.Context) (agent.ModelResponse, bool, error) {
 		calls++
 		if _, ok := ctx.Deadline(); !ok {
 			t.Error("attempt without a deadline")
 		}
-		return ModelResponse{}, false, &openai.APIError{HTTPStatusCode: 500, Message: "boom"}
+		return agent.ModelResponse{}, false, &sdk.APIError{HTTPStatusCode: 500, Message: "boom"}
 	})
 	var me *ModelError
 	if !errors.As(err, &me) || me.Attempts != 4 || calls != 4 || !errors.Is(err, ErrModelUnavailable) {
 		t.Errorf("err %v, calls %d", err, calls)
 	}
-	var apiErr *openai.APIError
+	var apiErr *sdk.APIError
 	if !errors.As(err, &apiErr) {
 		t.Error("cause not reachable with errors.As")
 	}
 
 	calls = 0
-	resp, err := r.do(t.Context(), func(context.Context) (ModelResponse, bool, error) {
+	resp, err := r.do(t.Context(), func(context.Context) (agent.ModelResponse, bool, error) {
 		calls++
 		if calls < 3 {
-			return ModelResponse{}, false, io.ErrUnexpectedEOF
+			return agent.ModelResponse{}, false, io.ErrUnexpectedEOF
 		}
-		return ModelResponse{Content: "ok"}, false, nil
+		return agent.ModelResponse{Content: "ok"}, false, nil
 	})
 	if err != nil || resp.Content != "ok" || calls != 3 {
 		t.Errorf("resp %+v err %v calls %d", resp, err, calls)

@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"context"
@@ -15,7 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	sdk "github.com/sashabaranov/go-openai"
+	"github.com/vigilops/vigil/agent"
 )
 
 // ErrModelUnavailable wraps the error of a model call that failed for a
@@ -65,7 +66,7 @@ type responseInfoKey struct{}
 // recordingDoer wraps the HTTP client given to go-openai and copies the
 // status and Retry-After headers of each response into the responseInfo of
 // the request's context, since the SDK's errors drop the headers.
-type recordingDoer struct{ next openai.HTTPDoer }
+type recordingDoer struct{ next sdk.HTTPDoer }
 
 func (d recordingDoer) Do(req *http.Request) (*http.Response, error) {
 	resp, err := d.next.Do(req)
@@ -92,9 +93,9 @@ type retrier struct {
 // attemptFunc is one model call. partial reports that output was already
 // handed to the caller (streamed text), so the attempt must not be
 // repeated.
-type attemptFunc func(ctx context.Context) (resp ModelResponse, partial bool, err error)
+type attemptFunc func(ctx context.Context) (resp agent.ModelResponse, partial bool, err error)
 
-func (r *retrier) do(ctx context.Context, attempt attemptFunc) (ModelResponse, error) {
+func (r *retrier) do(ctx context.Context, attempt attemptFunc) (agent.ModelResponse, error) {
 	for n := 1; ; n++ {
 		info := &responseInfo{}
 		actx, cancel := context.WithTimeout(context.WithValue(ctx, responseInfoKey{}, info), r.timeout)
@@ -108,7 +109,7 @@ func (r *retrier) do(ctx context.Context, attempt attemptFunc) (ModelResponse, e
 		if ctx.Err() != nil {
 			// The caller gave up (cancel or its own deadline): not the
 			// model's fault, and nothing to retry.
-			return ModelResponse{}, fmt.Errorf("model call: %w", ctx.Err())
+			return agent.ModelResponse{}, fmt.Errorf("model call: %w", ctx.Err())
 		}
 		if timedOut {
 			err = fmt.Errorf("no complete answer within %s: %w", r.timeout, context.DeadlineExceeded)
@@ -117,12 +118,12 @@ func (r *retrier) do(ctx context.Context, attempt attemptFunc) (ModelResponse, e
 		status := statusOf(err, info)
 		switch {
 		case rejected:
-			return ModelResponse{}, r.fail(ErrModelRejected, n, status, err)
+			return agent.ModelResponse{}, r.fail(ErrModelRejected, n, status, err)
 		case partial:
-			return ModelResponse{}, r.fail(ErrModelUnavailable, n, status,
+			return agent.ModelResponse{}, r.fail(ErrModelUnavailable, n, status,
 				fmt.Errorf("answer broke off after part of it was streamed: %w", err))
 		case !retryable || n > r.maxRetries:
-			return ModelResponse{}, r.fail(ErrModelUnavailable, n, status, err)
+			return agent.ModelResponse{}, r.fail(ErrModelUnavailable, n, status, err)
 		}
 		delay, fromServer := r.delay(n, info)
 		r.log.Warn("model call failed, retrying",
@@ -130,7 +131,7 @@ func (r *retrier) do(ctx context.Context, attempt attemptFunc) (ModelResponse, e
 			"elapsed", r.now().Sub(start).Round(time.Millisecond), "retry_in", delay.Round(time.Millisecond),
 			"retry_after", fromServer, "err", r.redact(err.Error()))
 		if err := sleep(ctx, delay); err != nil {
-			return ModelResponse{}, fmt.Errorf("model call: %w", err)
+			return agent.ModelResponse{}, fmt.Errorf("model call: %w", err)
 		}
 	}
 }
@@ -216,7 +217,7 @@ func classify(err error, timedOut bool) (retryable, rejected bool) {
 		}
 		return false, status >= 400
 	}
-	var apiErr *openai.APIError
+	var apiErr *sdk.APIError
 	if errors.As(err, &apiErr) {
 		// An error event inside a stream (no HTTP status): a server-side
 		// failure after the answer started.
@@ -231,7 +232,7 @@ func classify(err error, timedOut bool) (retryable, rejected bool) {
 		errors.Is(err, io.EOF),
 		errors.Is(err, syscall.ECONNREFUSED),
 		errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, openai.ErrTooManyEmptyStreamMessages),
+		errors.Is(err, sdk.ErrTooManyEmptyStreamMessages),
 		errors.As(err, &netErr):
 		return true, false
 	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
@@ -246,11 +247,11 @@ func classify(err error, timedOut bool) (retryable, rejected bool) {
 
 // httpStatus is the HTTP status carried by the SDK's error types.
 func httpStatus(err error) int {
-	var apiErr *openai.APIError
+	var apiErr *sdk.APIError
 	if errors.As(err, &apiErr) && apiErr.HTTPStatusCode != 0 {
 		return apiErr.HTTPStatusCode
 	}
-	var reqErr *openai.RequestError
+	var reqErr *sdk.RequestError
 	if errors.As(err, &reqErr) {
 		return reqErr.HTTPStatusCode
 	}
@@ -270,11 +271,11 @@ func statusOf(err error, info *responseInfo) int {
 // describeErr is err's text without the SDK's verbose framing: for API
 // errors, the server's message.
 func describeErr(err error) string {
-	var apiErr *openai.APIError
+	var apiErr *sdk.APIError
 	if errors.As(err, &apiErr) && apiErr.Message != "" {
 		return apiErr.Message
 	}
-	var reqErr *openai.RequestError
+	var reqErr *sdk.RequestError
 	if errors.As(err, &reqErr) {
 		body := strings.TrimSpace(string(reqErr.Body))
 		if body == "" && reqErr.Err != nil {

@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"context"
@@ -14,25 +14,25 @@ import (
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	sdk "github.com/sashabaranov/go-openai"
+	"github.com/vigilops/vigil/agent"
 )
 
-// Defaults of OpenAIConfig.
+// Defaults of Config.
 const (
-	DefaultModelTimeout   = 120 * time.Second
-	DefaultModelRetries   = 4
-	DefaultBackoffBase    = time.Second
-	DefaultBackoffMax     = 20 * time.Second
-	DefaultMaxRetryAfter  = 30 * time.Second
-	DefaultAzureVersion   = "2024-10-21"
-	openAIAPITypeOpenAI   = "openai"
-	openAIAPITypeAzure    = "azure"
-	emptyObjectParameters = `{"type":"object","properties":{}}`
+	DefaultModelTimeout  = 120 * time.Second
+	DefaultModelRetries  = 4
+	DefaultBackoffBase   = time.Second
+	DefaultBackoffMax    = 20 * time.Second
+	DefaultMaxRetryAfter = 30 * time.Second
+	DefaultAzureVersion  = "2024-10-21"
+	openAIAPITypeOpenAI  = "openai"
+	openAIAPITypeAzure   = "azure"
 )
 
-// OpenAIConfig configures an OpenAIModel. Start from DefaultOpenAIConfig,
-// which turns streaming on; a zero OpenAIConfig does not stream.
-type OpenAIConfig struct {
+// Config configures an Model. Start from DefaultConfig,
+// which turns streaming on; a zero Config does not stream.
+type Config struct {
 	// BaseURL is the API root, e.g. "https://api.openai.com/v1",
 	// "http://localhost:11434/v1" (Ollama), or the Azure resource endpoint
 	// "https://NAME.openai.azure.com" with APIType "azure".
@@ -78,10 +78,10 @@ type OpenAIConfig struct {
 	Logger *slog.Logger
 }
 
-// DefaultOpenAIConfig returns the defaults: streaming on, DefaultModelTimeout,
+// DefaultConfig returns the defaults: streaming on, DefaultModelTimeout,
 // DefaultModelRetries and the default backoff.
-func DefaultOpenAIConfig() OpenAIConfig {
-	return OpenAIConfig{
+func DefaultConfig() Config {
+	return Config{
 		Timeout:       DefaultModelTimeout,
 		MaxRetries:    DefaultModelRetries,
 		Stream:        true,
@@ -91,10 +91,10 @@ func DefaultOpenAIConfig() OpenAIConfig {
 	}
 }
 
-// OpenAIModel is a Model over any OpenAI-compatible chat completions API,
+// Model is an agent.Model over any OpenAI-compatible chat completions API,
 // with native tool calls. It is safe for concurrent use.
-type OpenAIModel struct {
-	client *openai.Client
+type Model struct {
+	client *sdk.Client
 	model  string
 	temp   float32
 	// maxTokens and maxCompletionTokens: at most one is set.
@@ -105,12 +105,12 @@ type OpenAIModel struct {
 	log                 *slog.Logger
 }
 
-var _ Model = (*OpenAIModel)(nil)
+var _ agent.Model = (*Model)(nil)
 
-// NewOpenAIModel validates cfg, applies defaults and builds the client.
+// New validates cfg, applies defaults and builds the client.
 // Errors name the configuration key, e.g. "llm.base_url is empty".
-func NewOpenAIModel(cfg OpenAIConfig) (*OpenAIModel, error) {
-	if err := validateOpenAIConfig(&cfg); err != nil {
+func New(cfg Config) (*Model, error) {
+	if err := validateConfig(&cfg); err != nil {
 		return nil, err
 	}
 	var hc *http.Client
@@ -124,14 +124,14 @@ func NewOpenAIModel(cfg OpenAIConfig) (*OpenAIModel, error) {
 		tr.MaxIdleConnsPerHost = 64
 		hc = &http.Client{Transport: tr}
 	}
-	var oc openai.ClientConfig
+	var oc sdk.ClientConfig
 	if cfg.APIType == openAIAPITypeAzure {
-		oc = openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
+		oc = sdk.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
 		oc.APIVersion = cfg.APIVersion
 		// Model is the deployment name as configured: no renaming.
 		oc.AzureModelMapperFunc = func(model string) string { return model }
 	} else {
-		oc = openai.DefaultConfig(cfg.APIKey)
+		oc = sdk.DefaultConfig(cfg.APIKey)
 		oc.BaseURL = cfg.BaseURL
 	}
 	oc.HTTPClient = recordingDoer{next: hc}
@@ -140,8 +140,8 @@ func NewOpenAIModel(cfg OpenAIConfig) (*OpenAIModel, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &OpenAIModel{
-		client: openai.NewClientWithConfig(oc),
+	m := &Model{
+		client: sdk.NewClientWithConfig(oc),
 		model:  cfg.Model,
 		temp:   cfg.Temperature,
 		stream: cfg.Stream,
@@ -160,17 +160,17 @@ func NewOpenAIModel(cfg OpenAIConfig) (*OpenAIModel, error) {
 	// Reasoning models refuse max_tokens; let the SDK's own rules decide.
 	m.maxTokens = cfg.MaxTokens
 	probe := m.baseRequest()
-	if err := openai.NewReasoningValidator().Validate(probe); errors.Is(err, openai.ErrReasoningModelMaxTokensDeprecated) {
+	if err := sdk.NewReasoningValidator().Validate(probe); errors.Is(err, sdk.ErrReasoningModelMaxTokensDeprecated) {
 		m.maxTokens, m.maxCompletionTokens = 0, cfg.MaxTokens
 		probe = m.baseRequest()
 	}
-	if err := openai.NewReasoningValidator().Validate(probe); err != nil {
+	if err := sdk.NewReasoningValidator().Validate(probe); err != nil {
 		return nil, fmt.Errorf("llm.model %q does not accept this configuration (llm.temperature, llm.max_tokens): %w", cfg.Model, err)
 	}
 	return m, nil
 }
 
-func validateOpenAIConfig(cfg *OpenAIConfig) error {
+func validateConfig(cfg *Config) error {
 	if strings.TrimSpace(cfg.BaseURL) == "" {
 		return errors.New("llm.base_url is empty")
 	}
@@ -231,8 +231,8 @@ func redactURL(s string) string {
 	return u.Redacted()
 }
 
-func (m *OpenAIModel) baseRequest() openai.ChatCompletionRequest {
-	return openai.ChatCompletionRequest{
+func (m *Model) baseRequest() sdk.ChatCompletionRequest {
+	return sdk.ChatCompletionRequest{
 		Model:               m.model,
 		Temperature:         m.temp,
 		MaxTokens:           m.maxTokens,
@@ -246,19 +246,19 @@ func (m *OpenAIModel) baseRequest() openai.ChatCompletionRequest {
 // after text was handed to onDelta is not retried. Errors wrap
 // ErrModelUnavailable or ErrModelRejected, or the context's error when ctx
 // ended.
-func (m *OpenAIModel) Complete(ctx context.Context, req ModelRequest, onDelta func(string)) (ModelResponse, error) {
+func (m *Model) Complete(ctx context.Context, req agent.ModelRequest, onDelta func(string)) (agent.ModelResponse, error) {
 	creq, err := m.chatRequest(req)
 	if err != nil {
-		return ModelResponse{}, fmt.Errorf("build model request: %w", err)
+		return agent.ModelResponse{}, fmt.Errorf("build model request: %w", err)
 	}
 	start := time.Now()
-	var resp ModelResponse
+	var resp agent.ModelResponse
 	if m.stream {
-		resp, err = m.retry.do(ctx, func(ctx context.Context) (ModelResponse, bool, error) {
+		resp, err = m.retry.do(ctx, func(ctx context.Context) (agent.ModelResponse, bool, error) {
 			return m.completeStream(ctx, creq, onDelta)
 		})
 	} else {
-		resp, err = m.retry.do(ctx, func(ctx context.Context) (ModelResponse, bool, error) {
+		resp, err = m.retry.do(ctx, func(ctx context.Context) (agent.ModelResponse, bool, error) {
 			r, err := m.completeOnce(ctx, creq)
 			return r, false, err
 		})
@@ -267,7 +267,7 @@ func (m *OpenAIModel) Complete(ctx context.Context, req ModelRequest, onDelta fu
 		}
 	}
 	if err != nil {
-		return ModelResponse{}, err
+		return agent.ModelResponse{}, err
 	}
 	m.log.Debug("model call", "model", m.model, "stream", m.stream,
 		"duration", time.Since(start).Round(time.Millisecond), "tool_calls", len(resp.ToolCalls),
@@ -276,14 +276,14 @@ func (m *OpenAIModel) Complete(ctx context.Context, req ModelRequest, onDelta fu
 	return resp, nil
 }
 
-// chatRequest converts a ModelRequest to the SDK's request.
-func (m *OpenAIModel) chatRequest(req ModelRequest) (openai.ChatCompletionRequest, error) {
+// chatRequest converts a agent.ModelRequest to the SDK's request.
+func (m *Model) chatRequest(req agent.ModelRequest) (sdk.ChatCompletionRequest, error) {
 	creq := m.baseRequest()
 	creq.Stream = m.stream
 	if m.stream {
-		creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+		creq.StreamOptions = &sdk.StreamOptions{IncludeUsage: true}
 	}
-	msgs, err := toOpenAIMessages(req.Messages)
+	msgs, err := toSDKMessages(req.Messages)
 	if err != nil {
 		return creq, err
 	}
@@ -291,13 +291,13 @@ func (m *OpenAIModel) chatRequest(req ModelRequest) (openai.ChatCompletionReques
 	for _, spec := range req.Tools {
 		params := spec.Parameters
 		if len(strings.TrimSpace(string(params))) == 0 {
-			params = json.RawMessage(emptyObjectParameters)
+			params = json.RawMessage(agent.EmptyParameters)
 		} else if !json.Valid(params) {
 			return creq, fmt.Errorf("tool %q: parameters schema is not valid JSON", spec.Name)
 		}
-		creq.Tools = append(creq.Tools, openai.Tool{
-			Type: openai.ToolTypeFunction,
-			Function: &openai.FunctionDefinition{
+		creq.Tools = append(creq.Tools, sdk.Tool{
+			Type: sdk.ToolTypeFunction,
+			Function: &sdk.FunctionDefinition{
 				Name:        spec.Name,
 				Description: spec.Description,
 				Parameters:  params,
@@ -307,30 +307,30 @@ func (m *OpenAIModel) chatRequest(req ModelRequest) (openai.ChatCompletionReques
 	return creq, nil
 }
 
-// toOpenAIMessages converts vigil's history to the SDK's messages.
-func toOpenAIMessages(msgs []Message) ([]openai.ChatCompletionMessage, error) {
-	out := make([]openai.ChatCompletionMessage, 0, len(msgs))
+// toSDKMessages converts vigil's history to the SDK's messages.
+func toSDKMessages(msgs []agent.Message) ([]sdk.ChatCompletionMessage, error) {
+	out := make([]sdk.ChatCompletionMessage, 0, len(msgs))
 	for i, msg := range msgs {
-		om := openai.ChatCompletionMessage{Content: msg.Content}
+		om := sdk.ChatCompletionMessage{Content: msg.Content}
 		switch msg.Role {
-		case RoleSystem:
-			om.Role = openai.ChatMessageRoleSystem
-		case RoleUser:
-			om.Role = openai.ChatMessageRoleUser
-		case RoleAssistant:
-			om.Role = openai.ChatMessageRoleAssistant
+		case agent.RoleSystem:
+			om.Role = sdk.ChatMessageRoleSystem
+		case agent.RoleUser:
+			om.Role = sdk.ChatMessageRoleUser
+		case agent.RoleAssistant:
+			om.Role = sdk.ChatMessageRoleAssistant
 			for _, tc := range msg.ToolCalls {
-				om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
+				om.ToolCalls = append(om.ToolCalls, sdk.ToolCall{
 					ID:       tc.ID,
-					Type:     openai.ToolTypeFunction,
-					Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
+					Type:     sdk.ToolTypeFunction,
+					Function: sdk.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
 				})
 			}
-		case RoleTool:
+		case agent.RoleTool:
 			if msg.ToolCallID == "" {
 				return nil, fmt.Errorf("message %d: tool message without tool_call_id", i)
 			}
-			om.Role = openai.ChatMessageRoleTool
+			om.Role = sdk.ChatMessageRoleTool
 			om.ToolCallID = msg.ToolCallID
 		default:
 			return nil, fmt.Errorf("message %d: unknown role %q", i, msg.Role)
@@ -345,19 +345,19 @@ func toOpenAIMessages(msgs []Message) ([]openai.ChatCompletionMessage, error) {
 var errEmptyAnswer = errors.New("the endpoint returned no answer")
 
 // completeOnce is one non-streaming attempt.
-func (m *OpenAIModel) completeOnce(ctx context.Context, creq openai.ChatCompletionRequest) (ModelResponse, error) {
+func (m *Model) completeOnce(ctx context.Context, creq sdk.ChatCompletionRequest) (agent.ModelResponse, error) {
 	resp, err := m.client.CreateChatCompletion(ctx, creq)
 	if err != nil {
-		return ModelResponse{}, err
+		return agent.ModelResponse{}, err
 	}
 	if len(resp.Choices) == 0 {
-		return ModelResponse{}, errEmptyAnswer
+		return agent.ModelResponse{}, errEmptyAnswer
 	}
 	choice := resp.Choices[0]
-	out := ModelResponse{
+	out := agent.ModelResponse{
 		Content:      choice.Message.Content,
 		FinishReason: string(choice.FinishReason),
-		Usage: Usage{
+		Usage: agent.Usage{
 			PromptTokens:     resp.Usage.PromptTokens,
 			CompletionTokens: resp.Usage.CompletionTokens,
 			TotalTokens:      resp.Usage.TotalTokens,
@@ -367,7 +367,7 @@ func (m *OpenAIModel) completeOnce(ctx context.Context, creq openai.ChatCompleti
 		out.Content = choice.Message.Refusal
 	}
 	for _, tc := range choice.Message.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		out.ToolCalls = append(out.ToolCalls, agent.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	m.finish(&out, creq)
 	return out, nil
@@ -375,10 +375,10 @@ func (m *OpenAIModel) completeOnce(ctx context.Context, creq openai.ChatCompleti
 
 // completeStream is one streaming attempt. partial reports whether text
 // already reached onDelta.
-func (m *OpenAIModel) completeStream(ctx context.Context, creq openai.ChatCompletionRequest, onDelta func(string)) (_ ModelResponse, partial bool, _ error) {
+func (m *Model) completeStream(ctx context.Context, creq sdk.ChatCompletionRequest, onDelta func(string)) (_ agent.ModelResponse, partial bool, _ error) {
 	stream, err := m.client.CreateChatCompletionStream(ctx, creq)
 	if err != nil {
-		return ModelResponse{}, false, err
+		return agent.ModelResponse{}, false, err
 	}
 	defer stream.Close()
 	var acc streamAccumulator
@@ -388,12 +388,12 @@ func (m *OpenAIModel) completeStream(ctx context.Context, creq openai.ChatComple
 			break
 		}
 		if err != nil {
-			return ModelResponse{}, acc.emitted, err
+			return agent.ModelResponse{}, acc.emitted, err
 		}
 		acc.add(chunk, onDelta)
 	}
 	if !acc.answered {
-		return ModelResponse{}, acc.emitted, errEmptyAnswer
+		return agent.ModelResponse{}, acc.emitted, errEmptyAnswer
 	}
 	out := acc.response()
 	m.finish(&out, creq)
@@ -403,7 +403,7 @@ func (m *OpenAIModel) completeStream(ctx context.Context, creq openai.ChatComple
 // finish normalises a response: tool calls without an ID get one, empty
 // arguments become {}, nameless calls are dropped, and a missing usage is
 // estimated so token budgets still count.
-func (m *OpenAIModel) finish(out *ModelResponse, creq openai.ChatCompletionRequest) {
+func (m *Model) finish(out *agent.ModelResponse, creq sdk.ChatCompletionRequest) {
 	calls := out.ToolCalls[:0]
 	for _, tc := range out.ToolCalls {
 		if strings.TrimSpace(tc.Name) == "" {
@@ -422,7 +422,7 @@ func (m *OpenAIModel) finish(out *ModelResponse, creq openai.ChatCompletionReque
 	if len(out.ToolCalls) == 0 {
 		out.ToolCalls = nil
 	}
-	if out.Usage == (Usage{}) {
+	if out.Usage == (agent.Usage{}) {
 		out.Usage = estimateUsage(creq, *out)
 		m.log.Debug("endpoint reported no usage; estimated", "model", m.model,
 			"prompt_tokens", out.Usage.PromptTokens, "completion_tokens", out.Usage.CompletionTokens)
@@ -432,9 +432,9 @@ func (m *OpenAIModel) finish(out *ModelResponse, creq openai.ChatCompletionReque
 }
 
 // estimateUsage approximates tokens as one per four bytes of text.
-func estimateUsage(creq openai.ChatCompletionRequest, out ModelResponse) Usage {
+func estimateUsage(creq sdk.ChatCompletionRequest, out agent.ModelResponse) agent.Usage {
 	est := func(s string) int { return (len(s) + 3) / 4 }
-	var u Usage
+	var u agent.Usage
 	for _, msg := range creq.Messages {
 		u.PromptTokens += 1 + est(msg.Content)
 		for _, tc := range msg.ToolCalls {
@@ -468,7 +468,7 @@ type streamAccumulator struct {
 	calls    []*streamedCall
 	byIndex  map[int]*streamedCall
 	finish   string
-	usage    *openai.Usage
+	usage    *sdk.Usage
 	answered bool // a choice or usage arrived
 	emitted  bool // text went to onDelta
 }
@@ -478,7 +478,7 @@ type streamedCall struct {
 	args     strings.Builder
 }
 
-func (a *streamAccumulator) add(chunk openai.ChatCompletionStreamResponse, onDelta func(string)) {
+func (a *streamAccumulator) add(chunk sdk.ChatCompletionStreamResponse, onDelta func(string)) {
 	if chunk.Usage != nil {
 		a.usage = chunk.Usage
 		a.answered = true
@@ -507,7 +507,7 @@ func (a *streamAccumulator) add(chunk openai.ChatCompletionStreamResponse, onDel
 
 // addToolDelta merges one tool-call delta. Deltas carry an index; servers
 // that omit it send one call per delta or continue the last one.
-func (a *streamAccumulator) addToolDelta(tc openai.ToolCall) {
+func (a *streamAccumulator) addToolDelta(tc sdk.ToolCall) {
 	var c *streamedCall
 	switch {
 	case tc.Index != nil:
@@ -537,16 +537,16 @@ func (a *streamAccumulator) addToolDelta(tc openai.ToolCall) {
 	c.args.WriteString(tc.Function.Arguments)
 }
 
-func (a *streamAccumulator) response() ModelResponse {
-	out := ModelResponse{Content: a.content.String(), FinishReason: a.finish}
+func (a *streamAccumulator) response() agent.ModelResponse {
+	out := agent.ModelResponse{Content: a.content.String(), FinishReason: a.finish}
 	if out.Content == "" {
 		out.Content = a.refusal.String()
 	}
 	for _, c := range a.calls {
-		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
+		out.ToolCalls = append(out.ToolCalls, agent.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
 	}
 	if a.usage != nil {
-		out.Usage = Usage{
+		out.Usage = agent.Usage{
 			PromptTokens:     a.usage.PromptTokens,
 			CompletionTokens: a.usage.CompletionTokens,
 			TotalTokens:      a.usage.TotalTokens,

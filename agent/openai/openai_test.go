@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/internal/modeltest"
 	"github.com/vigilops/vigil/tools"
 )
@@ -39,11 +40,11 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// testModel builds an OpenAIModel against baseURL with fast retries.
-func testModel(t *testing.T, baseURL string, edit func(*OpenAIConfig)) (*OpenAIModel, *syncBuffer) {
+// testModel builds an Model against baseURL with fast retries.
+func testModel(t *testing.T, baseURL string, edit func(*Config)) (*Model, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
-	cfg := DefaultOpenAIConfig()
+	cfg := DefaultConfig()
 	cfg.BaseURL = baseURL
 	cfg.APIKey = testAPIKey
 	cfg.Model = "test-model"
@@ -54,9 +55,9 @@ func testModel(t *testing.T, baseURL string, edit func(*OpenAIConfig)) (*OpenAIM
 	if edit != nil {
 		edit(&cfg)
 	}
-	m, err := NewOpenAIModel(cfg)
+	m, err := New(cfg)
 	if err != nil {
-		t.Fatalf("NewOpenAIModel: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return m, logs
 }
@@ -67,9 +68,9 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-var userOnly = ModelRequest{Messages: []Message{
-	{Role: RoleSystem, Content: "You are vigil."},
-	{Role: RoleUser, Content: "how is web1?"},
+var userOnly = agent.ModelRequest{Messages: []agent.Message{
+	{Role: agent.RoleSystem, Content: "You are vigil."},
+	{Role: agent.RoleUser, Content: "how is web1?"},
 }}
 
 var readSpec = tools.Spec{
@@ -89,7 +90,7 @@ func TestOpenAIText(t *testing.T) {
 		srv := modeltest.New(t)
 		const answer = "web1 is healthy: load 0.3, disk 40% — ünïcödé ok."
 		srv.Script(modeltest.Text(answer))
-		m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.Stream = stream })
+		m, _ := testModel(t, srv.URL(), func(c *Config) { c.Stream = stream })
 
 		var deltas []string
 		resp, err := m.Complete(testCtx(t), userOnly, func(d string) { deltas = append(deltas, d) })
@@ -133,7 +134,7 @@ func TestOpenAIToolCalls(t *testing.T) {
 			modeltest.Call("query", args2),
 			modeltest.Call("discover", ``),
 		).WithContent("Checking."))
-		m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.Stream = stream })
+		m, _ := testModel(t, srv.URL(), func(c *Config) { c.Stream = stream })
 
 		req := userOnly
 		req.Tools = []tools.Spec{readSpec, {Name: "query"}, {Name: "discover", Description: "d"}}
@@ -147,7 +148,7 @@ func TestOpenAIToolCalls(t *testing.T) {
 		if len(resp.ToolCalls) != 3 {
 			t.Fatalf("tool calls = %+v", resp.ToolCalls)
 		}
-		want := []ToolCall{{Name: "read", Arguments: args1}, {Name: "query", Arguments: args2}, {Name: "discover", Arguments: "{}"}}
+		want := []agent.ToolCall{{Name: "read", Arguments: args1}, {Name: "query", Arguments: args2}, {Name: "discover", Arguments: "{}"}}
 		ids := map[string]bool{}
 		for i, tc := range resp.ToolCalls {
 			if tc.Name != want[i].Name || tc.Arguments != want[i].Arguments {
@@ -166,7 +167,7 @@ func TestOpenAIToolCalls(t *testing.T) {
 		if string(sent.ToolDefs[0].Parameters) != string(readSpec.Parameters) || sent.ToolDefs[0].Description != readSpec.Description {
 			t.Errorf("read tool sent as %+v", sent.ToolDefs[0])
 		}
-		if string(sent.ToolDefs[1].Parameters) != emptyObjectParameters {
+		if string(sent.ToolDefs[1].Parameters) != agent.EmptyParameters {
 			t.Errorf("tool without schema sent with parameters %s", sent.ToolDefs[1].Parameters)
 		}
 	})
@@ -182,21 +183,21 @@ func TestOpenAIConversationRoundTrip(t *testing.T) {
 			res := r.LastToolResults()
 			return modeltest.Text(fmt.Sprintf("%d results; %s said %s", len(res), res[0].ToolCallID, res[0].Content))
 		}))
-		m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) {
+		m, _ := testModel(t, srv.URL(), func(c *Config) {
 			c.Stream = stream
 			c.Temperature = 0.2
 			c.MaxTokens = 512
 		})
-		req := ModelRequest{
-			Messages: []Message{
-				{Role: RoleSystem, Content: "sys"},
-				{Role: RoleUser, Content: "check web1"},
-				{Role: RoleAssistant, Content: "Looking.", ToolCalls: []ToolCall{
+		req := agent.ModelRequest{
+			Messages: []agent.Message{
+				{Role: agent.RoleSystem, Content: "sys"},
+				{Role: agent.RoleUser, Content: "check web1"},
+				{Role: agent.RoleAssistant, Content: "Looking.", ToolCalls: []agent.ToolCall{
 					{ID: "call_a", Name: "read", Arguments: `{"command":"uptime"}`},
 					{ID: "call_b", Name: "read", Arguments: `{"command":"df"}`},
 				}},
-				{Role: RoleTool, ToolCallID: "call_a", Name: "read", Content: `{"ok":true,"data":"up 3 days"}`},
-				{Role: RoleTool, ToolCallID: "call_b", Name: "read", Content: `{"ok":true}`},
+				{Role: agent.RoleTool, ToolCallID: "call_a", Name: "read", Content: `{"ok":true,"data":"up 3 days"}`},
+				{Role: agent.RoleTool, ToolCallID: "call_b", Name: "read", Content: `{"ok":true}`},
 			},
 			Tools: []tools.Spec{readSpec},
 		}
@@ -228,15 +229,15 @@ func TestOpenAIConversationRoundTrip(t *testing.T) {
 func TestOpenAIRejectsBadHistory(t *testing.T) {
 	srv := modeltest.New(t)
 	m, _ := testModel(t, srv.URL(), nil)
-	for _, msgs := range [][]Message{
+	for _, msgs := range [][]agent.Message{
 		{{Role: "robot", Content: "x"}},
-		{{Role: RoleTool, Content: "x"}},
+		{{Role: agent.RoleTool, Content: "x"}},
 	} {
-		if _, err := m.Complete(testCtx(t), ModelRequest{Messages: msgs}, nil); err == nil {
+		if _, err := m.Complete(testCtx(t), agent.ModelRequest{Messages: msgs}, nil); err == nil {
 			t.Errorf("history %+v accepted", msgs)
 		}
 	}
-	badTool := ModelRequest{Messages: userOnly.Messages, Tools: []tools.Spec{{Name: "x", Parameters: json.RawMessage(`{"type":`)}}}
+	badTool := agent.ModelRequest{Messages: userOnly.Messages, Tools: []tools.Spec{{Name: "x", Parameters: json.RawMessage(`{"type":`)}}}
 	if _, err := m.Complete(testCtx(t), badTool, nil); err == nil || !strings.Contains(err.Error(), `tool "x": parameters schema is not valid JSON`) {
 		t.Errorf("invalid schema: err = %v", err)
 	}
@@ -273,7 +274,7 @@ func TestOpenAIStreamTolerance(t *testing.T) {
 	if resp.Content != "Hi there" || len(deltas) != 2 {
 		t.Errorf("content %q deltas %q", resp.Content, deltas)
 	}
-	want := []ToolCall{{ID: "x1", Name: "read", Arguments: `{"a":1}`}, {ID: "x2", Name: "query", Arguments: "{}"}}
+	want := []agent.ToolCall{{ID: "x1", Name: "read", Arguments: `{"a":1}`}, {ID: "x2", Name: "query", Arguments: "{}"}}
 	if len(resp.ToolCalls) != 2 || resp.ToolCalls[0] != want[0] || resp.ToolCalls[1] != want[1] {
 		t.Errorf("tool calls = %+v", resp.ToolCalls)
 	}
@@ -305,7 +306,7 @@ func TestOpenAIRetryAfterHonoured(t *testing.T) {
 func TestOpenAIRetryAfterCapped(t *testing.T) {
 	srv := modeltest.New(t)
 	srv.Script(modeltest.Status(429).RetryAfter("3600"), modeltest.Text("ok"))
-	m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.MaxRetryAfter = 50 * time.Millisecond })
+	m, _ := testModel(t, srv.URL(), func(c *Config) { c.MaxRetryAfter = 50 * time.Millisecond })
 	start := time.Now()
 	if _, err := m.Complete(testCtx(t), userOnly, nil); err != nil {
 		t.Fatal(err)
@@ -319,7 +320,7 @@ func TestOpenAI5xxRetried(t *testing.T) {
 	forBothModes(t, func(t *testing.T, stream bool) {
 		srv := modeltest.New(t)
 		srv.Script(modeltest.Status(503), modeltest.Status(500), modeltest.Drop(), modeltest.Text("recovered"))
-		m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.Stream = stream })
+		m, _ := testModel(t, srv.URL(), func(c *Config) { c.Stream = stream })
 		resp, err := m.Complete(testCtx(t), userOnly, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -333,7 +334,7 @@ func TestOpenAI5xxRetried(t *testing.T) {
 func TestOpenAI5xxExhausted(t *testing.T) {
 	srv := modeltest.New(t)
 	srv.Default(modeltest.Status(502).WithMessage("bad gateway upstream"))
-	m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.MaxRetries = 2 })
+	m, _ := testModel(t, srv.URL(), func(c *Config) { c.MaxRetries = 2 })
 	_, err := m.Complete(testCtx(t), userOnly, nil)
 	if !errors.Is(err, ErrModelUnavailable) || errors.Is(err, ErrModelRejected) {
 		t.Fatalf("err = %v", err)
@@ -382,7 +383,7 @@ func TestOpenAITimeoutPerAttempt(t *testing.T) {
 	forBothModes(t, func(t *testing.T, stream bool) {
 		srv := modeltest.New(t)
 		srv.Default(modeltest.Delay(10*time.Second, modeltest.Text("too late")))
-		m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) {
+		m, _ := testModel(t, srv.URL(), func(c *Config) {
 			c.Stream = stream
 			c.Timeout = 100 * time.Millisecond
 			c.MaxRetries = 2
@@ -409,7 +410,7 @@ func TestOpenAITimeoutPerAttempt(t *testing.T) {
 func TestOpenAITimeoutThenSuccess(t *testing.T) {
 	srv := modeltest.New(t)
 	srv.Script(modeltest.Delay(10*time.Second, modeltest.Text("late")), modeltest.Text("fast"))
-	m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.Timeout = 100 * time.Millisecond })
+	m, _ := testModel(t, srv.URL(), func(c *Config) { c.Timeout = 100 * time.Millisecond })
 	resp, err := m.Complete(testCtx(t), userOnly, nil)
 	if err != nil || resp.Content != "fast" {
 		t.Fatalf("resp %+v, err %v", resp, err)
@@ -421,7 +422,7 @@ func TestOpenAITimeoutThenSuccess(t *testing.T) {
 func TestOpenAIPartialStreamNotRetried(t *testing.T) {
 	srv := modeltest.New(t)
 	srv.Default(modeltest.Text("a long answer that streams slowly").WithChunkDelay(80 * time.Millisecond))
-	m, _ := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.Timeout = 200 * time.Millisecond })
+	m, _ := testModel(t, srv.URL(), func(c *Config) { c.Timeout = 200 * time.Millisecond })
 	var deltas []string
 	_, err := m.Complete(testCtx(t), userOnly, func(d string) { deltas = append(deltas, d) })
 	if !errors.Is(err, ErrModelUnavailable) || !strings.Contains(err.Error(), "broke off") {
@@ -433,7 +434,7 @@ func TestOpenAIPartialStreamNotRetried(t *testing.T) {
 	// Without an onDelta nothing was shown, so the same failure is retried.
 	srv2 := modeltest.New(t)
 	srv2.Script(modeltest.Text("a long answer that streams slowly").WithChunkDelay(80*time.Millisecond), modeltest.Text("quick"))
-	m2, _ := testModel(t, srv2.URL(), func(c *OpenAIConfig) { c.Timeout = 200 * time.Millisecond })
+	m2, _ := testModel(t, srv2.URL(), func(c *Config) { c.Timeout = 200 * time.Millisecond })
 	resp, err := m2.Complete(testCtx(t), userOnly, nil)
 	if err != nil || resp.Content != "quick" {
 		t.Errorf("resp %+v, err %v", resp, err)
@@ -465,7 +466,7 @@ func TestOpenAIAPIKeyNeverLeaks(t *testing.T) {
 	// A server that echoes the key, as some proxies do.
 	srv.Script(modeltest.Status(401).WithMessage("Incorrect API key provided: " + testAPIKey))
 	srv.Default(modeltest.Status(503).WithMessage("upstream rejected key " + testAPIKey))
-	m, logs := testModel(t, srv.URL(), func(c *OpenAIConfig) { c.MaxRetries = 1 })
+	m, logs := testModel(t, srv.URL(), func(c *Config) { c.MaxRetries = 1 })
 	for range 2 {
 		_, err := m.Complete(testCtx(t), userOnly, nil)
 		if err == nil {
@@ -502,7 +503,7 @@ func TestOpenAICallerCancel(t *testing.T) {
 func TestOpenAIAzure(t *testing.T) {
 	srv := modeltest.New(t)
 	srv.Script(modeltest.Text("azure ok"))
-	m, _ := testModel(t, strings.TrimSuffix(srv.URL(), "/v1"), func(c *OpenAIConfig) {
+	m, _ := testModel(t, strings.TrimSuffix(srv.URL(), "/v1"), func(c *Config) {
 		c.APIType = "azure"
 		c.Model = "gpt-4o-deploy"
 	})
@@ -520,35 +521,35 @@ func TestOpenAIAzure(t *testing.T) {
 }
 
 func TestNewOpenAIModelValidation(t *testing.T) {
-	base := func() OpenAIConfig {
-		c := DefaultOpenAIConfig()
+	base := func() Config {
+		c := DefaultConfig()
 		c.BaseURL, c.Model = "http://localhost:11434/v1", "llama3.1"
 		return c
 	}
 	tests := []struct {
 		name    string
-		edit    func(*OpenAIConfig)
+		edit    func(*Config)
 		wantErr string
 	}{
-		{"ok", func(*OpenAIConfig) {}, ""},
-		{"no base url", func(c *OpenAIConfig) { c.BaseURL = " " }, "llm.base_url is empty"},
-		{"bad scheme", func(c *OpenAIConfig) { c.BaseURL = "ftp://x" }, `llm.base_url "ftp://x" is not an http(s) URL`},
-		{"no host", func(c *OpenAIConfig) { c.BaseURL = "http://" }, "is not an http(s) URL"},
-		{"userinfo redacted", func(c *OpenAIConfig) { c.BaseURL = "gopher://u:secretpw@h" }, "u:xxxxx@h"},
-		{"no model", func(c *OpenAIConfig) { c.Model = "" }, "llm.model is empty"},
-		{"temperature", func(c *OpenAIConfig) { c.Temperature = 3 }, "llm.temperature 3 is out of range"},
-		{"max tokens", func(c *OpenAIConfig) { c.MaxTokens = -1 }, "llm.max_tokens -1 is negative"},
-		{"timeout", func(c *OpenAIConfig) { c.Timeout = -time.Second }, "llm.timeout -1s is negative"},
-		{"api type", func(c *OpenAIConfig) { c.APIType = "bedrock" }, `llm.api_type "bedrock" is unknown`},
-		{"reasoning model temperature", func(c *OpenAIConfig) { c.Model, c.Temperature = "o3-mini", 0.5 }, `llm.model "o3-mini" does not accept`},
-		{"reasoning model max tokens", func(c *OpenAIConfig) { c.Model, c.MaxTokens = "o3-mini", 100 }, ""},
-		{"zero config", func(c *OpenAIConfig) { *c = OpenAIConfig{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o"} }, ""},
+		{"ok", func(*Config) {}, ""},
+		{"no base url", func(c *Config) { c.BaseURL = " " }, "llm.base_url is empty"},
+		{"bad scheme", func(c *Config) { c.BaseURL = "ftp://x" }, `llm.base_url "ftp://x" is not an http(s) URL`},
+		{"no host", func(c *Config) { c.BaseURL = "http://" }, "is not an http(s) URL"},
+		{"userinfo redacted", func(c *Config) { c.BaseURL = "gopher://u:secretpw@h" }, "u:xxxxx@h"},
+		{"no model", func(c *Config) { c.Model = "" }, "llm.model is empty"},
+		{"temperature", func(c *Config) { c.Temperature = 3 }, "llm.temperature 3 is out of range"},
+		{"max tokens", func(c *Config) { c.MaxTokens = -1 }, "llm.max_tokens -1 is negative"},
+		{"timeout", func(c *Config) { c.Timeout = -time.Second }, "llm.timeout -1s is negative"},
+		{"api type", func(c *Config) { c.APIType = "bedrock" }, `llm.api_type "bedrock" is unknown`},
+		{"reasoning model temperature", func(c *Config) { c.Model, c.Temperature = "o3-mini", 0.5 }, `llm.model "o3-mini" does not accept`},
+		{"reasoning model max tokens", func(c *Config) { c.Model, c.MaxTokens = "o3-mini", 100 }, ""},
+		{"zero config", func(c *Config) { *c = Config{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o"} }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := base()
 			tt.edit(&cfg)
-			m, err := NewOpenAIModel(cfg)
+			m, err := New(cfg)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("err = %v", err)
@@ -569,7 +570,7 @@ func TestNewOpenAIModelValidation(t *testing.T) {
 }
 
 func TestOpenAIDefaults(t *testing.T) {
-	m, err := NewOpenAIModel(OpenAIConfig{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o"})
+	m, err := New(Config{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,14 +579,14 @@ func TestOpenAIDefaults(t *testing.T) {
 		r.base != DefaultBackoffBase || r.max != DefaultBackoffMax || r.maxRetryAfter != DefaultMaxRetryAfter {
 		t.Errorf("defaults: stream=%v %+v", m.stream, r)
 	}
-	if d := DefaultOpenAIConfig(); !d.Stream {
-		t.Error("DefaultOpenAIConfig does not stream")
+	if d := DefaultConfig(); !d.Stream {
+		t.Error("DefaultConfig does not stream")
 	}
-	m, err = NewOpenAIModel(OpenAIConfig{BaseURL: "https://x/v1", Model: "m", MaxRetries: -1})
+	m, err = New(Config{BaseURL: "https://x/v1", Model: "m", MaxRetries: -1})
 	if err != nil || m.retry.maxRetries != 0 {
 		t.Errorf("MaxRetries -1: %v %+v", err, m)
 	}
-	m, err = NewOpenAIModel(OpenAIConfig{BaseURL: "https://x/v1", Model: "gpt-5-mini", MaxTokens: 100})
+	m, err = New(Config{BaseURL: "https://x/v1", Model: "gpt-5-mini", MaxTokens: 100})
 	if err != nil || m.maxTokens != 0 || m.maxCompletionTokens != 100 {
 		t.Errorf("gpt-5 max tokens: %v %+v", err, m)
 	}
