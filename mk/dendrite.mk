@@ -5,4 +5,4 @@
 # $(VIGIL_DENDRITE_DIR) or ~/.cache/vigil/dendrite-<version>.
 .PHONY: dendrite
 dendrite:
-	$(GO) run ./internal/dendrite/prebuild
+	$(GO) run ./internal/testenv/dendrite/prebuild

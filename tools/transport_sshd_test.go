@@ -17,7 +17,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
-	"github.com/vigilops/vigil/internal/sshdtest"
+	"github.com/vigilops/vigil/internal/testenv/sshdtest"
 	"github.com/vigilops/vigil/policy"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/bot"
-	goldenfile "github.com/vigilops/vigil/internal/golden"
+	goldenfile "github.com/vigilops/vigil/internal/testenv/golden"
 )
 
 // golden compares got with testdata/<name>.golden.

@@ -13,7 +13,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/vigilops/vigil/bot"
-	"github.com/vigilops/vigil/internal/dendrite"
+	"github.com/vigilops/vigil/internal/testenv/dendrite"
 )
 
 // The tests in this file run the adapter against a real Dendrite.

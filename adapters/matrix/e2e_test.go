@@ -11,12 +11,12 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/vigilops/vigil/adapters/matrix"
-	"github.com/vigilops/vigil/internal/modeltest"
-	"github.com/vigilops/vigil/internal/testkit"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 )
 
-// End to end: the real bot, agent, policy and tools (internal/testkit) with
+// End to end: the real bot, agent, policy and tools (internal/testenv/testkit) with
 // a scripted model, talking to people through the Matrix adapter on a real
 // Dendrite.
 

@@ -9,7 +9,7 @@ import (
 )
 
 // Exports for the end-to-end tests in package matrix_test, which import
-// internal/testkit (and so, through internal/app, this package) and must
+// internal/testenv/testkit (and so, through internal/app, this package) and must
 // therefore live outside it.
 
 // E2EHarness is the Dendrite test harness: a homeserver, the bot account

@@ -15,7 +15,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/vigilops/vigil/bot"
-	"github.com/vigilops/vigil/internal/dendrite"
+	"github.com/vigilops/vigil/internal/testenv/dendrite"
 )
 
 // This file is the test harness for the adapter against a real Dendrite:

@@ -8,7 +8,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/vigilops/vigil/bot"
-	goldenfile "github.com/vigilops/vigil/internal/golden"
+	goldenfile "github.com/vigilops/vigil/internal/testenv/golden"
 )
 
 // golden compares v, as sorted indented JSON, with testdata/<name>.golden.json.

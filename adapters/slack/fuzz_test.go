@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/vigilops/vigil/internal/slackfake"
+	"github.com/vigilops/vigil/internal/testenv/slackfake"
 )
 
 func fuzzAdapter(t testing.TB) *Adapter {

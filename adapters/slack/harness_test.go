@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/bot"
-	"github.com/vigilops/vigil/internal/slackfake"
+	"github.com/vigilops/vigil/internal/testenv/slackfake"
 )
 
 const wait = 5 * time.Second

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigilops/vigil/bot"
-	goldenfile "github.com/vigilops/vigil/internal/golden"
+	goldenfile "github.com/vigilops/vigil/internal/testenv/golden"
 )
 
 // golden compares v, marshalled as Slack receives it, with

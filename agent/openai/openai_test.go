@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/agent"
-	"github.com/vigilops/vigil/internal/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/tools"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigilops/vigil/internal/testkit"
+	"github.com/vigilops/vigil/internal/testenv/testkit"
 )
 
 // With no model configured, `vigil chat` (what `make run` starts) explains

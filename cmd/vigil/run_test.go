@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigilops/vigil/internal/modeltest"
-	"github.com/vigilops/vigil/internal/slackfake"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/slackfake"
 )
 
 // `vigil run` wires the configured adapter, the model and the ops

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigilops/vigil/internal/modeltest"
-	"github.com/vigilops/vigil/internal/testkit"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 )
 

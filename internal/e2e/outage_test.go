@@ -14,9 +14,9 @@ import (
 
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/metrics"
-	"github.com/vigilops/vigil/internal/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/server"
-	"github.com/vigilops/vigil/internal/testkit"
+	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 )
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/vigilops/vigil/internal/config"
-	"github.com/vigilops/vigil/internal/modeltest"
-	"github.com/vigilops/vigil/internal/testkit"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools/plugin/plugintest"
 )

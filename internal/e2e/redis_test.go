@@ -22,8 +22,8 @@ import (
 
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/app"
-	"github.com/vigilops/vigil/internal/modeltest"
-	"github.com/vigilops/vigil/internal/testkit"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 	redisstore "github.com/vigilops/vigil/store/redis"
 )

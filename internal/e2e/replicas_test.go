@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/bot"
-	"github.com/vigilops/vigil/internal/modeltest"
-	"github.com/vigilops/vigil/internal/testkit"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 )
 

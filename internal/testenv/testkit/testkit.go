@@ -15,7 +15,7 @@ import (
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/app"
 	"github.com/vigilops/vigil/internal/config"
-	"github.com/vigilops/vigil/internal/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/store"
 	"github.com/vigilops/vigil/tools"

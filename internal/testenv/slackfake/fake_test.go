@@ -12,7 +12,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
-	"github.com/vigilops/vigil/internal/slackfake"
+	"github.com/vigilops/vigil/internal/testenv/slackfake"
 )
 
 func client(s *slackfake.Server) *slack.Client {

@@ -2,7 +2,7 @@
 // integration tests, so `go test` does not spend its timeout compiling a
 // homeserver. It prints the cache directory.
 //
-//	go run ./internal/dendrite/prebuild
+//	go run ./internal/testenv/dendrite/prebuild
 package main
 
 import (
@@ -12,7 +12,7 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/vigilops/vigil/internal/dendrite"
+	"github.com/vigilops/vigil/internal/testenv/dendrite"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigilops/vigil/internal/dendrite"
+	"github.com/vigilops/vigil/internal/testenv/dendrite"
 )
 
 func TestStartAndRegister(t *testing.T) {

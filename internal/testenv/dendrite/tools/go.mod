@@ -1,4 +1,4 @@
-module github.com/vigilops/vigil/internal/dendrite/tools
+module github.com/vigilops/vigil/internal/testenv/dendrite/tools
 
 go 1.26.8
 

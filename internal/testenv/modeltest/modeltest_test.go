@@ -16,7 +16,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/vigilops/vigil/internal/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
 )
 
 // recordingTB captures Errorf calls so tests can assert that the server
