@@ -151,12 +151,25 @@ type step struct {
 	after                State
 }
 
+// toolKinds are the built-in tools' declarations as the FSM tests use them;
+// the tools package tests the real declarations.
+var toolKinds = map[string]ActionKinds{
+	"query":     {Every: KindResolve},
+	"discover":  {Every: KindResolve},
+	"metrics":   {Every: KindRead},
+	"control":   {Every: KindWrite},
+	"read":      {Actions: map[string]Kind{"exec": KindRead, "file": KindRead, "find": KindRead, "tail": KindRead, "logs": KindRead}},
+	"file_edit": {Actions: map[string]Kind{"read": KindRead, "write": KindWrite, "append": KindWrite}},
+}
+
+func kindOf(tool, action string) Kind { return toolKinds[tool].KindOf(action) }
+
 // runSteps drives an FSM the way the agent does: classify, gate 1, execute,
 // OnToolSuccess.
 func runSteps(t *testing.T, f *FSM, steps []step) {
 	t.Helper()
 	for i, s := range steps {
-		k := KindOf(s.tool, s.action)
+		k := kindOf(s.tool, s.action)
 		b := f.CanExecute(k)
 		if s.blocked != (b != nil) {
 			t.Fatalf("step %d %s %s: CanExecute = %v, want blocked=%v", i, s.tool, s.action, b, s.blocked)
@@ -280,7 +293,7 @@ func TestFSMRegressionFinalAnswerRefusedWhileVerifying(t *testing.T) {
 
 func TestFSMRegressionWriteBeforeDiscoveryBlocked(t *testing.T) {
 	f := NewFSM()
-	b := f.CanExecute(KindOf("control", "service"))
+	b := f.CanExecute(kindOf("control", "service"))
 	assertGuardBlock(t, b, CodeFSMBlocked, true, "use query or discover")
 	if f.State != StateResolving {
 		t.Fatalf("a block changed the state to %s", f.State)

@@ -1,57 +1,62 @@
 package policy
 
-// toolKinds is how one built-in tool's calls classify. A tool whose calls all
-// share one kind sets every; an action-dependent tool lists its actions, and
-// any action missing from the list is a write.
-type toolKinds struct {
-	every   Kind
-	actions map[string]Kind
+// ActionKinds is a tool's declaration of what its calls do, made next to its
+// schema (SPEC A4, T2): either one kind for every call, or one kind per
+// value of the tool's action parameter. Tools declare; policy decides what a
+// declaration means through KindOf, the single answer to "does this call
+// count as a read". The FSM must classify by tool and action, never by the
+// command a call carries, or a grep sent through control would look like a
+// read.
+type ActionKinds struct {
+	// Every is the kind of every call, for a tool whose calls all share
+	// one kind (or that has no action parameter).
+	Every Kind
+	// Actions maps each action value to its kind. Matching is exact: the
+	// tool contract spells actions in lower case, so "EXEC" is not "exec".
+	Actions map[string]Kind
 }
 
-// builtinKinds is the classification table for the built-in tools of SPEC T2.
-// It is data rather than code so that reviewing a change to what a tool may do
-// in which FSM state means reading one table. Never mutated after init.
-var builtinKinds = map[string]toolKinds{
-	"query":    {every: KindResolve},
-	"discover": {every: KindResolve},
-	"metrics":  {every: KindRead},
-	"control":  {every: KindWrite},
-	"read": {actions: map[string]Kind{
-		"exec": KindRead, "file": KindRead, "find": KindRead, "tail": KindRead, "logs": KindRead,
-	}},
-	"file_edit": {actions: map[string]Kind{
-		"read": KindRead, "write": KindWrite, "append": KindWrite,
-	}},
-	"alerts": {actions: map[string]Kind{
-		"list": KindRead, "get": KindRead,
-		"silence": KindWrite, "resolve": KindWrite, "dismiss": KindWrite,
-	}},
-	"knowledge": {actions: map[string]Kind{
-		"recall": KindRead, "search": KindRead,
-		"remember": KindWrite, "note": KindWrite, "save": KindWrite,
-	}},
-}
-
-// KindOf classifies a built-in tool call for the session state machine
-// (SPEC A4, T2). It is the single answer to "does this call count as a read":
-// the FSM must classify by tool and action, never by the command a call
-// carries, or a grep sent through control would look like a read.
-//
-// Matching is exact: the tool contract spells names and actions in lower
-// case, so "Read" or "EXEC" is not something policy recognises, and whatever
-// policy does not recognise is a write. That covers unknown tools, unknown
-// actions of known tools, and plugin tools (`<plugin>_<tool>`), whose kind
-// comes from their MCP annotations and is decided by the plugin layer.
-func KindOf(tool, action string) Kind {
-	tk, ok := builtinKinds[tool]
-	if !ok {
+// KindOf is the kind of a call with the given action. Whatever the
+// declaration does not state is a write: an undeclared action, an empty
+// declaration, or a kind policy does not know.
+func (d ActionKinds) KindOf(action string) Kind {
+	k := d.Every
+	if k == "" {
+		k = d.Actions[action]
+	}
+	if !k.known() {
 		return KindWrite
 	}
-	if tk.every != "" {
-		return tk.every
+	return k
+}
+
+// Declares reports whether action has a kind of its own in the declaration
+// (Every covers every action).
+func (d ActionKinds) Declares(action string) bool {
+	if d.Every != "" {
+		return d.Every.known()
 	}
-	if k, ok := tk.actions[action]; ok {
-		return k
+	k, ok := d.Actions[action]
+	return ok && k.known()
+}
+
+// Valid reports whether the declaration states one known kind for every
+// call or for each listed action, and not both.
+func (d ActionKinds) Valid() bool {
+	if d.Every != "" {
+		return d.Actions == nil && d.Every.known()
 	}
-	return KindWrite
+	if len(d.Actions) == 0 {
+		return false
+	}
+	for _, k := range d.Actions {
+		if !k.known() {
+			return false
+		}
+	}
+	return true
+}
+
+func (k Kind) known() bool {
+	return k == KindResolve || k == KindRead || k == KindWrite
 }

@@ -110,16 +110,17 @@ func controlToolSpec() Spec {
 			"start, stop or restart a systemd service, or run a command that changes state. Every call is a write: " +
 			"it may need approval and must be verified with a read afterwards. Use read for anything that only looks.",
 		Parameters: mustSchema[ControlArgs](),
+		Kinds:      policy.ActionKinds{Every: policy.KindWrite},
 	}
 }
 
 func (t *ControlTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 	a, b := DecodeArgs[ControlArgs](raw)
 	if b != nil {
-		return Proposal{Action: policy.Action{Tool: "control", Kind: policy.KindOf("control", "")}}, b
+		return Proposal{Action: policy.Action{Tool: "control"}}, b
 	}
 	p := Proposal{
-		Action: policy.Action{Tool: "control", Name: string(a.Action), Kind: policy.KindOf("control", string(a.Action)), Target: a.Target},
+		Action: policy.Action{Tool: "control", Name: string(a.Action), Target: a.Target},
 		Args:   a,
 	}
 	pl, b := t.plan(a)

@@ -54,16 +54,17 @@ func discoverToolSpec() Spec {
 		Description: "Describe one resource: listening ports, running services, configuration and log paths, bind " +
 			"mounts (where a container's files really live on its host), its children and how it is reached.",
 		Parameters: mustSchema[DiscoverArgs](),
+		Kinds:      policy.ActionKinds{Every: policy.KindResolve},
 	}
 }
 
 func (t *DiscoverTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 	a, b := DecodeArgs[DiscoverArgs](raw)
 	if b != nil {
-		return Proposal{Action: policy.Action{Tool: "discover", Kind: policy.KindOf("discover", "")}}, b
+		return Proposal{Action: policy.Action{Tool: "discover"}}, b
 	}
 	p := Proposal{
-		Action:  policy.Action{Tool: "discover", Kind: policy.KindOf("discover", ""), Target: a.Resource},
+		Action:  policy.Action{Tool: "discover", Target: a.Resource},
 		Summary: "discover " + a.Resource,
 		Args:    a,
 	}

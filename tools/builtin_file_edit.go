@@ -92,16 +92,19 @@ func fileEditToolSpec() Spec {
 			"append are writes that may need approval and must be verified afterwards (read the file back). Target the " +
 			"resource where the file lives: for an application in a container, the container, not its host.",
 		Parameters: mustSchema[FileEditArgs](),
+		Kinds: policy.ActionKinds{Actions: map[string]policy.Kind{
+			string(FileRead): policy.KindRead, string(FileWrite): policy.KindWrite, string(FileAppend): policy.KindWrite,
+		}},
 	}
 }
 
 func (t *FileEditTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 	a, b := DecodeArgs[FileEditArgs](raw)
 	if b != nil {
-		return Proposal{Action: policy.Action{Tool: "file_edit", Kind: policy.KindOf("file_edit", "")}}, b
+		return Proposal{Action: policy.Action{Tool: "file_edit"}}, b
 	}
 	p := Proposal{
-		Action: policy.Action{Tool: "file_edit", Name: string(a.Action), Kind: policy.KindOf("file_edit", string(a.Action)), Target: a.Target},
+		Action: policy.Action{Tool: "file_edit", Name: string(a.Action), Target: a.Target},
 		Args:   a,
 	}
 	res, b := t.inv.resolveTarget("target", a.Target)

@@ -129,16 +129,20 @@ func knowledgeToolSpec() Spec {
 			"remember durable facts (schedules, conventions, where things are) for later. Do not store secrets or " +
 			"anything that changes by the minute.",
 		Parameters: mustSchema[KnowledgeArgs](),
+		Kinds: policy.ActionKinds{Actions: map[string]policy.Kind{
+			string(KnowledgeRecall): policy.KindRead, string(KnowledgeSearch): policy.KindRead,
+			string(KnowledgeRemember): policy.KindWrite, string(KnowledgeNote): policy.KindWrite, string(KnowledgeSave): policy.KindWrite,
+		}},
 	}
 }
 
 func (t *KnowledgeTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 	a, b := DecodeArgs[KnowledgeArgs](raw)
 	if b != nil {
-		return Proposal{Action: policy.Action{Tool: "knowledge", Kind: policy.KindOf("knowledge", "")}}, b
+		return Proposal{Action: policy.Action{Tool: "knowledge"}}, b
 	}
 	p := Proposal{
-		Action: policy.Action{Tool: "knowledge", Name: string(a.Action), Kind: policy.KindOf("knowledge", string(a.Action))},
+		Action: policy.Action{Tool: "knowledge", Name: string(a.Action)},
 		Args:   a,
 	}
 	switch a.Action {

@@ -93,16 +93,17 @@ func queryToolSpec() Spec {
 			"reached, list resources, show the topology, or check that a resource is reachable. Use it first to learn " +
 			"the exact name of anything you will read from or change.",
 		Parameters: mustSchema[QueryArgs](),
+		Kinds:      policy.ActionKinds{Every: policy.KindResolve},
 	}
 }
 
 func (t *QueryTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 	a, b := DecodeArgs[QueryArgs](raw)
 	if b != nil {
-		return Proposal{Action: policy.Action{Tool: "query", Kind: policy.KindOf("query", "")}}, b
+		return Proposal{Action: policy.Action{Tool: "query"}}, b
 	}
 	p := Proposal{
-		Action: policy.Action{Tool: "query", Name: string(a.Action), Kind: policy.KindOf("query", string(a.Action)), Target: a.Resource},
+		Action: policy.Action{Tool: "query", Name: string(a.Action), Target: a.Resource},
 		Args:   a,
 	}
 	switch a.Action {

@@ -144,6 +144,10 @@ func readToolSpec() Spec {
 			"find files, or read recent logs. Commands that may change anything, or that would not exit by themselves " +
 			"(follow modes, pagers, interactive shells), are refused; use control for changes.",
 		Parameters: mustSchema[ReadArgs](),
+		Kinds: policy.ActionKinds{Actions: map[string]policy.Kind{
+			string(ReadExec): policy.KindRead, string(ReadFile): policy.KindRead, string(ReadFind): policy.KindRead,
+			string(ReadTail): policy.KindRead, string(ReadLogs): policy.KindRead,
+		}},
 	}
 }
 
@@ -157,10 +161,10 @@ type plan struct {
 func (t *ReadTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 	a, b := DecodeArgs[ReadArgs](raw)
 	if b != nil {
-		return Proposal{Action: policy.Action{Tool: "read", Kind: policy.KindOf("read", "")}}, b
+		return Proposal{Action: policy.Action{Tool: "read"}}, b
 	}
 	p := Proposal{
-		Action: policy.Action{Tool: "read", Name: string(a.Action), Kind: policy.KindOf("read", string(a.Action)), Target: a.Target},
+		Action: policy.Action{Tool: "read", Name: string(a.Action), Target: a.Target},
 		Args:   a,
 	}
 	pl, b := t.plan(a)

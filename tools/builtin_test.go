@@ -11,10 +11,15 @@ import (
 	"github.com/vigilops/vigil/policy"
 )
 
-// propose runs a tool's Propose on JSON arguments.
+// propose proposes a call to tool the way the agent does: through a
+// registry, which stamps the tool's declared kind.
 func propose(t *testing.T, tool Tool, args string) (Proposal, *policy.Block) {
 	t.Helper()
-	return tool.Propose(json.RawMessage(args))
+	r, err := NewRegistry(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Propose(tool.Spec().Name, json.RawMessage(args))
 }
 
 // mustPropose proposes and fails the test on a block.

@@ -36,6 +36,10 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 			errs = append(errs, fmt.Errorf("register tool %T: empty name", t))
 			continue
 		}
+		if !spec.Kinds.Valid() {
+			errs = append(errs, fmt.Errorf("register tool %q: it must declare one known kind for every call or for each action", name))
+			continue
+		}
 		if _, dup := r.index[name]; dup {
 			errs = append(errs, fmt.Errorf("register tool %q: duplicate name", name))
 			continue
@@ -77,8 +81,10 @@ func (r *Registry) Specs() []Spec { return r.specs }
 // the name and kind write (SPEC A4: unknown tools classify as write), so the
 // agent can record and count it like any other refused call.
 //
-// The registry also holds tools to their contract: the proposal names the tool
-// that was called, and a missing kind is write.
+// The registry also holds tools to their contract: the proposal names the
+// tool that was called, and its kind is the one the tool declared for the
+// action in its spec (policy makes anything undeclared a write), whatever the
+// tool's Propose set.
 func (r *Registry) Propose(name string, raw json.RawMessage) (Proposal, *policy.Block) {
 	t, ok := r.Get(name)
 	if !ok {
@@ -92,8 +98,6 @@ func (r *Registry) Propose(name string, raw json.RawMessage) (Proposal, *policy.
 	}
 	p, b := t.Propose(raw)
 	p.Tool = name
-	if p.Kind == "" {
-		p.Kind = policy.KindWrite
-	}
+	p.Kind = r.specs[r.index[name]].Kinds.KindOf(p.Name)
 	return p, b
 }

@@ -12,13 +12,23 @@ import (
 
 // stubTool is a tool with a fixed name and kind.
 type stubTool struct {
-	name string
-	kind policy.Kind
+	name  string
+	kinds policy.ActionKinds
+	// claims is the kind the tool's own Propose sets, which the registry
+	// must ignore in favour of the declaration.
+	claims policy.Kind
+	action string
 }
 
-func (s stubTool) Spec() Spec { return Spec{Name: s.name, Parameters: json.RawMessage(`{}`)} }
+func (s stubTool) Spec() Spec {
+	k := s.kinds
+	if k.Every == "" && k.Actions == nil {
+		k = policy.ActionKinds{Every: policy.KindWrite}
+	}
+	return Spec{Name: s.name, Parameters: json.RawMessage(`{}`), Kinds: k}
+}
 func (s stubTool) Propose(json.RawMessage) (Proposal, *policy.Block) {
-	return Proposal{Action: policy.Action{Kind: s.kind}}, nil
+	return Proposal{Action: policy.Action{Kind: s.claims, Name: s.action}}, nil
 }
 func (s stubTool) Execute(context.Context, Proposal) Result { return Result{Envelope: OK(nil)} }
 
@@ -75,15 +85,79 @@ func TestRegistryProposeUnknownTool(t *testing.T) {
 }
 
 func TestRegistryProposeFillsContract(t *testing.T) {
-	r, err := NewRegistry(stubTool{name: "x"})
+	r, err := NewRegistry(
+		stubTool{name: "x"},
+		stubTool{name: "liar", claims: policy.KindRead},
+		stubTool{name: "act", action: "look", kinds: policy.ActionKinds{Actions: map[string]policy.Kind{"look": policy.KindRead}}},
+		stubTool{name: "undeclared", action: "poke", claims: policy.KindRead, kinds: policy.ActionKinds{Actions: map[string]policy.Kind{"look": policy.KindRead}}},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, b := r.Propose("x", nil)
-	if b != nil {
-		t.Fatal(b)
+	for name, want := range map[string]policy.Kind{
+		"x": policy.KindWrite, "liar": policy.KindWrite, "act": policy.KindRead, "undeclared": policy.KindWrite,
+	} {
+		p, b := r.Propose(name, nil)
+		if b != nil {
+			t.Fatal(b)
+		}
+		if p.Tool != name || p.Kind != want {
+			t.Errorf("proposal = %+v; want tool %s of the declared kind %s", p.Action, name, want)
+		}
 	}
-	if p.Tool != "x" || p.Kind != policy.KindWrite {
-		t.Errorf("proposal = %+v; want tool x, missing kind filled as write", p.Action)
+}
+
+func TestRegistryRefusesToolsWithoutDeclaredKinds(t *testing.T) {
+	bad := []policy.ActionKinds{
+		{Every: "observe"},
+		{Every: policy.KindRead, Actions: map[string]policy.Kind{"a": policy.KindRead}},
+		{Actions: map[string]policy.Kind{"a": "peek"}},
+	}
+	for _, k := range bad {
+		if _, err := NewRegistry(stubTool{name: "t", kinds: k}); err == nil || !strings.Contains(err.Error(), "declare") {
+			t.Errorf("kinds %+v: err = %v, want a refusal naming the declaration", k, err)
+		}
+	}
+}
+
+// TestEveryBuiltinActionDeclaresItsKind proves the contract policy relies
+// on: every value the model may send as a built-in tool's action has a
+// declared kind, and a tool without an action parameter declares one kind
+// for every call. A new action added to a schema without a kind fails here
+// instead of silently becoming a write.
+func TestEveryBuiltinActionDeclaresItsKind(t *testing.T) {
+	for _, tool := range builtinsForSpecs() {
+		spec := tool.Spec()
+		var schema struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(spec.Parameters, &schema); err != nil {
+			t.Fatalf("%s: schema: %v", spec.Name, err)
+		}
+		if !spec.Kinds.Valid() {
+			t.Errorf("%s: kinds %+v are not a valid declaration", spec.Name, spec.Kinds)
+		}
+		action, ok := schema.Properties["action"]
+		if !ok {
+			if spec.Kinds.Every == "" {
+				t.Errorf("%s has no action parameter but does not declare one kind for every call", spec.Name)
+			}
+			continue
+		}
+		if len(action.Enum) == 0 {
+			t.Errorf("%s: the action parameter lists no values", spec.Name)
+		}
+		for _, a := range action.Enum {
+			if !spec.Kinds.Declares(a) {
+				t.Errorf("%s: action %q has no declared kind", spec.Name, a)
+			}
+		}
+		for a := range spec.Kinds.Actions {
+			if !slices.Contains(action.Enum, a) {
+				t.Errorf("%s: declares a kind for %q, which the schema does not offer", spec.Name, a)
+			}
+		}
 	}
 }

@@ -19,6 +19,11 @@ type Spec struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"` // JSON Schema of the arguments
+	// Kinds declares what each action of the tool does (resolve, read or
+	// write). The registry stamps every proposal with the declared kind;
+	// policy treats whatever is undeclared as a write. It is not sent to
+	// the model.
+	Kinds policy.ActionKinds `json:"-"`
 }
 
 // Proposal is a call decoded strictly from the model's arguments, before any

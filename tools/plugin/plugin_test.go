@@ -101,9 +101,16 @@ func TestToolsNamesKindsAndSchemas(t *testing.T) {
 		"ops_picture": policy.KindRead, "ops_env": policy.KindRead,
 	}
 	got := map[string]policy.Kind{}
+	reg, err := tools.NewRegistry(p.Tools()...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tl := range p.Tools() {
 		spec := tl.Spec()
-		prop, b := tl.Propose(json.RawMessage(`{"text":"x"}`))
+		if !spec.Kinds.Valid() || spec.Kinds.Every == "" {
+			t.Errorf("%s: kinds %+v; a plugin tool declares one kind for every call", spec.Name, spec.Kinds)
+		}
+		prop, b := reg.Propose(spec.Name, json.RawMessage(`{"text":"x"}`))
 		if b != nil {
 			t.Fatalf("%s: Propose: %v", spec.Name, b)
 		}

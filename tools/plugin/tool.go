@@ -21,7 +21,6 @@ type tool struct {
 	p      *Plugin
 	remote string // the tool's name on the server
 	spec   tools.Spec
-	kind   policy.Kind
 	schema *jsonschema.Resolved // nil: the server validates alone
 }
 
@@ -50,8 +49,8 @@ func (p *Plugin) newTool(t *mcp.Tool) (*tool, error) {
 	return &tool{
 		p:      p,
 		remote: t.Name,
-		spec:   tools.Spec{Name: name, Description: "[plugin " + p.cfg.Name + "] " + desc, Parameters: params},
-		kind:   kind,
+		spec: tools.Spec{Name: name, Description: "[plugin " + p.cfg.Name + "] " + desc, Parameters: params,
+			Kinds: policy.ActionKinds{Every: kind}},
 		schema: resolved,
 	}, nil
 }
@@ -62,7 +61,7 @@ func (t *tool) Spec() tools.Spec { return t.spec }
 // schema where vigil can check it. Plugin calls have no inventory target and
 // no command: policy sees only the tool and its kind.
 func (t *tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	p := tools.Proposal{Action: policy.Action{Tool: t.spec.Name, Kind: t.kind}}
+	p := tools.Proposal{Action: policy.Action{Tool: t.spec.Name}}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
