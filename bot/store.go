@@ -21,6 +21,9 @@ type SessionStore interface {
 	LoadSession(ctx context.Context, key string) (*agent.Session, error)
 	// SaveSession stores s under s.Key, replacing what was there.
 	SaveSession(ctx context.Context, s *agent.Session) error
+	// SessionExists reports whether a session is saved under key, without
+	// loading it.
+	SessionExists(ctx context.Context, key string) (bool, error)
 }
 
 // ApprovalStore keeps approvals. The compare-and-set in UpdateApproval is

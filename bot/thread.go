@@ -92,12 +92,16 @@ func (b *Bot) withinRateLimit(ctx context.Context, m Message) bool {
 // knownThread reports whether vigil already holds a conversation in the
 // thread. Adapters mark replies in threads they saw as addressed, but with
 // several replicas a reply can reach one that never saw the thread; the
-// shared session store knows.
+// shared session store knows. A store that cannot answer is logged and the
+// reply treated as not addressed to vigil: it was not addressed.
 func (b *Bot) knownThread(ctx context.Context, t ThreadRef) bool {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err := b.opt.Stores.Sessions.LoadSession(lctx, t.Key())
-	return err == nil
+	ok, err := b.opt.Stores.Sessions.SessionExists(lctx, t.Key())
+	if err != nil {
+		b.log.Warn("could not tell whether a thread is vigil's; ignoring an unaddressed reply", "thread", t.Key(), "err", err)
+	}
+	return ok && err == nil
 }
 
 func isStop(text string) bool {

@@ -130,6 +130,16 @@ func (m *Memory) LoadSession(ctx context.Context, key string) (*agent.Session, e
 }
 
 // SaveSession implements bot.SessionStore.
+func (m *Memory) SessionExists(ctx context.Context, key string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	_, ok := m.sessions[key]
+	m.mu.Unlock()
+	return ok, nil
+}
+
 func (m *Memory) SaveSession(ctx context.Context, s *agent.Session) error {
 	if err := ctx.Err(); err != nil {
 		return err

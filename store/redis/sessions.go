@@ -62,6 +62,18 @@ func historyDigests(msgs [][]byte) []string {
 }
 
 // LoadSession implements bot.SessionStore.
+// SessionExists asks for the session hash's session field only: one
+// round trip, no history read.
+func (s *Store) SessionExists(ctx context.Context, key string) (bool, error) {
+	ctx, cancel := s.opctx(ctx)
+	defer cancel()
+	n, err := s.rdb.HExists(ctx, s.keys.sessionMeta(key), fieldSession).Result()
+	if err != nil {
+		return false, fmt.Errorf("redis: session %q exists: %w", key, err)
+	}
+	return n, nil
+}
+
 func (s *Store) LoadSession(ctx context.Context, key string) (*agent.Session, error) {
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()

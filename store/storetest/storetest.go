@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) bot.Stores) {
 	}{
 		{"SessionRoundTrip", testSessionRoundTrip},
 		{"SessionNotFound", testSessionNotFound},
+		{"SessionExists", testSessionExists},
 		{"SessionCopies", testSessionCopies},
 		{"ApprovalRoundTrip", testApprovalRoundTrip},
 		{"ApprovalNotFound", testApprovalNotFound},
@@ -169,6 +170,31 @@ func testSessionNotFound(t *testing.T, st bot.Stores) {
 	_, err := st.Sessions.LoadSession(ctxFor(t), "slack:C1:nope")
 	if !errors.Is(err, bot.ErrNotFound) {
 		t.Errorf("LoadSession of a missing key = %v, want ErrNotFound", err)
+	}
+	if ok, err := st.Sessions.SessionExists(ctxFor(t), "slack:C1:nope"); ok || err != nil {
+		t.Errorf("SessionExists of a missing key = %v, %v; want false, nil", ok, err)
+	}
+}
+
+func testSessionExists(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	s := sampleSession("slack:C1:exists")
+	if ok, err := st.Sessions.SessionExists(ctx, s.Key); ok || err != nil {
+		t.Fatalf("before saving: SessionExists = %v, %v; want false, nil", ok, err)
+	}
+	if err := st.Sessions.SaveSession(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := st.Sessions.SessionExists(ctx, s.Key); !ok || err != nil {
+		t.Errorf("after saving: SessionExists = %v, %v; want true, nil", ok, err)
+	}
+	if ok, _ := st.Sessions.SessionExists(ctx, "slack:C1:exist"); ok {
+		t.Error("SessionExists matched a key that is only a prefix of a saved one")
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := st.Sessions.SessionExists(canceled, s.Key); err == nil {
+		t.Error("SessionExists on a cancelled context returned no error")
 	}
 }
 
