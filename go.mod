@@ -3,6 +3,7 @@ module github.com/vigilops/vigil
 go 1.26.0
 
 require (
+	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/go-viper/mapstructure/v2 v2.4.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/gorilla/websocket v1.5.3

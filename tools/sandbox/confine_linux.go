@@ -32,7 +32,7 @@ var presets = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.
 const (
 	readAccess  = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
 	sinkAccess  = llsys.AccessFSReadFile | llsys.AccessFSWriteFile | llsys.AccessFSTruncate
-	writeAccess = readAccess | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSRemoveDir |
+	writeAccess = readAccess | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSRefer | llsys.AccessFSRemoveDir |
 		llsys.AccessFSRemoveFile | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSym |
 		llsys.AccessFSMakeFifo | llsys.AccessFSMakeSock
 )
@@ -69,8 +69,19 @@ func Start(c *exec.Cmd, s Spec) (Report, error) {
 		err error
 	}
 	done := make(chan started, 1)
-	go func() {
+	var confineAndStart func()
+	confineAndStart = func() {
 		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			// The main thread cannot end with its goroutine (the runtime
+			// would park it for good, confined). Hold it, so the retry
+			// lands on another thread, then give it back untouched.
+			retried := make(chan struct{})
+			go func() { confineAndStart(); close(retried) }()
+			<-retried
+			runtime.UnlockOSThread()
+			return
+		}
 		// No UnlockOSThread: this thread's credentials are spent.
 		rep, err := confineThread(s)
 		if err != nil {
@@ -78,7 +89,8 @@ func Start(c *exec.Cmd, s Spec) (Report, error) {
 			return
 		}
 		done <- started{rep: rep, err: c.Start()}
-	}()
+	}
+	go confineAndStart()
 	r := <-done
 	return r.rep, r.err
 }
@@ -103,6 +115,12 @@ func confineThread(s Spec) (Report, error) {
 	case abi == 0:
 		return Report{CapsDropped: dropped, Note: "the kernel offers no Landlock"}, nil
 	}
+	if err := seccompThread(s.Network); err != nil {
+		if !s.BestEffort {
+			return Report{}, fmt.Errorf("%w: %w", ErrRefused, err)
+		}
+		capErr = errors.Join(capErr, err) // reported as a note below
+	}
 	if err := landlockThread(abi, s); err != nil {
 		if !s.BestEffort {
 			return Report{}, fmt.Errorf("%w: %w", ErrRefused, err)
@@ -118,7 +136,7 @@ func confineThread(s Spec) (Report, error) {
 		}
 	}
 	if capErr != nil {
-		notes = append(notes, capErr.Error())
+		notes = append(notes, strings.ReplaceAll(capErr.Error(), "\n", ", "))
 	}
 	rep.Note = strings.Join(notes, ", ")
 	return rep, nil

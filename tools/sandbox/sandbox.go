@@ -14,14 +14,18 @@
 //     allows network (a read classified as talking over the network).
 //     Signals and abstract unix sockets are scoped: the command cannot
 //     signal or reach a process outside its own sandbox.
+//   - seccomp: no change of a file's mode, owner, times or extended
+//     attributes (Landlock does not guard metadata), no multipath TCP
+//     (Landlock's TCP rules do not see it), and without network no UDP,
+//     raw or packet socket either.
 //   - no_new_privs, so setuid binaries and file capabilities grant nothing.
 //   - Every capability is dropped but CAP_DAC_READ_SEARCH (read any file),
 //     so a root vigil's reads cannot reconfigure the network, set the clock,
 //     load modules or reboot through system calls Landlock does not cover.
 //
 // What it does not cover: requests to daemons over pathname unix sockets
-// (D-Bus to systemd, docker.sock) and UDP. That is why the classifier stays
-// the first gate; see README's security model.
+// (D-Bus to systemd, docker.sock) and netlink. That is why the classifier
+// stays the first gate; see README's security model.
 //
 // `vigil sandbox-exec` (Main) applies the same confinement to itself and
 // executes a shell, for trying out what a read may do.
