@@ -217,10 +217,10 @@ func TestDeclaredCommandsInPOSIXDialect(t *testing.T) {
 
 func TestParseReadOnlyCommand(t *testing.T) {
 	good := map[string][]string{
-		"mytool status":               {"mytool", "status"},
+		"mytool status":                {"mytool", "status"},
 		"  kafka-topics   --describe ": {"kafka-topics", "--describe"},
-		"/opt/x/bin/tool list":        {"/opt/x/bin/tool", "list"},
-		"ceph osd tree --format=json": {"ceph", "osd", "tree", "--format=json"},
+		"/opt/x/bin/tool list":         {"/opt/x/bin/tool", "list"},
+		"ceph osd tree --format=json":  {"ceph", "osd", "tree", "--format=json"},
 	}
 	for in, want := range good {
 		c, err := ParseReadOnlyCommand(in, true)
