@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/vigilops/vigil/policy"
@@ -80,7 +81,7 @@ func runCommand(ctx context.Context, x Executor, res Resource, target string, sp
 			"stderr_tail":      tail(out.Stderr, stderrTailBytes),
 			"auto_recoverable": false,
 		}
-		if out.Sandbox.Confined() && sandboxRefusal(out.Stderr) {
+		if sandboxRefusal(out.Sandbox, out.Stderr) {
 			msg += fmt.Sprintf(" — the read sandbox (%s) refused it: a read may not write files (but to /dev/null and a private temp dir), "+
 				"signal or reach other processes, or open network connections it was not cleared for", out.Sandbox.Mechanism)
 			hint = "if the command must change something, propose it with the control tool (it needs approval); otherwise use a read-only command"
@@ -101,15 +102,25 @@ func runCommand(ctx context.Context, x Executor, res Resource, target string, sp
 }
 
 // sandboxRefusals are the errors a confined command reports when its
-// sandbox refuses a change: Landlock answers EACCES or EPERM, a read-only
-// bind EROFS, a PID namespace ESRCH for outside processes, a network
-// namespace ENETUNREACH.
-var sandboxRefusals = []string{
-	"Permission denied", "Operation not permitted", "Read-only file system", "No such process", "Network is unreachable",
-}
+// sandbox refuses a change: Landlock and seccomp answer EACCES or EPERM, a
+// read-only bind EROFS, a PID namespace ESRCH for outside processes.
+var sandboxRefusals = []string{"Permission denied", "Operation not permitted", "Read-only file system", "No such process"}
 
-func sandboxRefusal(stderr string) bool {
-	for _, s := range sandboxRefusals {
+// netnsRefusals are what a connection from an empty network namespace
+// (bwrap without network) gets.
+var netnsRefusals = []string{"Network is unreachable", "Connection refused"}
+
+// sandboxRefusal reports whether a confined command's stderr looks like
+// its sandbox refused something.
+func sandboxRefusal(sb Sandbox, stderr string) bool {
+	if !sb.Confined() {
+		return false
+	}
+	refusals := sandboxRefusals
+	if sb.Mechanism == SandboxBwrap && !sb.Network {
+		refusals = append(slices.Clip(refusals), netnsRefusals...)
+	}
+	for _, s := range refusals {
 		if strings.Contains(stderr, s) {
 			return true
 		}
