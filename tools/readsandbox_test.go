@@ -290,3 +290,27 @@ resources:
 		}
 	}
 }
+
+// BenchmarkLocalRead measures one read through the local transport, as the
+// read tool runs it, unconfined and in the read sandbox: the difference is
+// what the sandbox adds (thread, capabilities, seccomp, Landlock, the
+// private temp dir).
+func BenchmarkLocalRead(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		confine policy.Confine
+	}{{"Unconfined", policy.ConfineNone}, {"Sandboxed", policy.ConfineRequired}} {
+		b.Run(c.name, func(b *testing.B) {
+			inv := DefaultInventory()
+			r := NewRouter(inv, RouterOptions{})
+			res, _ := inv.Lookup("localhost")
+			spec := RunSpec{Command: "cat /etc/hostname", Execution: policy.Execution{Confine: c.confine, Shell: command.DialectBash}}
+			for b.Loop() {
+				out, err := r.Run(b.Context(), res, spec, nil)
+				if err != nil || out.ExitCode != 0 {
+					b.Fatal(out, err)
+				}
+			}
+		})
+	}
+}
