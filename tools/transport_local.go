@@ -100,30 +100,30 @@ func (t *LocalTransport) Run(ctx context.Context, job Job, stdin io.Reader) (Exe
 
 	start := time.Now()
 	applied := unconfined(job.shell(), "")
+	var startErr error
 	if box != nil {
-		rep, err := sandbox.Start(c, *box)
+		var rep sandbox.Report
+		rep, startErr = sandbox.Start(c, *box)
 		switch {
-		case err != nil && c.Process == nil:
-			outR.Close()
-			outW.Close()
-			errR.Close()
-			errW.Close()
-			if errors.Is(err, sandbox.ErrRefused) {
-				// Nothing ran: policy requires what the kernel cannot give.
-				return ExecResult{ExitCode: -1, Sandbox: applied}, fmt.Errorf("%w: %w", ErrNoSandbox, err)
-			}
-			return ExecResult{ExitCode: -1}, fmt.Errorf("%w: local: start shell: %w", ErrTransport, err)
+		case startErr != nil:
 		case rep.Confined:
 			applied = Sandbox{Mechanism: SandboxLandlock, Detail: landlockDetail(rep), Network: job.Network, Shell: job.shell()}
 		default:
 			applied = unconfined(job.shell(), "the sandbox could not confine it: %s", rep.Note)
 		}
-	} else if err := c.Start(); err != nil {
+	} else {
+		startErr = c.Start()
+	}
+	if startErr != nil {
 		outR.Close()
 		outW.Close()
 		errR.Close()
 		errW.Close()
-		return ExecResult{ExitCode: -1}, fmt.Errorf("%w: local: start shell: %w", ErrTransport, err)
+		if errors.Is(startErr, sandbox.ErrRefused) {
+			// Nothing ran: policy requires what the kernel cannot give.
+			return ExecResult{ExitCode: -1, Sandbox: applied}, fmt.Errorf("%w: %w", ErrNoSandbox, startErr)
+		}
+		return ExecResult{ExitCode: -1}, fmt.Errorf("%w: local: start shell: %w", ErrTransport, startErr)
 	}
 	// The child holds its own copies of the write ends; ours must go so the
 	// readers see EOF when the child's are closed.
