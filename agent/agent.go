@@ -333,9 +333,11 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	}
 	// Policy again, as if the call were new: the session may have changed
 	// (a reset, an expired context) while the approval waited.
-	if dec := a.gate.Authorize(s.Policy, p.Action, r.Level, a.now()); dec.Block != nil {
+	dec := a.gate.Authorize(s.Policy, p.Action, r.Level, a.now())
+	if dec.Block != nil {
 		return a.refuseApproved(ctx, s, call, p, tools.Blocked(dec.Block), sink)
 	}
+	p.Execution = dec.Execution
 	if d.BeforeExecute != nil {
 		if err := d.BeforeExecute(ctx, p, call.Arguments); err != nil {
 			return a.refuseApproved(ctx, s, call, p, tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeActionNotAllowed, Blocked: true,
@@ -348,7 +350,7 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	dur := a.now().Sub(start)
 	a.observe(s, p, res)
 	emit(ctx, sink, s, Event{Type: EventToolResult, CallID: call.ID, Proposal: &p, Result: &res.Envelope,
-		Output: res.Output, Duration: dur, Code: errCode(res.Envelope)})
+		Output: res.Output, Sandbox: res.Sandbox, Duration: dur, Code: errCode(res.Envelope)})
 	return res.Envelope
 }
 

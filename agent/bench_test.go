@@ -27,7 +27,7 @@ func (m *instantModel) Complete(_ context.Context, req agent.ModelRequest, _ fun
 // instantExec returns canned output without running anything.
 type instantExec struct{}
 
-func (instantExec) Run(context.Context, tools.Resource, string, io.Reader) (tools.ExecResult, error) {
+func (instantExec) Run(context.Context, tools.Resource, tools.RunSpec, io.Reader) (tools.ExecResult, error) {
 	return tools.ExecResult{Stdout: " 10:00:00 up 1 day,  load average: 0.10, 0.20, 0.30\n"}, nil
 }
 

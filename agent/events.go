@@ -37,8 +37,11 @@ type Event struct {
 	CallID   string
 	Proposal *tools.Proposal
 	// Result is set on EventToolResult.
-	Result   *tools.Envelope
-	Output   string // raw command output, for traces (not yet redacted)
+	Result *tools.Envelope
+	Output string // raw command output, for traces (not yet redacted)
+	// Sandbox is how the command ran (landlock, bwrap or none and why, and
+	// the shell); nil when the call ran no command.
+	Sandbox  *tools.Sandbox
 	Duration time.Duration
 	// Recovery marks a call that was an automatic retry with a suggested
 	// rewrite (SPEC A12).

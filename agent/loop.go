@@ -290,6 +290,8 @@ func (a *Agent) precheck(s *Session, sim *policy.SessionState, sl *slot) {
 			sl.prop, dec, sl.recovery = p2, dec2, true
 		}
 	}
+	// The tool runs the call as policy says: shell, sandbox, network.
+	sl.prop.Execution = dec.Execution
 	switch {
 	case dec.Block != nil:
 		if dec.Block.AutoRecoverable {
@@ -397,7 +399,7 @@ func (a *Agent) postprocess(ctx context.Context, s *Session, sl *slot, sink Sink
 		a.observe(s, sl.prop, sl.res)
 	}
 	emit(ctx, sink, s, Event{Type: EventToolResult, CallID: sl.call.ID, Proposal: &sl.prop, Result: &env,
-		Output: sl.res.Output, Duration: sl.dur, Recovery: sl.recovery, Code: errCode(env)})
+		Output: sl.res.Output, Sandbox: sl.res.Sandbox, Duration: sl.dur, Recovery: sl.recovery, Code: errCode(env)})
 	return env
 }
 

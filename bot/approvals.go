@@ -21,7 +21,11 @@ func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session
 	p := need.Proposal
 	risk, reasons := command.RiskMedium, []string(nil)
 	if p.Command != "" {
-		v := command.Classify(p.Command)
+		d := p.Dialect
+		if d == "" {
+			d = command.DialectBash
+		}
+		v := command.ClassifyAs(p.Command, d)
 		risk, reasons = v.Risk, v.Reasons
 	}
 	a, err := policy.NewApproval(policy.ApprovalRequest{

@@ -46,6 +46,10 @@ type Trace struct {
 	Message  string // error message when not OK
 	Duration time.Duration
 	Output   string
+	// Sandbox is how the command ran: "landlock (ABI 7, no network), bash",
+	// "bwrap (network allowed), sh", "none (why), bash"; "" when the call
+	// ran no command.
+	Sandbox string
 	// Truncated is true when Output is shorter than FullOutput.
 	Truncated  bool
 	FullOutput string

@@ -72,6 +72,9 @@ func (k *sink) toolResult(ctx context.Context, e agent.Event) {
 	if p.Command == "" {
 		tr.Command = redact.String(p.Summary)
 	}
+	if e.Sandbox != nil {
+		tr.Sandbox = redact.String(e.Sandbox.String())
+	}
 	if env.Error != nil {
 		tr.Code = string(env.Error.Code)
 		tr.Message = redact.String(env.Error.Message)
@@ -113,6 +116,7 @@ func (k *sink) audit(ctx context.Context, e agent.Event, tr *Trace) {
 		Thread:  k.t.Key(),
 		Outcome: string(tr.Outcome),
 		Reason:  tr.Message,
+		Sandbox: tr.Sandbox,
 	}
 	switch {
 	case tr.Outcome == OutcomeBlocked || tr.Outcome == OutcomeApproval:

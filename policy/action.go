@@ -1,5 +1,7 @@
 package policy
 
+import "github.com/vigilops/vigil/policy/command"
+
 // Action is a proposed tool call as policy sees it: decoded, typed and
 // stripped of everything that does not bear on the decision. Tools build it
 // from the model's arguments (tools.Proposal embeds it); policy never parses
@@ -16,4 +18,8 @@ type Action struct {
 	Target string `json:"target,omitempty"`
 	// Command is the exact shell command the call would run, or "".
 	Command string `json:"command,omitempty"`
+	// Dialect is the shell that runs Command on the machine that executes
+	// it (the target's inventory shell): the gate classifies the command
+	// in that dialect, and it runs with that shell. "" means bash.
+	Dialect command.Dialect `json:"dialect,omitempty"`
 }

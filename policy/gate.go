@@ -17,6 +17,9 @@ type Decision struct {
 	// Verdict is the classifier's decision for calls that carry a shell
 	// command; nil otherwise. Approval cards show its risk and reasons.
 	Verdict *command.Verdict
+	// Execution is how an allowed call must run (shell, sandbox, network).
+	// The agent hands it to the tool with the call.
+	Execution Execution
 }
 
 // Risk is the risk to show for the decided action.
@@ -28,10 +31,16 @@ func (d Decision) Risk() command.Risk {
 }
 
 // Rules are the operator's settings that shape policy decisions (the
-// `policy.*` configuration). The zero value is the strictest policy.
+// `policy.*` configuration). The zero value is the strictest classifier,
+// no operator-declared commands, and the default best-effort read sandbox.
 type Rules struct {
 	// Command configures the shell-command classifier.
 	Command command.Options
+	// ReadSandbox is policy.read_sandbox; "" means best effort.
+	ReadSandbox SandboxMode
+	// ReadOnlyCommands are policy.read_only_commands: commands allowed
+	// without approval only inside the read sandbox.
+	ReadOnlyCommands []ReadOnlyCommand
 }
 
 // Gate decides proposed tool calls under one set of Rules. It holds no
@@ -55,7 +64,14 @@ func (g *Gate) Authorize(s *SessionState, a Action, level ControlLevel, now time
 	}
 	switch a.Kind {
 	case KindResolve:
-		return Decision{Allow: true}
+		// Resolve tools run only vigil's own fixed commands (discover's
+		// probes, health checks): confined where possible, never refused
+		// for want of a sandbox.
+		e := g.readExecution(false)
+		if e.Confine == ConfineRequired {
+			e.Confine = ConfineBestEffort
+		}
+		return Decision{Allow: true, Execution: e}
 	case KindRead:
 		return g.authorizeRead(s, a, now)
 	default:
@@ -78,10 +94,13 @@ func (g *Gate) authorizeRead(s *SessionState, a Action, now time.Time) Decision 
 		}
 	}
 	if a.Command == "" {
-		return Decision{Allow: true}
+		return Decision{Allow: true, Execution: g.readExecution(false)}
 	}
-	v := g.classify(a.Command)
+	v := g.classify(a.Command, a.Dialect)
 	if !v.ReadOnly() {
+		if pattern, network, ok := g.declared(a.Command, v.Dialect); ok {
+			return g.allowDeclared(a, v, pattern, network)
+		}
 		return Decision{Verdict: &v, Block: &Block{
 			Code:         CodePolicyBlocked,
 			Message:      fmt.Sprintf("%s refuses commands it cannot prove read-only: %s", a.Tool, strings.Join(v.Reasons, "; ")),
@@ -104,7 +123,40 @@ func (g *Gate) authorizeRead(s *SessionState, a Action, now time.Time) Decision 
 		}
 		return Decision{Verdict: &v, Block: b}
 	}
-	return Decision{Allow: true, Verdict: &v}
+	e := g.readExecution(v.Network)
+	e.Shell = v.Dialect
+	return Decision{Allow: true, Verdict: &v, Execution: e}
+}
+
+// readExecution is how a read runs under policy.read_sandbox.
+func (g *Gate) readExecution(network bool) Execution {
+	switch g.rules.ReadSandbox {
+	case SandboxOff:
+		return Execution{Confine: ConfineNone, Why: "policy.read_sandbox is off"}
+	case SandboxRequired:
+		return Execution{Confine: ConfineRequired, Network: network}
+	default:
+		return Execution{Confine: ConfineBestEffort, Network: network}
+	}
+}
+
+// allowDeclared allows a command that policy.read_only_commands declares
+// read-only, on condition that it runs inside the sandbox: the executor
+// refuses it where none is available, and it then needs approval as a
+// change (the control tool).
+func (g *Gate) allowDeclared(a Action, v command.Verdict, pattern string, network bool) Decision {
+	if g.rules.ReadSandbox == SandboxOff {
+		return Decision{Verdict: &v, Block: &Block{
+			Code: CodePolicyBlocked,
+			Message: fmt.Sprintf("%s: %q is read-only only by policy.read_only_commands (%s), which holds only inside the read sandbox, "+
+				"and policy.read_sandbox is off", a.Tool, a.Command, pattern),
+			RecoveryHint: "propose the command with the control tool (action command); it then needs approval like any change",
+			Details:      map[string]any{"declared": pattern, "reasons": v.Reasons},
+		}}
+	}
+	return Decision{Allow: true, Verdict: &v, Execution: Execution{
+		Shell: v.Dialect, Confine: ConfineRequired, Network: network, Declared: pattern,
+	}}
 }
 
 func (g *Gate) authorizeWrite(s *SessionState, a Action, level ControlLevel, now time.Time) Decision {
@@ -122,17 +174,24 @@ func (g *Gate) authorizeWrite(s *SessionState, a Action, level ControlLevel, now
 		}
 	}
 	var verdict *command.Verdict
+	e := Execution{Confine: ConfineNone, Why: "a change runs unconfined"}
 	if a.Command != "" {
-		v := g.classify(a.Command)
+		v := g.classify(a.Command, a.Dialect)
 		verdict = &v
+		e.Shell = v.Dialect
 	}
 	if level == LevelAutonomous {
-		return Decision{Allow: true, Verdict: verdict}
+		return Decision{Allow: true, Verdict: verdict, Execution: e}
 	}
-	return Decision{NeedsApproval: true, Verdict: verdict}
+	return Decision{NeedsApproval: true, Verdict: verdict, Execution: e}
 }
 
-// classify runs the command classifier under the gate's rules.
-func (g *Gate) classify(cmd string) command.Verdict {
-	return g.rules.Command.Classify(cmd, command.DialectBash)
+// classify runs the command classifier under the gate's rules, in the
+// dialect of the shell the target runs commands with (bash when the action
+// does not say).
+func (g *Gate) classify(cmd string, d command.Dialect) command.Verdict {
+	if d == "" {
+		d = command.DialectBash
+	}
+	return g.rules.Command.Classify(cmd, d)
 }

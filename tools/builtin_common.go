@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/vigilops/vigil/policy"
@@ -34,17 +35,24 @@ type CommandData struct {
 	Truncated bool   `json:"truncated"`
 }
 
+// specOf is cmd as p's policy decision lets it run.
+func specOf(p Proposal, cmd string) RunSpec {
+	return RunSpec{Command: cmd, Execution: p.Execution}
+}
+
 // stderrTailBytes is how much of stderr an EXECUTION_FAILED message quotes.
 const stderrTailBytes = 400
 
-// runCommand runs cmd on res and turns the outcome into a Result: OK with the
-// output for exit code 0; EXECUTION_FAILED with the exit code, the stderr
-// tail and the output still included otherwise.
-func runCommand(ctx context.Context, x Executor, res Resource, target, cmd string, stdin io.Reader) Result {
-	out, err := x.Run(ctx, res, cmd, stdin)
+// runCommand runs spec on res and turns the outcome into a Result: OK with
+// the output for exit code 0; EXECUTION_FAILED with the exit code, the
+// stderr tail and the output still included otherwise; POLICY_BLOCKED when
+// policy required a sandbox the target lacks. A confined command that
+// failed the way a sandbox refusal looks says so.
+func runCommand(ctx context.Context, x Executor, res Resource, target string, spec RunSpec, stdin io.Reader) Result {
+	out, err := x.Run(ctx, res, spec, stdin)
 	data := CommandData{
 		Target:    target,
-		Command:   cmd,
+		Command:   spec.Command,
 		ExitCode:  out.ExitCode,
 		Output:    out.Stdout,
 		Stderr:    out.Stderr,
@@ -52,7 +60,14 @@ func runCommand(ctx context.Context, x Executor, res Resource, target, cmd strin
 	}
 	r := Result{Output: traceOutput(out)}
 	meta := map[string]any{"duration_ms": out.Duration.Milliseconds(), "resource_id": string(res.ID)}
+	if out.Sandbox.Mechanism != "" {
+		sb := out.Sandbox
+		r.Sandbox = &sb
+		meta["sandbox"] = sb
+	}
 	switch {
+	case errors.Is(err, ErrNoSandbox):
+		r.Envelope = noSandbox(err, spec)
 	case err != nil:
 		r.Envelope = execFailed(data, err)
 	case out.ExitCode != 0:
@@ -60,22 +75,73 @@ func runCommand(ctx context.Context, x Executor, res Resource, target, cmd strin
 		if t := strings.TrimSpace(tail(out.Stderr, stderrTailBytes)); t != "" {
 			msg += ": " + t
 		}
+		hint := "read the error and the output, then correct the command or try another approach"
+		details := map[string]any{
+			"exit_code":        out.ExitCode,
+			"stderr_tail":      tail(out.Stderr, stderrTailBytes),
+			"auto_recoverable": false,
+		}
+		if sandboxRefusal(out.Sandbox, out.Stderr) {
+			msg += fmt.Sprintf(" — the read sandbox (%s) refused it: a read may not write files (but to /dev/null and a private temp dir), "+
+				"signal or reach other processes, or open network connections it was not cleared for", out.Sandbox.Mechanism)
+			hint = "if the command must change something, propose it with the control tool (it needs approval); otherwise use a read-only command"
+			details["sandbox_refused"] = true
+		}
+		details["recovery_hint"] = hint
 		r.Envelope = Envelope{Data: data, Error: &ErrorInfo{
 			Code:    policy.CodeExecutionFailed,
 			Message: msg,
 			Failed:  true,
-			Details: map[string]any{
-				"exit_code":        out.ExitCode,
-				"stderr_tail":      tail(out.Stderr, stderrTailBytes),
-				"recovery_hint":    "read the error and the output, then correct the command or try another approach",
-				"auto_recoverable": false,
-			},
+			Details: details,
 		}}
 	default:
 		r.Envelope = OK(data)
 	}
 	r.Envelope.Meta = meta
 	return r
+}
+
+// sandboxRefusals are the errors a confined command reports when its
+// sandbox refuses a change: Landlock and seccomp answer EACCES or EPERM, a
+// read-only bind EROFS, a PID namespace ESRCH for outside processes.
+var sandboxRefusals = []string{"Permission denied", "Operation not permitted", "Read-only file system", "No such process"}
+
+// netnsRefusals are what a connection from an empty network namespace
+// (bwrap without network) gets.
+var netnsRefusals = []string{"Network is unreachable", "Connection refused"}
+
+// sandboxRefusal reports whether a confined command's stderr looks like
+// its sandbox refused something.
+func sandboxRefusal(sb Sandbox, stderr string) bool {
+	if !sb.Confined() {
+		return false
+	}
+	refusals := sandboxRefusals
+	if sb.Mechanism == SandboxBwrap && !sb.Network {
+		refusals = append(slices.Clip(refusals), netnsRefusals...)
+	}
+	for _, s := range refusals {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// noSandbox is the envelope for a command policy allowed only inside a
+// sandbox the target does not offer: nothing ran.
+func noSandbox(err error, spec RunSpec) Envelope {
+	b := &policy.Block{
+		Code:         policy.CodePolicyBlocked,
+		Message:      fmt.Sprintf("not run: policy.read_sandbox is required, and %v", err),
+		RecoveryHint: "propose the command with the control tool (action command); it then needs approval like any change",
+	}
+	if spec.Declared != "" {
+		b.Message = fmt.Sprintf("not run: this command is read-only only by policy.read_only_commands (%q), which holds only inside the read sandbox, and %v",
+			spec.Declared, err)
+		b.Details = map[string]any{"declared": spec.Declared}
+	}
+	return Blocked(b)
 }
 
 // execFailed is the envelope for a command that did not run to completion.

@@ -127,7 +127,7 @@ func (t *ControlTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 	if b != nil {
 		return p, b
 	}
-	p.Command, p.Summary = pl.command, pl.summary
+	p.Command, p.Summary, p.Dialect = pl.command, pl.summary, pl.runOn.shell()
 	return p, nil
 }
 
@@ -208,5 +208,5 @@ func (t *ControlTool) Execute(ctx context.Context, p Proposal) Result {
 	if pl.command != p.Command {
 		return badProposal("control", p, "command differs from the one the arguments produce")
 	}
-	return runCommand(ctx, t.x, pl.runOn, a.Target, pl.command, nil)
+	return runCommand(ctx, t.x, pl.runOn, a.Target, specOf(p, pl.command), nil)
 }

@@ -116,7 +116,7 @@ func (t *DiscoverTool) Execute(ctx context.Context, p Proposal) Result {
 		d.BindMounts = []BindMount{}
 	}
 	if r.Reach.Local {
-		t.probe(ctx, r, &d)
+		t.probe(ctx, p.Execution, r, &d)
 	}
 	d.Ports = sortPorts(d.Ports)
 	d.Services = sortedCopy(d.Services)
@@ -125,11 +125,11 @@ func (t *DiscoverTool) Execute(ctx context.Context, p Proposal) Result {
 
 // probe adds what the resource itself reports. A missing tool (no ss, no
 // systemd) is noted, not an error.
-func (t *DiscoverTool) probe(ctx context.Context, r Resource, d *DiscoverData) {
+func (t *DiscoverTool) probe(ctx context.Context, e policy.Execution, r Resource, d *DiscoverData) {
 	run := func(cmd string) (string, bool) {
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		defer cancel()
-		out, err := t.x.Run(pctx, r, cmd, nil)
+		out, err := t.x.Run(pctx, r, RunSpec{Command: cmd, Execution: e}, nil)
 		name, _, _ := strings.Cut(cmd, " ")
 		switch {
 		case err != nil:

@@ -111,7 +111,7 @@ func (t *FileEditTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 	if b != nil {
 		return p, b
 	}
-	p.Command, p.Summary = fileEditCommand(a), fileEditSummary(a, res)
+	p.Command, p.Summary, p.Dialect = fileEditCommand(a), fileEditSummary(a, res), res.shell()
 	return p, nil
 }
 
@@ -161,7 +161,7 @@ func (t *FileEditTool) Execute(ctx context.Context, p Proposal) Result {
 		return Result{Envelope: Blocked(b)}
 	}
 	if a.Action == FileRead {
-		return runCommand(ctx, t.x, res, a.Target, p.Command, nil)
+		return runCommand(ctx, t.x, res, a.Target, specOf(p, p.Command), nil)
 	}
 	data := FileEditData{Target: a.Target, Path: a.Path, Action: string(a.Action), Bytes: len(a.Content)}
 	if res.Reach.Local {
@@ -176,7 +176,7 @@ func (t *FileEditTool) Execute(ctx context.Context, p Proposal) Result {
 	if a.Action == FileAppend {
 		op = " >> "
 	}
-	r := runCommand(ctx, t.x, res, a.Target, "cat"+op+shellQuote(a.Path), strings.NewReader(a.Content))
+	r := runCommand(ctx, t.x, res, a.Target, specOf(p, "cat"+op+shellQuote(a.Path)), strings.NewReader(a.Content))
 	if r.Envelope.OK {
 		r.Envelope.Data = data
 	}

@@ -238,7 +238,7 @@ func (t *QueryTool) Execute(ctx context.Context, p Proposal) Result {
 	case QueryTopology:
 		return t.topology(a.Resource)
 	case QueryHealth:
-		return t.health(ctx, a.Resource)
+		return t.health(ctx, p.Execution, a.Resource)
 	}
 	return badProposal("query", p, "unknown action "+string(a.Action))
 }
@@ -353,7 +353,7 @@ type HealthData struct {
 	Error     string `json:"error,omitempty"`
 }
 
-func (t *QueryTool) health(ctx context.Context, resource string) Result {
+func (t *QueryTool) health(ctx context.Context, e policy.Execution, resource string) Result {
 	r, ok := t.inv.Lookup(resource)
 	if !ok {
 		return Result{Envelope: notFound(t.inv, "resource", resource)}
@@ -361,7 +361,7 @@ func (t *QueryTool) health(ctx context.Context, resource string) Result {
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	start := time.Now()
-	out, err := t.x.Run(ctx, r, healthCommand, nil)
+	out, err := t.x.Run(ctx, r, RunSpec{Command: healthCommand, Execution: e}, nil)
 	d := HealthData{Resource: r.Name, Status: "ok", LatencyMS: time.Since(start).Milliseconds(), Route: routingText(t.inv.RoutingChain(r.ID))}
 	switch {
 	case err != nil:

@@ -171,7 +171,7 @@ func (t *ReadTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 	if b != nil {
 		return p, b
 	}
-	p.Command, p.Summary = pl.command, pl.summary
+	p.Command, p.Summary, p.Dialect = pl.command, pl.summary, pl.runOn.shell()
 	return p, nil
 }
 
@@ -293,5 +293,5 @@ func (t *ReadTool) Execute(ctx context.Context, p Proposal) Result {
 	if pl.command != p.Command {
 		return badProposal("read", p, "command differs from the one the arguments produce")
 	}
-	return runCommand(ctx, t.x, pl.runOn, a.Target, pl.command, nil)
+	return runCommand(ctx, t.x, pl.runOn, a.Target, specOf(p, pl.command), nil)
 }

@@ -13,6 +13,9 @@ var (
 	// ErrTransport: the transport itself failed (ssh dial or handshake,
 	// the shell could not be started); the command may not have run.
 	ErrTransport = errors.New("transport failed")
+	// ErrNoSandbox: policy required the command to run confined and the
+	// machine that would run it offers no sandbox; nothing ran.
+	ErrNoSandbox = errors.New("no read sandbox available")
 	// ErrInvalidInventory: an inventory failed validation.
 	ErrInvalidInventory = errors.New("invalid inventory")
 )

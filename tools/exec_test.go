@@ -64,26 +64,26 @@ func TestRouteWrapsNestedCommands(t *testing.T) {
 	}{
 		{resource: "delly", wantVia: "delly", want: hostile},
 		{resource: "media-server", wantVia: "delly",
-			want: `pct exec 141 -- sh -c ''\''; rm -rf / #'`},
+			want: `pct exec 141 -- bash --norc -c ''\''; rm -rf / #'`},
 		{resource: "builder", wantVia: "delly",
-			want: `qm guest exec 203 -- sh -c ''\''; rm -rf / #'`},
+			want: `qm guest exec 203 -- bash --norc -c ''\''; rm -rf / #'`},
 		{resource: "builder", stdin: true, wantVia: "delly",
-			want: `qm guest exec 203 --pass-stdin 1 -- sh -c ''\''; rm -rf / #'`},
+			want: `qm guest exec 203 --pass-stdin 1 -- bash --norc -c ''\''; rm -rf / #'`},
 		{resource: "jellyfin", wantVia: "delly",
-			want: `pct exec 141 -- sh -c 'docker exec jellyfin sh -c '\'''\''\'\'''\''; rm -rf / #'\'''`},
+			want: `pct exec 141 -- bash --norc -c 'docker exec jellyfin sh -c '\'''\''\'\'''\''; rm -rf / #'\'''`},
 		{resource: "jellyfin", stdin: true, wantVia: "delly",
-			want: `pct exec 141 -- sh -c 'docker exec -i jellyfin sh -c '\'''\''\'\'''\''; rm -rf / #'\'''`},
+			want: `pct exec 141 -- bash --norc -c 'docker exec -i jellyfin sh -c '\'''\''\'\'''\''; rm -rf / #'\'''`},
 		{resource: "buildkit", wantVia: "delly",
-			want: `qm guest exec 203 -- sh -c 'docker exec 0f3a9c sh -c '\'''\''\'\'''\''; rm -rf / #'\'''`},
+			want: `qm guest exec 203 -- bash --norc -c 'docker exec 0f3a9c sh -c '\'''\''\'\'''\''; rm -rf / #'\'''`},
 		{resource: "api-0", wantVia: "kube",
 			want: `kubectl exec api-0 -n prod -- sh -c ''\''; rm -rf / #'`},
 		{resource: "nginx", wantVia: "delly",
-			want: `pct exec 141 -- sh -c ''\''; rm -rf / #'`},
+			want: `pct exec 141 -- bash --norc -c ''\''; rm -rf / #'`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.resource, func(t *testing.T) {
 			res, _ := inv.Lookup(tt.resource)
-			rt, err := inv.Route(res, hostile, tt.stdin)
+			rt, err := inv.Route(res, hostile, res.Shell, tt.stdin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestRouteWrapsNestedCommands(t *testing.T) {
 	}
 }
 
-// innermost unwraps "... sh -c <word>" layers by parsing each one and
+// innermost unwraps "... sh -c <word>" and "... bash --norc -c <word>" layers by parsing each one and
 // taking the expanded last argument, until a command is not such a wrapper.
 func innermost(t *testing.T, cmd string) string {
 	t.Helper()
@@ -116,7 +116,7 @@ func innermost(t *testing.T, cmd string) string {
 			return cmd
 		}
 		n := len(call.Args)
-		if call.Args[n-2].Lit() != "-c" || call.Args[n-3].Lit() != "sh" {
+		if sh := call.Args[n-3].Lit(); call.Args[n-2].Lit() != "-c" || sh != "sh" && sh != "--norc" {
 			return cmd
 		}
 		cmd = roundTrip(t, wordSource(t, call.Args[n-1]))
@@ -136,11 +136,11 @@ func wordSource(t *testing.T, w *syntax.Word) string {
 func TestRouteErrors(t *testing.T) {
 	inv := routeInventory(t)
 	orphan := Resource{ID: "lxc:gone:9", Name: "orphan", Kind: KindLXC, UID: "9", Parent: "node:gone"}
-	if _, err := inv.Route(orphan, "true", false); !errors.Is(err, ErrNoRoute) {
+	if _, err := inv.Route(orphan, "true", "bash", false); !errors.Is(err, ErrNoRoute) {
 		t.Errorf("orphan: err = %v, want ErrNoRoute", err)
 	}
 	stray := Resource{ID: "host:x", Name: "x", Kind: KindHost, Parent: "node:delly"}
-	if _, err := inv.Route(stray, "true", false); !errors.Is(err, ErrNoRoute) {
+	if _, err := inv.Route(stray, "true", "bash", false); !errors.Is(err, ErrNoRoute) {
 		t.Errorf("host without reach: err = %v, want ErrNoRoute", err)
 	}
 }
@@ -148,7 +148,7 @@ func TestRouteErrors(t *testing.T) {
 func TestRouterRunsLocally(t *testing.T) {
 	r := NewRouter(DefaultInventory(), RouterOptions{})
 	res, _ := DefaultInventory().Lookup("localhost")
-	out, err := r.Run(t.Context(), res, "echo routed", nil)
+	out, err := r.Run(t.Context(), res, RunSpec{Command: "echo routed"}, nil)
 	if err != nil || out.Stdout != "routed\n" {
 		t.Fatalf("Run = %+v, %v", out, err)
 	}
@@ -191,7 +191,7 @@ func TestRouterNestedRunsForReal(t *testing.T) {
 	r := NewRouter(inv, RouterOptions{LocalEnv: fakeManagers(t)})
 	res, _ := inv.Lookup("jellyfin")
 	cmd := `printf '%s|' 'a b' "it's" '$(id)' '` + "`id`" + `' ` + shellQuote(hostile)
-	out, err := r.Run(t.Context(), res, cmd, nil)
+	out, err := r.Run(t.Context(), res, RunSpec{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestRouterNestedRunsForReal(t *testing.T) {
 		t.Errorf("nested run = %+v, want stdout %q", out, want)
 	}
 	// stdin reaches the innermost command through both hops.
-	out, err = r.Run(t.Context(), res, "cat", strings.NewReader("through two hops\n"))
+	out, err = r.Run(t.Context(), res, RunSpec{Command: "cat"}, strings.NewReader("through two hops\n"))
 	if err != nil || out.Stdout != "through two hops\n" {
 		t.Errorf("nested stdin = %+v, %v", out, err)
 	}

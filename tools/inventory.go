@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigilops/vigil/internal/textmatch"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 )
 
 // ResourceKind is what sort of thing an inventory resource is (SPEC T3).
@@ -54,6 +55,31 @@ type Resource struct {
 	Reach Reach
 	// Facts are static discovery facts from the inventory file.
 	Facts Facts
+	// Shell is the shell commands run with on the resource (bash or sh):
+	// policy classifies a command in that dialect and the transport runs
+	// exactly that shell. "" means the default for the kind (see
+	// DefaultShell); NewInventory fills it in.
+	Shell command.Dialect
+}
+
+// DefaultShell is the shell a resource of kind k runs commands with when
+// the inventory does not say: bash on machines (nodes, hosts, VMs, LXC
+// containers), sh in docker containers and pods, which often have nothing
+// else. A service uses its host's shell.
+func DefaultShell(k ResourceKind) command.Dialect {
+	switch k {
+	case KindDockerContainer, KindK8sPod:
+		return command.DialectPOSIX
+	}
+	return command.DialectBash
+}
+
+// shell is the resource's shell, its kind's default when not set.
+func (r Resource) shell() command.Dialect {
+	if r.Shell != "" {
+		return r.Shell
+	}
+	return DefaultShell(r.Kind)
 }
 
 // Reach is how commands reach a resource directly. At most one is set.
@@ -148,7 +174,19 @@ func NewInventory(rs []Resource) (*Inventory, error) {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidInventory, err)
 		}
 	}
+	for i := range inv.list {
+		inv.list[i].Shell = inv.effectiveShell(inv.list[i])
+	}
 	return inv, nil
+}
+
+// effectiveShell is r's shell: its own, or its kind's default, or for a
+// service its host's (its commands run there).
+func (inv *Inventory) effectiveShell(r Resource) command.Dialect {
+	for r.Shell == "" && r.Kind == KindService && r.Parent != "" {
+		r = inv.list[inv.byID[r.Parent]]
+	}
+	return r.shell()
 }
 
 func (inv *Inventory) add(r Resource) error {
@@ -175,6 +213,11 @@ func (inv *Inventory) add(r Resource) error {
 		if s.Port < 0 || s.Port > 65535 {
 			return fmt.Errorf("%s: reach.ssh.port %d is out of range", label, s.Port)
 		}
+	}
+	switch r.Shell {
+	case "", command.DialectBash, command.DialectPOSIX:
+	default:
+		return fmt.Errorf("%s: shell %q is not bash or sh", label, r.Shell)
 	}
 	if (r.Kind == KindLXC || r.Kind == KindVM) && r.UID == "" {
 		return fmt.Errorf("%s: %s needs a vmid", label, r.Kind)

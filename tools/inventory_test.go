@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 )
 
 const exampleInventory = "../configs/inventory.example.yaml"
@@ -129,6 +130,7 @@ func TestParseInventoryErrors(t *testing.T) {
 		{"bad name", "resources:\n  - name: \"web 1\"\n    kind: host\n    reach: local\n", `resource "web 1": name must be`},
 		{"vmid on a container", "resources:\n  - name: n\n    kind: node\n    reach: local\n  - name: c\n    kind: docker_container\n    parent: n\n    vmid: 4\n", "vmid only applies to lxc and vm"},
 		{"two documents", "resources:\n  - name: a\n    kind: node\n    reach: local\n---\nresources: []\n", "one YAML document"},
+		{"bad shell", "resources:\n  - name: a\n    kind: node\n    reach: local\n    shell: zsh\n", `resources[0] ("a"): shell "zsh" is not bash or sh (e.g. shell: sh`},
 		{"wrong type", "resources:\n  - name: n\n    kind: node\n    reach: local\n  - name: ct\n    kind: lxc\n    parent: n\n    vmid: abc\n", "cannot unmarshal"},
 	}
 	for _, tt := range tests {
@@ -212,5 +214,63 @@ func TestSearchAndSuggest(t *testing.T) {
 	}
 	if got := inv.Suggest("mediaserver01"); !slices.Contains(got, "media-server") {
 		t.Errorf("Suggest(mediaserver01) = %v, want media-server by prefix", got)
+	}
+}
+
+func TestInventoryShells(t *testing.T) {
+	inv, err := ParseInventory([]byte(`
+resources:
+  - name: n
+    kind: node
+    reach: local
+  - name: plain
+    kind: host
+    reach: local
+    shell: sh
+  - name: vm1
+    kind: vm
+    parent: n
+    vmid: 7
+  - name: ct
+    kind: lxc
+    parent: n
+    vmid: 8
+  - name: app
+    kind: docker_container
+    parent: ct
+  - name: fat
+    kind: docker_container
+    parent: ct
+    shell: bash
+  - name: pod
+    kind: k8s_pod
+    parent: n
+  - name: web
+    kind: service
+    parent: plain
+  - name: db
+    kind: service
+    parent: n
+  - name: odd
+    kind: service
+    parent: n
+    shell: sh
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]command.Dialect{
+		"n": "bash", "plain": "sh", "vm1": "bash", "ct": "bash", "app": "sh", "fat": "bash",
+		"pod": "sh", "web": "sh", "db": "bash", "odd": "sh",
+	}
+	for name, d := range want {
+		r, _ := inv.Lookup(name)
+		if r.Shell != d {
+			t.Errorf("%s: shell %q, want %q", name, r.Shell, d)
+		}
+	}
+	if _, err := NewInventory([]Resource{{ID: "node:x", Name: "x", Kind: KindNode, UID: "x", Reach: Reach{Local: true}, Shell: "fish"}}); err == nil ||
+		!strings.Contains(err.Error(), `shell "fish" is not bash or sh`) {
+		t.Errorf("NewInventory with shell fish: %v", err)
 	}
 }

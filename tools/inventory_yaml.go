@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 )
 
 // inventoryFile is the static inventory's YAML form.
@@ -39,6 +40,11 @@ type resourceYAML struct {
 	Namespace string    `yaml:"namespace"`
 	Reach     reachYAML `yaml:"reach"`
 	Facts     Facts     `yaml:"facts"`
+	// Shell is bash or sh: the shell commands run with there, and the
+	// dialect policy reads them in. Default: bash on nodes, hosts, VMs and
+	// LXC containers, sh in docker containers and pods, the host's for a
+	// service.
+	Shell string `yaml:"shell"`
 }
 
 // reachYAML accepts `reach: local`, `reach: parent` (the default for
@@ -258,6 +264,11 @@ func buildResources(ys []resourceYAML) ([]Resource, error) {
 		state[i] = 1
 		y := ys[i]
 		label := fmt.Sprintf("resources[%d] (%q)", i, y.Name)
+		switch y.Shell {
+		case "", string(command.DialectBash), string(command.DialectPOSIX):
+		default:
+			return fmt.Errorf("%s: shell %q is not bash or sh (e.g. shell: sh for a container without bash)", label, y.Shell)
+		}
 		r := Resource{
 			Name:      y.Name,
 			Kind:      ResourceKind(y.Kind),
@@ -265,6 +276,7 @@ func buildResources(ys []resourceYAML) ([]Resource, error) {
 			Namespace: y.Namespace,
 			Reach:     y.Reach.Reach,
 			Facts:     y.Facts,
+			Shell:     command.Dialect(y.Shell),
 		}
 		var p *Resource
 		if parent[i] >= 0 {

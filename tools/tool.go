@@ -35,6 +35,10 @@ type Proposal struct {
 	// "restart service nginx on web1".
 	Summary string `json:"summary"`
 	Args    any    `json:"-"`
+	// Execution is policy's instruction for running the call (shell,
+	// sandbox, network), copied from the Decision by the agent before
+	// Execute. The zero value means a best-effort sandbox.
+	Execution policy.Execution `json:"-"`
 }
 
 // Result is what one execution produced: the envelope the model reads and the
@@ -50,6 +54,9 @@ type Result struct {
 	// Output is the raw command output before truncation, for traces. Empty
 	// when the tool ran no command.
 	Output string
+	// Sandbox is the confinement the command ran under; nil when the tool
+	// ran no command.
+	Sandbox *Sandbox
 }
 
 // Tool is one capability offered to the model.

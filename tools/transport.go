@@ -2,20 +2,34 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
+
+	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 )
 
-// Executor runs a shell command on an inventory resource. cmd is one shell
-// command line, run by /bin/sh on the machine that finally executes it; it is
-// the string policy classified. stdin may be nil.
+// Executor runs a shell command on an inventory resource, as policy
+// authorised it: with the shell the command was classified for, and confined
+// or not as policy said. stdin may be nil.
 //
 // A command that ran and exited non-zero is not an error: the exit code is in
 // the result. Errors mean the command did not run to completion: no route,
-// transport failure (ErrTransport), timeout (ErrTimeout, with the output up
-// to then in the result), or the caller's context ending.
+// transport failure (ErrTransport), a sandbox policy required and the target
+// lacks (ErrNoSandbox), timeout (ErrTimeout, with the output up to then in
+// the result), or the caller's context ending.
 type Executor interface {
-	Run(ctx context.Context, res Resource, cmd string, stdin io.Reader) (ExecResult, error)
+	Run(ctx context.Context, res Resource, spec RunSpec, stdin io.Reader) (ExecResult, error)
+}
+
+// RunSpec is one command as policy authorised it.
+type RunSpec struct {
+	// Command is one shell command line, exactly the string policy saw.
+	Command string
+	// Execution is policy's instruction: the shell (the target's when
+	// empty), the sandbox requirement and whether it may use the network.
+	policy.Execution
 }
 
 // ExecResult is what one command produced.
@@ -32,6 +46,86 @@ type ExecResult struct {
 	// StdoutBytes is how much the command wrote to stdout in all.
 	StdoutBytes int64
 	Duration    time.Duration
+	// Sandbox is the confinement the command ran under.
+	Sandbox Sandbox
+}
+
+// Sandbox mechanisms.
+const (
+	SandboxLandlock = "landlock" // vigil's own machine: vigil sandbox-exec
+	SandboxBwrap    = "bwrap"    // an SSH target with bubblewrap
+	SandboxNone     = "none"
+)
+
+// Sandbox says how a command was confined, for traces, audit records and
+// the model: which mechanism, with what, and why none when none.
+type Sandbox struct {
+	// Mechanism is SandboxLandlock, SandboxBwrap or SandboxNone.
+	Mechanism string `json:"mechanism"`
+	// Detail qualifies it: the Landlock ABI and anything missing, or why
+	// the command ran unconfined.
+	Detail string `json:"detail,omitempty"`
+	// Network is set when the command could open TCP connections.
+	Network bool `json:"network,omitempty"`
+	// Shell is the shell the command ran with.
+	Shell command.Dialect `json:"shell"`
+}
+
+// Confined reports whether a sandbox applied.
+func (s Sandbox) Confined() bool { return s.Mechanism != "" && s.Mechanism != SandboxNone }
+
+// String is the one line traces show: "landlock (ABI 7, no network), bash"
+// or "none (policy.read_sandbox is off), sh".
+func (s Sandbox) String() string {
+	if s.Mechanism == "" {
+		return ""
+	}
+	detail := s.Detail
+	if s.Confined() {
+		net := "no network"
+		if s.Network {
+			net = "network allowed"
+		}
+		if detail == "" {
+			detail = net
+		} else {
+			detail += ", " + net
+		}
+	}
+	out := s.Mechanism
+	if detail != "" {
+		out += " (" + detail + ")"
+	}
+	if s.Shell != "" {
+		out += ", " + string(s.Shell)
+	}
+	return out
+}
+
+// unconfined is the Sandbox of a command that ran without one.
+func unconfined(shell command.Dialect, why string, a ...any) Sandbox {
+	return Sandbox{Mechanism: SandboxNone, Detail: fmt.Sprintf(why, a...), Shell: shell}
+}
+
+// Job is one command for a transport.
+type Job struct {
+	// Command runs as Shell -c Command; "" Shell means bash.
+	Command string
+	Shell   command.Dialect
+	// Confined runs it in the transport's sandbox (Landlock locally, bwrap
+	// over SSH), with TCP connect allowed when Network is set.
+	Confined bool
+	Network  bool
+	// BestEffort accepts a partial or failed sandbox (locally), reporting
+	// what applied, instead of refusing to run.
+	BestEffort bool
+}
+
+func (j Job) shell() command.Dialect {
+	if j.Shell == "" {
+		return command.DialectBash
+	}
+	return j.Shell
 }
 
 // Limits bound every command a transport runs (SPEC T4).

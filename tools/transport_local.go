@@ -7,15 +7,24 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools/sandbox"
 )
 
-// LocalTransport runs commands on this machine with /bin/sh -c. Each command
-// gets its own process group, and the whole group is killed when the command
-// ends or times out, so a background child (`sleep 100 &`) does not outlive
-// it.
+// LocalTransport runs commands on this machine with bash -c or sh -c, as
+// the job says. Each command gets its own process group, and the whole
+// group is killed when the command ends or times out, so a background child
+// (`sleep 100 &`) does not outlive it.
+//
+// A confined job starts through package sandbox: Landlock, no_new_privs and
+// no capabilities, writing only to a private temp dir (TMPDIR) that is
+// removed afterwards.
 //
 // Commands get a small environment (see LocalTransport.Env), not vigil's own:
 // vigil's environment holds API keys and tokens that a model-proposed `env`
@@ -35,13 +44,37 @@ type LocalTransport struct {
 // kept the pipe open can make them wait that long.
 const readerGrace = 2 * time.Second
 
-// Run runs cmd and waits for it, at most the timeout.
-func (t *LocalTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (ExecResult, error) {
+// Run runs the job and waits for it, at most the timeout.
+func (t *LocalTransport) Run(ctx context.Context, job Job, stdin io.Reader) (ExecResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ExecResult{ExitCode: -1}, fmt.Errorf("local command: %w", err)
 	}
+	shellPath, err := localShell(job.shell())
+	if err != nil {
+		return ExecResult{ExitCode: -1}, fmt.Errorf("%w: local: %w", ErrTransport, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, t.timeout())
 	defer cancel()
+
+	env := t.Env
+	if env == nil {
+		env = minimalEnv()
+	}
+	c := exec.CommandContext(ctx, shellPath, "-c", job.Command)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var box *sandbox.Spec
+	if job.Confined {
+		tmp, err := os.MkdirTemp("", "vigil-read-")
+		if err != nil {
+			return ExecResult{ExitCode: -1}, fmt.Errorf("%w: local: sandbox temp dir: %w", ErrTransport, err)
+		}
+		defer os.RemoveAll(tmp)
+		box = &sandbox.Spec{TempDir: tmp, Network: job.Network, BestEffort: job.BestEffort}
+		env = append(slices.Clip(env), "TMPDIR="+tmp)
+		// A session of its own: no controlling terminal to write to, and
+		// still one process group to kill.
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 
 	stdout, stderr := newCapBuffer(t.outputCap()), newCapBuffer(t.stderrCap())
 	outR, outW, err := os.Pipe()
@@ -55,28 +88,42 @@ func (t *LocalTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (
 		return ExecResult{ExitCode: -1}, fmt.Errorf("%w: local: %w", ErrTransport, err)
 	}
 
-	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmd)
-	c.Env = t.Env
-	if c.Env == nil {
-		c.Env = minimalEnv()
-	}
+	c.Env = env
 	c.Dir = t.Dir
 	if c.Dir == "" {
 		c.Dir = homeDir()
 	}
 	c.Stdin = stdin // nil reads /dev/null
 	c.Stdout, c.Stderr = outW, errW
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.Cancel = func() error { return killGroup(c.Process) }
 	c.WaitDelay = readerGrace // bounds the stdin copy after the process is gone
 
 	start := time.Now()
-	if err := c.Start(); err != nil {
+	applied := unconfined(job.shell(), "")
+	var startErr error
+	if box != nil {
+		var rep sandbox.Report
+		rep, startErr = sandbox.Start(c, *box)
+		switch {
+		case startErr != nil:
+		case rep.Confined:
+			applied = Sandbox{Mechanism: SandboxLandlock, Detail: landlockDetail(rep), Network: job.Network, Shell: job.shell()}
+		default:
+			applied = unconfined(job.shell(), "the sandbox could not confine it: %s", rep.Note)
+		}
+	} else {
+		startErr = c.Start()
+	}
+	if startErr != nil {
 		outR.Close()
 		outW.Close()
 		errR.Close()
 		errW.Close()
-		return ExecResult{ExitCode: -1}, fmt.Errorf("%w: local: start shell: %w", ErrTransport, err)
+		if errors.Is(startErr, sandbox.ErrRefused) {
+			// Nothing ran: policy requires what the kernel cannot give.
+			return ExecResult{ExitCode: -1, Sandbox: applied}, fmt.Errorf("%w: %w", ErrNoSandbox, startErr)
+		}
+		return ExecResult{ExitCode: -1}, fmt.Errorf("%w: local: start shell: %w", ErrTransport, startErr)
 	}
 	// The child holds its own copies of the write ends; ours must go so the
 	// readers see EOF when the child's are closed.
@@ -109,6 +156,7 @@ func (t *LocalTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (
 		Truncated:   stdout.truncated(),
 		StdoutBytes: stdout.total,
 		Duration:    time.Since(start),
+		Sandbox:     applied,
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil && !c.ProcessState.Exited() {
 		// Killed because the deadline passed or the caller gave up.
@@ -132,6 +180,31 @@ func killGroup(p *os.Process) error {
 		return nil
 	}
 	return syscall.Kill(-p.Pid, syscall.SIGKILL)
+}
+
+// landlockDetail is how a trace names the Landlock confinement.
+func landlockDetail(rep sandbox.Report) string {
+	d := "ABI " + strconv.Itoa(rep.ABI)
+	if rep.Note != "" {
+		d += "; " + rep.Note
+	}
+	return d
+}
+
+// localShell is the path of the shell for d on this machine.
+func localShell(d command.Dialect) (string, error) {
+	switch d {
+	case command.DialectPOSIX:
+		return "/bin/sh", nil
+	case command.DialectBash:
+		for _, p := range []string{"/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"} {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				return p, nil
+			}
+		}
+		return "", errors.New("bash is not installed on this machine; install it, or give the resource shell: sh in the inventory")
+	}
+	return "", fmt.Errorf("unknown shell %q: want bash or sh", d)
 }
 
 func homeDir() string {

@@ -36,9 +36,9 @@ func TestLocalTransport(t *testing.T) {
 			var res ExecResult
 			var err error
 			if in != nil {
-				res, err = lt.Run(t.Context(), tt.cmd, in)
+				res, err = lt.Run(t.Context(), Job{Command: tt.cmd}, in)
 			} else {
-				res, err = lt.Run(t.Context(), tt.cmd, nil)
+				res, err = lt.Run(t.Context(), Job{Command: tt.cmd}, nil)
 			}
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -58,7 +58,7 @@ func TestLocalTransport(t *testing.T) {
 
 func TestLocalTransportEnvironmentIsMinimal(t *testing.T) {
 	t.Setenv("VIGIL_TEST_SECRET", "hunter2")
-	res, err := (&LocalTransport{}).Run(t.Context(), "env", nil)
+	res, err := (&LocalTransport{}).Run(t.Context(), Job{Command: "env"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestLocalTransportTimeoutKillsGroup(t *testing.T) {
 	lt := &LocalTransport{Limits: Limits{Timeout: 300 * time.Millisecond}}
 	start := time.Now()
 	// A background child that would outlive a naive kill of the shell.
-	res, err := lt.Run(t.Context(), "sleep 30 & echo $! > "+shellQuote(pidFile)+"; echo started; sleep 30", nil)
+	res, err := lt.Run(t.Context(), Job{Command: "sleep 30 & echo $! > " + shellQuote(pidFile) + "; echo started; sleep 30"}, nil)
 	elapsed := time.Since(start)
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
@@ -92,7 +92,7 @@ func TestLocalTransportTimeoutKillsGroup(t *testing.T) {
 func TestLocalTransportBackgroundChildDoesNotHoldRun(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	start := time.Now()
-	res, err := (&LocalTransport{}).Run(t.Context(), "sleep 30 & echo $! > "+shellQuote(pidFile)+"; echo done", nil)
+	res, err := (&LocalTransport{}).Run(t.Context(), Job{Command: "sleep 30 & echo $! > " + shellQuote(pidFile) + "; echo done"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func assertDead(t *testing.T, pidFile string) {
 
 func TestLocalTransportOutputCap(t *testing.T) {
 	lt := &LocalTransport{Limits: Limits{OutputCap: 64 * 1024}}
-	res, err := lt.Run(t.Context(), "head -c 2000000 /dev/zero | tr '\\0' a", nil)
+	res, err := lt.Run(t.Context(), Job{Command: "head -c 2000000 /dev/zero | tr '\\0' a"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestLocalTransportOutputCap(t *testing.T) {
 func TestLocalTransportCallerCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
-	_, err := (&LocalTransport{}).Run(ctx, "sleep 30", nil)
+	_, err := (&LocalTransport{}).Run(ctx, Job{Command: "sleep 30"}, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

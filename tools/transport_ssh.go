@@ -12,10 +12,13 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/vigilops/vigil/policy/command"
 )
 
 // SSHTransport runs commands on one machine over SSH, verifying the host key
@@ -26,13 +29,19 @@ type SSHTransport struct {
 	Config SSHConfig
 	// DialTimeout bounds connecting and the handshake; 0 means 10 s.
 	DialTimeout time.Duration
+	// Bwrap is the path of bubblewrap on the remote machine, found by
+	// ProbeBwrap; a confined job needs it.
+	Bwrap string
 }
 
-// Run runs cmd with /bin/sh on the remote machine and waits, at most the
-// timeout. The remote side bounds it too (see remoteCommand); at the timeout
-// the command is also sent SIGKILL (when the server accepts signals) and the
-// connection is closed.
-func (t *SSHTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (ExecResult, error) {
+// Run runs the job with bash -c or sh -c on the remote machine (confined
+// jobs under bwrap) and waits, at most the timeout. The remote side bounds
+// it too (see remoteCommand); at the timeout the command is also sent
+// SIGKILL (when the server accepts signals) and the connection is closed.
+func (t *SSHTransport) Run(ctx context.Context, job Job, stdin io.Reader) (ExecResult, error) {
+	if job.Confined && t.Bwrap == "" {
+		return ExecResult{ExitCode: -1}, fmt.Errorf("%w: no bwrap found on %s", ErrNoSandbox, t.addr())
+	}
 	ctx, cancel := context.WithTimeout(ctx, t.timeout())
 	defer cancel()
 	start := time.Now()
@@ -55,7 +64,13 @@ func (t *SSHTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (Ex
 	sess.Stdin, sess.Stdout, sess.Stderr = stdin, stdout, stderr
 
 	done := make(chan error, 1)
-	if err := sess.Start(remoteCommand(cmd, t.timeout())); err != nil {
+	wrap := ""
+	applied := unconfined(job.shell(), "")
+	if job.Confined {
+		wrap = bwrapCommand(t.Bwrap, job.Network)
+		applied = Sandbox{Mechanism: SandboxBwrap, Network: job.Network, Shell: job.shell()}
+	}
+	if err := sess.Start(remoteCommand(job.Command, job.shell(), wrap, t.timeout())); err != nil {
 		return ExecResult{ExitCode: -1, Duration: time.Since(start)}, fmt.Errorf("%w: ssh %s: start command: %w", ErrTransport, t.addr(), err)
 	}
 	go func() { done <- sess.Wait() }()
@@ -74,6 +89,7 @@ func (t *SSHTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (Ex
 		Truncated:   stdout.truncated(),
 		StdoutBytes: stdout.total,
 		Duration:    time.Since(start),
+		Sandbox:     applied,
 	}
 	var exitErr *ssh.ExitError
 	switch {
@@ -97,19 +113,92 @@ func (t *SSHTransport) Run(ctx context.Context, cmd string, stdin io.Reader) (Ex
 	return res, nil
 }
 
-// remoteCommand is what the server runs for cmd: cmd under /bin/sh, killed
-// with its whole process group by timeout(1) once d has passed. Closing the
+// remoteCommand is what the server runs for cmd: cmd under the given
+// shell, inside wrap (bwrap and its options, or nothing), killed with its
+// whole process group by timeout(1) once d has passed. Closing the
 // connection does not stop a command that writes nothing (`sleep`, `tail -f`
 // on a quiet file), and OpenSSH refuses the signal request for root logins
 // ("session signalling requires privilege separation"), so without the
 // remote bound a timed-out command would keep running there. exec keeps
 // timeout in the session's process group, which a signal request that the
-// server does accept kills at once. The bound is d rounded up to whole
-// seconds plus one, so the client's own deadline passes first and reports
-// the timeout.
-func remoteCommand(cmd string, d time.Duration) string {
+// server does accept kills at once; bwrap's sandbox dies with bwrap
+// (--die-with-parent). The bound is d rounded up to whole seconds plus one,
+// so the client's own deadline passes first and reports the timeout.
+//
+// The shell must run the command as classified and nothing else: env drops
+// BASH_ENV and ENV, and bash gets --norc, without which it reads ~/.bashrc
+// when started by sshd (functions defined there could shadow commands).
+func remoteCommand(cmd string, shell command.Dialect, wrap string, d time.Duration) string {
 	secs := int64((d+time.Second-1)/time.Second) + 1
-	return "exec timeout -s KILL " + strconv.FormatInt(secs, 10) + " sh -c " + shellQuote(cmd)
+	out := "exec timeout -s KILL " + strconv.FormatInt(secs, 10) + " env -u BASH_ENV -u ENV "
+	if wrap != "" {
+		out += wrap + " "
+	}
+	return out + shellInvocation(shell, cmd)
+}
+
+// shellInvocation is the command line that runs cmd with shell and nothing
+// else: `bash --norc -c CMD` or `sh -c CMD`, CMD quoted as one word.
+func shellInvocation(shell command.Dialect, cmd string) string {
+	if shell == command.DialectBash {
+		return "bash --norc -c " + shellQuote(cmd)
+	}
+	return string(shell) + " -c " + shellQuote(cmd)
+}
+
+// bwrapCommand is bubblewrap with the options of a confined read: the whole
+// filesystem read-only, a fresh /dev whose /dev/shm is the private temp dir
+// (TMPDIR), no capabilities, its own user, PID and IPC namespaces (so it can
+// neither signal nor reach through /proc into processes outside), its own
+// network namespace unless the read talks over the network, its own session
+// (no terminal), and gone with its parent. /proc and /tmp are the host's,
+// read-only, so `ps` sees every process and a read of /tmp sees the real
+// files: the user namespace keeps other processes' /proc/PID/root, cwd and
+// fd links out of reach.
+func bwrapCommand(path string, network bool) string {
+	return shellQuote(path) + " " + bwrapOptions(network)
+}
+
+func bwrapOptions(network bool) string {
+	opts := "--unshare-user --unshare-pid --unshare-ipc"
+	if !network {
+		opts += " --unshare-net"
+	}
+	return opts + " --ro-bind / / --dev /dev --ro-bind /proc /proc --tmpfs /dev/shm --setenv TMPDIR /dev/shm" +
+		" --die-with-parent --new-session --cap-drop ALL --"
+}
+
+// bwrapProbeTimeout bounds finding and trying bwrap on a target.
+const bwrapProbeTimeout = 10 * time.Second
+
+// bwrapProbe finds bwrap on the SSH user's PATH and tries it with the
+// options reads use; it prints bwrap's path when the sandbox works.
+var bwrapProbe = `p=$(command -v bwrap) || exit 127; "$p" ` + bwrapOptions(false) + ` true && printf '%s\n' "$p"`
+
+// ProbeBwrap reports whether bubblewrap works on the machine: its path, or
+// "" and why not. An error means the machine could not be asked (the
+// answer is unknown, not "no").
+func (t *SSHTransport) ProbeBwrap(ctx context.Context) (path, why string, err error) {
+	probe := *t
+	probe.Bwrap = ""
+	probe.Limits = Limits{Timeout: bwrapProbeTimeout, OutputCap: 4096}
+	res, err := probe.Run(ctx, Job{Command: bwrapProbe, Shell: command.DialectPOSIX}, nil)
+	if err != nil {
+		return "", "", err
+	}
+	out := strings.TrimSpace(res.Stdout)
+	switch {
+	case res.ExitCode == 0 && strings.HasPrefix(out, "/") && !strings.ContainsAny(out, "\n'"):
+		return out, "", nil
+	case res.ExitCode == 127 && out == "":
+		return "", "bwrap is not installed (not on the login PATH)", nil
+	default:
+		msg := strings.TrimSpace(tail(res.Stderr, 200))
+		if msg == "" {
+			msg = fmt.Sprintf("exit status %d", res.ExitCode)
+		}
+		return "", "bwrap cannot set up its sandbox here: " + msg, nil
+	}
 }
 
 func (t *SSHTransport) addr() string {

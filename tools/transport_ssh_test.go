@@ -183,7 +183,7 @@ func TestSSHTransport(t *testing.T) {
 	_, cfg := sshFixture(t, "", nil)
 	tr := &SSHTransport{Config: cfg}
 
-	res, err := tr.Run(t.Context(), "echo hello; echo oops >&2; exit 4", nil)
+	res, err := tr.Run(t.Context(), Job{Command: "echo hello; echo oops >&2; exit 4"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,13 +191,13 @@ func TestSSHTransport(t *testing.T) {
 		t.Errorf("result = %+v", res)
 	}
 
-	res, err = tr.Run(t.Context(), "tr a-z A-Z", strings.NewReader("over ssh\n"))
+	res, err = tr.Run(t.Context(), Job{Command: "tr a-z A-Z"}, strings.NewReader("over ssh\n"))
 	if err != nil || res.Stdout != "OVER SSH\n" || res.ExitCode != 0 {
 		t.Errorf("stdin: %+v, %v", res, err)
 	}
 
 	capped := &SSHTransport{Config: cfg, Limits: Limits{OutputCap: 1024}}
-	res, err = capped.Run(t.Context(), "head -c 100000 /dev/zero | tr '\\0' b", nil)
+	res, err = capped.Run(t.Context(), Job{Command: "head -c 100000 /dev/zero | tr '\\0' b"}, nil)
 	if err != nil || !res.Truncated || !strings.HasSuffix(res.Stdout, "[output truncated: 97.7 KiB total, showing first 1 KiB]") {
 		t.Errorf("cap: truncated %v, err %v, tail %q", res.Truncated, err, tail(res.Stdout, 80))
 	}
@@ -207,7 +207,7 @@ func TestSSHTransportTimeout(t *testing.T) {
 	_, cfg := sshFixture(t, "", nil)
 	tr := &SSHTransport{Config: cfg, Limits: Limits{Timeout: 300 * time.Millisecond}}
 	start := time.Now()
-	res, err := tr.Run(t.Context(), "echo started; sleep 30", nil)
+	res, err := tr.Run(t.Context(), Job{Command: "echo started; sleep 30"}, nil)
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
@@ -230,7 +230,7 @@ func TestSSHTransportVerifiesHostKey(t *testing.T) {
 	_ = os.WriteFile(wrong, []byte(knownhosts.Line([]string{knownhosts.Normalize(addr)}, other.PublicKey())+"\n"), 0o600)
 	bad := cfg
 	bad.KnownHosts = wrong
-	_, err := (&SSHTransport{Config: bad}).Run(t.Context(), "echo should-not-run", nil)
+	_, err := (&SSHTransport{Config: bad}).Run(t.Context(), Job{Command: "echo should-not-run"}, nil)
 	var keyErr *knownhosts.KeyError
 	if !errors.Is(err, ErrTransport) || !errors.As(err, &keyErr) || len(keyErr.Want) == 0 {
 		t.Errorf("mismatched host key: err = %v, want a KeyError", err)
@@ -240,7 +240,7 @@ func TestSSHTransportVerifiesHostKey(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "known_hosts")
 	_ = os.WriteFile(empty, nil, 0o600)
 	bad.KnownHosts = empty
-	_, err = (&SSHTransport{Config: bad}).Run(t.Context(), "true", nil)
+	_, err = (&SSHTransport{Config: bad}).Run(t.Context(), Job{Command: "true"}, nil)
 	if !errors.As(err, &keyErr) || len(keyErr.Want) != 0 {
 		t.Errorf("unknown host: err = %v, want a KeyError without known keys", err)
 	}
@@ -264,7 +264,7 @@ func TestRouterOverSSHWithNesting(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, _ := inv.Lookup("ct7")
-	out, err := NewRouter(inv, RouterOptions{}).Run(t.Context(), res, "printf '%s\\n' "+shellQuote(hostile), nil)
+	out, err := NewRouter(inv, RouterOptions{}).Run(t.Context(), res, RunSpec{Command: "printf '%s\\n' " + shellQuote(hostile)}, nil)
 	if err != nil || out.Stdout != hostile+"\n" {
 		t.Errorf("nested over ssh = %+v, %v", out, err)
 	}
@@ -284,7 +284,7 @@ func TestSSHTransportAsksForTheRecordedKeyType(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, cfg := sshFixture(t, "", nil, ecSigner)
-	res, err := (&SSHTransport{Config: cfg}).Run(t.Context(), "echo verified", nil)
+	res, err := (&SSHTransport{Config: cfg}).Run(t.Context(), Job{Command: "echo verified"}, nil)
 	if err != nil || res.Stdout != "verified\n" {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}

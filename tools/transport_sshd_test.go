@@ -117,7 +117,7 @@ func TestSSHD(t *testing.T) {
 	router := NewRouter(inv, RouterOptions{})
 
 	t.Run("streams and exit code", func(t *testing.T) {
-		res, err := router.Run(t.Context(), far, "echo hello; echo err >&2; exit 3", nil)
+		res, err := router.Run(t.Context(), far, RunSpec{Command: "echo hello; echo err >&2; exit 3"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestSSHD(t *testing.T) {
 
 	t.Run("runs under sshd", func(t *testing.T) {
 		// sshd sets SSH_CONNECTION to "client port server port".
-		res, err := router.Run(t.Context(), far, `echo "$SSH_CONNECTION"; id -un`, nil)
+		res, err := router.Run(t.Context(), far, RunSpec{Command: `echo "$SSH_CONNECTION"; id -un`}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,8 +173,8 @@ func TestSSHD(t *testing.T) {
 		// the command itself would run for 30 s.
 		short := NewRouter(inv, RouterOptions{Limits: Limits{Timeout: 3 * time.Second}})
 		start := time.Now()
-		res, err := short.Run(t.Context(), far, "echo started; sleep 30 >/dev/null 2>&1 & echo $! > "+shellQuote(pidFiles[1])+
-			"; echo $$ > "+shellQuote(pidFiles[0])+"; exec sleep 30", nil)
+		res, err := short.Run(t.Context(), far, RunSpec{Command: "echo started; sleep 30 >/dev/null 2>&1 & echo $! > " + shellQuote(pidFiles[1]) +
+			"; echo $$ > " + shellQuote(pidFiles[0]) + "; exec sleep 30", Execution: unconfinedRun}, nil)
 		took := time.Since(start)
 		if !errors.Is(err, ErrTimeout) {
 			t.Fatalf("err = %v, want ErrTimeout", err)
@@ -208,7 +208,7 @@ func TestSSHD(t *testing.T) {
 
 	t.Run("output cap", func(t *testing.T) {
 		capped := NewRouter(inv, RouterOptions{Limits: Limits{OutputCap: 1024}})
-		res, err := capped.Run(t.Context(), far, `head -c 100000 /dev/zero | tr '\0' b`, nil)
+		res, err := capped.Run(t.Context(), far, RunSpec{Command: `head -c 100000 /dev/zero | tr '\0' b`}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +223,7 @@ func TestSSHD(t *testing.T) {
 
 	t.Run("nested route through the ssh host", func(t *testing.T) {
 		web := lookup(t, inv, "web")
-		rt, err := inv.Route(web, "cat > /etc/app.conf", true)
+		rt, err := inv.Route(web, "cat > /etc/app.conf", web.Shell, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +235,7 @@ func TestSSHD(t *testing.T) {
 
 		// Over sshd, through the host's login shell and docker exec's sh -c,
 		// the hostile string arrives as one argument, and stdin gets through.
-		res, err := router.Run(t.Context(), web, "printf '%s\\n' "+shellQuote(hostile)+"; tr a-z A-Z", strings.NewReader("from stdin\n"))
+		res, err := router.Run(t.Context(), web, RunSpec{Command: "printf '%s\\n' " + shellQuote(hostile) + "; tr a-z A-Z"}, strings.NewReader("from stdin\n"))
 		if err != nil || res.Stdout != hostile+"\nFROM STDIN\n" || res.ExitCode != 0 {
 			t.Errorf("nested run = %+v, %v", res, err)
 		}
@@ -314,7 +314,7 @@ func TestSSHDRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			inv := f.inventory(t, tt.keyFile, tt.knownHosts)
 			marker := filepath.Join(t.TempDir(), "ran")
-			_, err := NewRouter(inv, RouterOptions{}).Run(t.Context(), lookup(t, inv, "far"), "touch "+shellQuote(marker), nil)
+			_, err := NewRouter(inv, RouterOptions{}).Run(t.Context(), lookup(t, inv, "far"), RunSpec{Command: "touch " + shellQuote(marker)}, nil)
 			if !errors.Is(err, ErrTransport) || err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want ErrTransport saying %q", err, tt.want)
 			}
@@ -339,3 +339,6 @@ func alive(pid int) bool {
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
+
+// unconfinedRun is how policy runs a write: outside any sandbox.
+var unconfinedRun = policy.Execution{Confine: policy.ConfineNone, Why: "a change runs unconfined"}

@@ -40,6 +40,9 @@ func renderTrace(t *bot.Trace) string {
 		fmt.Fprintf(&b, ": %s", t.Command)
 	}
 	fmt.Fprintf(&b, " (%s)", t.Duration.Round(time.Millisecond))
+	if t.Sandbox != "" {
+		fmt.Fprintf(&b, "\n    sandbox: %s", t.Sandbox)
+	}
 	if t.Code != "" {
 		fmt.Fprintf(&b, "\n    %s: %s", t.Code, t.Message)
 	}

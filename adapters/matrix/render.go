@@ -137,6 +137,10 @@ func renderTrace(t bot.Trace) *event.MessageEventContent {
 		b.WriteString("\n$ " + t.Command)
 		h.WriteString(`<pre><code class="language-shell">` + html.EscapeString(t.Command) + "</code></pre>")
 	}
+	if t.Sandbox != "" {
+		b.WriteString("\nsandbox: " + t.Sandbox)
+		h.WriteString("<p><em>sandbox: " + html.EscapeString(t.Sandbox) + "</em></p>")
+	}
 	if t.Outcome != bot.OutcomeOK && (t.Code != "" || t.Message != "") {
 		line := t.Code
 		if t.Code != "" && t.Message != "" {

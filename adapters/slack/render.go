@@ -136,6 +136,9 @@ func traceBlocks(t bot.Trace) []slack.Block {
 	if t.Command != "" {
 		blocks = append(blocks, section(codeBlock(truncateRunes(t.Command, maxCommandShown))))
 	}
+	if t.Sandbox != "" {
+		blocks = append(blocks, contextLine(":lock: sandbox: "+escapeMrkdwn(t.Sandbox)))
+	}
 	if t.Outcome != bot.OutcomeOK && (t.Code != "" || t.Message != "") {
 		var line []string
 		if t.Code != "" {

@@ -55,6 +55,7 @@ func newRootCmd() *cobra.Command {
 		newChatCmd(),
 		newRunCmd(),
 		newAuditCmd(),
+		newSandboxExecCmd(),
 	)
 	return root
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/vigilops/vigil/store"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/plugin"
+	"github.com/vigilops/vigil/tools/sandbox"
 )
 
 // Options builds an App. Config is required; the rest override what the
@@ -49,6 +50,8 @@ type Options struct {
 	// MaxConcurrentRuns overrides how many runs this replica works on at
 	// once (the bot's default, 32, when zero).
 	MaxConcurrentRuns int
+	// NoLocalSandbox treats this machine as one without Landlock (tests).
+	NoLocalSandbox bool
 }
 
 // App is a wired vigil.
@@ -119,7 +122,8 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 	}
 	a.Inventory = inv
-	exec := tools.NewRouter(inv, tools.RouterOptions{})
+	exec := tools.NewRouter(inv, tools.RouterOptions{NoLocalSandbox: o.NoLocalSandbox})
+	logSandbox(log, cfg.Policy.Rules().ReadSandbox, exec)
 	all := tools.Builtins(inv, exec, extras.memory)
 	for _, pc := range cfg.Plugins {
 		p, err := connectPlugin(ctx, pc, log)
@@ -232,6 +236,27 @@ func (a *App) Close() error {
 	}
 	a.closers = nil
 	return errors.Join(errs...)
+}
+
+// logSandbox says at start how reads will be confined on this machine:
+// loudly when the sandbox is off or missing.
+func logSandbox(log *slog.Logger, mode policy.SandboxMode, r *tools.Router) {
+	if mode == policy.SandboxOff {
+		log.Warn("READ SANDBOX OFF: policy.read_sandbox is off, so every read runs unconfined and a command the classifier "+
+			"wrongly proves read-only can change things; use it only to debug", "read_sandbox", mode)
+		return
+	}
+	abi, why := r.LocalSandbox()
+	switch {
+	case abi >= sandbox.MinABI:
+		log.Info("read sandbox ready on this machine", "mechanism", "landlock", "abi", abi, "read_sandbox", mode)
+	case abi > 0:
+		log.Warn("read sandbox on this machine is partial: old Landlock ABI", "abi", abi, "needs", sandbox.MinABI, "read_sandbox", mode)
+	case mode == policy.SandboxRequired:
+		log.Warn("no read sandbox on this machine: reads here will be refused (policy.read_sandbox is required)", "why", why)
+	default:
+		log.Warn("no read sandbox on this machine: reads here run unconfined", "why", why, "read_sandbox", mode)
+	}
 }
 
 func openAIModel(c config.LLM, log *slog.Logger) (agent.Model, error) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -115,11 +116,55 @@ type Server struct {
 // Policy holds global policy settings.
 type Policy struct {
 	ApprovalTTL time.Duration `mapstructure:"approval_ttl"`
+	// ReadSandbox is best_effort, required or off (see policy.SandboxMode).
+	ReadSandbox string `mapstructure:"read_sandbox"`
+	// ReadOnlyCommands are commands declared read-only, allowed without
+	// approval only inside the read sandbox. An entry is a pattern string
+	// or a mapping with command and network.
+	ReadOnlyCommands []ReadOnlyCommand `mapstructure:"read_only_commands"`
 }
 
-// Rules are the policy gate's settings from policy.*.
+// ReadOnlyCommand is one policy.read_only_commands entry.
+type ReadOnlyCommand struct {
+	// Command is the command name and its read-only verb words.
+	Command string `mapstructure:"command"`
+	// Network lets it connect over TCP inside the sandbox.
+	Network bool `mapstructure:"network"`
+}
+
+// Rules are the policy gate's settings from policy.*. Call it on a
+// validated Config; invalid entries are left out.
 func (p Policy) Rules() policy.Rules {
-	return policy.Rules{}
+	mode, _ := policy.ParseSandboxMode(p.ReadSandbox)
+	r := policy.Rules{ReadSandbox: mode}
+	for _, c := range p.ReadOnlyCommands {
+		if rc, err := policy.ParseReadOnlyCommand(c.Command, c.Network); err == nil {
+			r.ReadOnlyCommands = append(r.ReadOnlyCommands, rc)
+		}
+	}
+	return r
+}
+
+// readOnlyCommandHook lets a policy.read_only_commands entry be a plain
+// pattern string, and the whole list a comma-separated string (from the
+// environment).
+func readOnlyCommandHook(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String {
+		return data, nil
+	}
+	switch to {
+	case reflect.TypeFor[ReadOnlyCommand]():
+		return ReadOnlyCommand{Command: data.(string)}, nil
+	case reflect.TypeFor[[]ReadOnlyCommand]():
+		var out []ReadOnlyCommand
+		for _, c := range strings.Split(data.(string), ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				out = append(out, ReadOnlyCommand{Command: c})
+			}
+		}
+		return out, nil
+	}
+	return data, nil
 }
 
 // Audit configures the audit file.
@@ -227,6 +272,8 @@ var defaults = map[string]any{
 	"bot.user_rate_limit":         20,
 	"server.listen":               "",
 	"policy.approval_ttl":         "10m",
+	"policy.read_sandbox":         "best_effort",
+	"policy.read_only_commands":   []string{},
 	"audit.file":                  "",
 	"log.level":                   "info",
 	"log.format":                  "text",
@@ -272,6 +319,7 @@ func Load(path string) (*Config, error) {
 	}
 	var c Config
 	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		readOnlyCommandHook,
 		mapstructure.StringToTimeDurationHookFunc(),
 		mapstructure.StringToSliceHookFunc(","),
 	)))
@@ -357,6 +405,14 @@ func (c *Config) Validate() error {
 	}
 	if c.Policy.ApprovalTTL <= 0 {
 		bad("policy.approval_ttl", "must be a positive duration such as 10m")
+	}
+	if _, err := policy.ParseSandboxMode(c.Policy.ReadSandbox); err != nil {
+		bad("policy.read_sandbox", "%v", err)
+	}
+	for i, rc := range c.Policy.ReadOnlyCommands {
+		if _, err := policy.ParseReadOnlyCommand(rc.Command, rc.Network); err != nil {
+			bad(fmt.Sprintf("policy.read_only_commands[%d]", i), "%v", err)
+		}
 	}
 	if c.Inventory.File != "" {
 		if _, err := os.Stat(c.Inventory.File); err != nil {

@@ -108,6 +108,10 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"plugin without command", "plugins:\n  - name: ops\n", "plugins[0].command"},
 		{"bad plugin env", "plugins:\n  - name: ops\n    command: /bin/true\n    env: [REGION]\n", "plugins[0].env[0]"},
 		{"unknown plugin key", "plugins:\n  - name: ops\n    command: /bin/true\n    cmd: x\n", "plugins[0].cmd"},
+		{"bad read sandbox", "policy:\n  read_sandbox: strict\n", `policy.read_sandbox: "strict" is not a sandbox mode; use best_effort (the default), required or off, e.g.`},
+		{"bad read-only command", "policy:\n  read_only_commands:\n    - mytool status\n    - \"rm $(x)\"\n", `policy.read_only_commands[1]: "rm $(x)": word "$(x)"`},
+		{"empty read-only command", "policy:\n  read_only_commands:\n    - command: \"\"\n      network: true\n", `policy.read_only_commands[0]: is empty; give a command and its read-only verb, e.g.`},
+		{"unknown read-only command key", "policy:\n  read_only_commands:\n    - cmd: mytool status\n", "cmd"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,5 +141,40 @@ func TestMissingFile(t *testing.T) {
 	_, err := Load("/nonexistent/vigil.yaml")
 	if err == nil || !strings.Contains(err.Error(), "--config") {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestReadSandboxSettings(t *testing.T) {
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Policy.Rules(); r.ReadSandbox != policy.SandboxBestEffort || len(r.ReadOnlyCommands) != 0 {
+		t.Errorf("default rules = %+v, want best effort and no declared commands", r)
+	}
+	c, err = Load(write(t, `policy:
+  read_sandbox: required
+  read_only_commands:
+    - mytool status
+    - command: kafka-topics --describe
+      network: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Policy.Rules()
+	got := fmt.Sprintln(r.ReadSandbox, r.ReadOnlyCommands)
+	if want := "required [{[mytool status] false} {[kafka-topics --describe] true}]\n"; got != want {
+		t.Errorf("rules = %s, want %s", got, want)
+	}
+	t.Setenv("VIGIL_POLICY_READ_ONLY_COMMANDS", "mytool status, other list")
+	t.Setenv("VIGIL_POLICY_READ_SANDBOX", "off")
+	c, err = Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = c.Policy.Rules()
+	if got := fmt.Sprintln(r.ReadSandbox, r.ReadOnlyCommands); got != "off [{[mytool status] false} {[other list] false}]\n" {
+		t.Errorf("rules from the environment = %s", got)
 	}
 }

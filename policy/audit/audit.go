@@ -65,6 +65,9 @@ type Record struct {
 	Outcome    string `json:"outcome,omitempty"`
 	ApprovalID string `json:"approval_id,omitempty"`
 	Reason     string `json:"reason,omitempty"`
+	// Sandbox is how an executed command was confined ("landlock (ABI 7,
+	// no network), bash", "none (why), bash"); "" when none ran.
+	Sandbox string `json:"sandbox,omitempty"`
 	// PrevHash is the previous record's Hash, "" for the first record.
 	PrevHash string `json:"prev_hash"`
 	// Hash is ComputeHash() of this record.
@@ -92,6 +95,12 @@ func (r Record) ComputeHash() string {
 	for _, s := range []string{r.Actor, string(r.Action), r.Tool, r.Target, r.Command,
 		r.Channel, r.Thread, r.Outcome, r.ApprovalID, r.Reason, r.PrevHash} {
 		put(s)
+	}
+	if r.Sandbox != "" {
+		// Only when set, so records written before the field existed keep
+		// their hashes.
+		put("sandbox")
+		put(r.Sandbox)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
