@@ -26,9 +26,11 @@ demo: build
 	./$(BIN) chat --config $(CONFIG) --demo
 
 # Everything: static checks, the deployment artifacts, the Dendrite
-# homeserver the Matrix tests run against (built once, cached), then every
+# homeserver the Matrix tests run against and the Prometheus and
+# Alertmanager the observability tests run against (built once, cached),
+# then every
 # Go test with the race detector.
-test: lint deploy-check dendrite unit
+test: lint deploy-check dendrite observability unit
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...

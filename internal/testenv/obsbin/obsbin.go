@@ -1,0 +1,194 @@
+// Package obsbin starts real Prometheus and Alertmanager servers for tests.
+// The binaries are built once per machine by `make observability` (part of
+// `make test`) into ~/.cache/vigil; a test that finds none fails and says
+// how to build them. Each server gets free loopback ports and a temporary
+// data directory, and is stopped when the test ends.
+package obsbin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Versions the Makefile builds (mk/observability.mk).
+const (
+	PrometheusVersion   = "v0.316.0"
+	AlertmanagerVersion = "v0.28.1"
+)
+
+// Environment variables that point at other binaries.
+const (
+	EnvPrometheus   = "VIGIL_PROMETHEUS"
+	EnvAlertmanager = "VIGIL_ALERTMANAGER"
+)
+
+// Server is one running server.
+type Server struct {
+	// URL is the server's base URL, e.g. http://127.0.0.1:41234.
+	URL string
+	// Dir is the server's temporary directory (config and data).
+	Dir string
+
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *syncBuffer
+}
+
+// Log returns what the server has printed so far.
+func (s *Server) Log() string { return s.log.String() }
+
+// Prometheus starts Prometheus with the given configuration file content
+// (prometheus.yml) and extra flags, and waits until it is ready.
+func Prometheus(t testing.TB, config string, flags ...string) *Server {
+	t.Helper()
+	bin := binary(t, EnvPrometheus, "prometheus", PrometheusVersion)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := FreeAddr(t)
+	args := append([]string{
+		"--config.file=" + cfg,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
+		"--log.level=warn",
+	}, flags...)
+	return start(t, bin, dir, addr, args)
+}
+
+// Alertmanager starts Alertmanager with the given configuration file
+// content (alertmanager.yml), clustering off, and waits until it is ready.
+func Alertmanager(t testing.TB, config string, flags ...string) *Server {
+	t.Helper()
+	bin := binary(t, EnvAlertmanager, "alertmanager", AlertmanagerVersion)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "alertmanager.yml")
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := FreeAddr(t)
+	args := append([]string{
+		"--config.file=" + cfg,
+		"--storage.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
+		"--cluster.listen-address=",
+		"--log.level=warn",
+	}, flags...)
+	return start(t, bin, dir, addr, args)
+}
+
+// binary finds a server binary: $env, else the Makefile's cache path.
+func binary(t testing.TB, env, name, version string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
+		return p
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatalf("%s: no cache directory (set %s): %v", name, env, err)
+	}
+	p := filepath.Join(base, "vigil", name+"-"+version, name)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("this test needs a real %s %s at %s: run `make %s` (part of `make test`) to build it once, "+
+			"or set %s to another binary: %v", name, version, p, name, env, err)
+	}
+	return p
+}
+
+func start(t testing.TB, bin, dir, addr string, args []string) *Server {
+	t.Helper()
+	s := &Server{URL: "http://" + addr, Dir: dir, done: make(chan struct{}), log: &syncBuffer{}}
+	s.cmd = exec.Command(bin, args...)
+	s.cmd.Dir = dir
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", filepath.Base(bin), err)
+	}
+	go func() {
+		_ = s.cmd.Wait()
+		close(s.done)
+	}()
+	t.Cleanup(func() {
+		_ = s.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	if err := s.waitReady(30 * time.Second); err != nil {
+		t.Fatalf("%s did not become ready: %v\n%s", filepath.Base(bin), err, s.Log())
+	}
+	return s
+}
+
+// waitReady polls /-/ready, which both servers answer once they serve.
+func (s *Server) waitReady(within time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	for {
+		select {
+		case <-s.done:
+			return errors.New("it exited")
+		default:
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/-/ready", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not ready within %s (last error: %v)", within, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// FreeAddr returns a loopback address with a port free at the time of the
+// call.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// syncBuffer collects a process's output for failure messages.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.buf) < 1<<20 {
+		b.buf = append(b.buf, p...)
+	}
+	return len(p), nil
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}

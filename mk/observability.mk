@@ -1,0 +1,30 @@
+# Prometheus and Alertmanager for the observability and alert-intake tests.
+# Both are built from the Go module proxy with `go install` into a cache
+# outside the repository, keyed by version, once per machine (Prometheus
+# takes several minutes cold; Alertmanager under one). Included by the
+# Makefile (`include mk/*.mk`); `make test` depends on `observability`.
+#
+# Alertmanager releases after v0.28.1 do not build this way (their UI assets
+# are not in the module), hence the pin.
+
+GO                   ?= go
+VIGIL_CACHE          ?= $(HOME)/.cache/vigil
+PROMETHEUS_VERSION   ?= v0.316.0
+ALERTMANAGER_VERSION ?= v0.28.1
+PROMETHEUS_BIN       := $(VIGIL_CACHE)/prometheus-$(PROMETHEUS_VERSION)/prometheus
+ALERTMANAGER_BIN     := $(VIGIL_CACHE)/alertmanager-$(ALERTMANAGER_VERSION)/alertmanager
+
+.PHONY: observability prometheus alertmanager
+
+observability: prometheus alertmanager
+
+prometheus: $(PROMETHEUS_BIN)
+alertmanager: $(ALERTMANAGER_BIN)
+
+$(PROMETHEUS_BIN):
+	@echo "observability: building prometheus $(PROMETHEUS_VERSION) into $(@D) (once; several minutes)"
+	GOBIN=$(@D) GOFLAGS=-p=2 $(GO) install github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS_VERSION)
+
+$(ALERTMANAGER_BIN):
+	@echo "observability: building alertmanager $(ALERTMANAGER_VERSION) into $(@D) (once)"
+	GOBIN=$(@D) GOFLAGS=-p=2 $(GO) install github.com/prometheus/alertmanager/cmd/alertmanager@$(ALERTMANAGER_VERSION)
