@@ -28,8 +28,7 @@ demo: build
 # Everything: static checks, the deployment artifacts, the Dendrite
 # homeserver the Matrix tests run against and the Prometheus and
 # Alertmanager the observability tests run against (built once, cached),
-# then every
-# Go test with the race detector.
+# then every Go test with the race detector.
 test: lint deploy-check dendrite observability unit
 
 unit:
