@@ -120,15 +120,12 @@ func notListed(fn string) Result {
 	return unknown("function " + fn + " is not on the read-only list")
 }
 
-// highStatements are statement kinds graded High.
-var highStatements = map[string]bool{
-	"DROP": true, "TRUNCATE": true, "DELETE": true, "ALTER": true, "SHUTDOWN": true,
-	"DROP TABLE": true, "DROP DATABASE": true, "ALTER TABLE": true, "DROP SCHEMA": true,
-	"DROP INDEX": true, "DROP VIEW": true, "DROP USER": true, "DROP ROLE": true,
-}
+// highWords are first words of statement kinds graded High.
+var highWords = wordSet("DROP TRUNCATE DELETE ALTER SHUTDOWN")
 
 func severityOf(stmt string) Severity {
-	if highStatements[stmt] || strings.HasPrefix(stmt, "DROP ") || strings.HasPrefix(stmt, "ALTER ") {
+	first, _, _ := strings.Cut(stmt, " ")
+	if highWords[first] {
 		return High
 	}
 	return Medium
