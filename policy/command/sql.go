@@ -79,7 +79,10 @@ func mysqlClient(text string, escapes bool) mysqlClientInput {
 		return true
 	}
 	for _, line := range strings.Split(text, "\n") {
-		if buf.Len() == 0 && !comment && quote == 0 {
+		// A line that starts a statement is a command if its first word
+		// names one, unless it holds a ';' or \g: then the statement it
+		// ends is looked up instead, below.
+		if buf.Len() == 0 && !comment && quote == 0 && !strings.Contains(line, ";") && !strings.Contains(line, `\g`) {
 			if cmd, ok := mysqlStatementCommand(line); ok {
 				in.command = cmd
 				return in
@@ -116,7 +119,9 @@ func mysqlClient(text string, escapes bool) mysqlClientInput {
 			case !comment && quote == 0 && (ch == '#' || ch == '-' && strings.HasPrefix(line[i:], "--") &&
 				(i+2 == len(line) || mysqlSpace(line[i+2]))):
 				break scan
-			case !comment && quote == 0 && strings.HasPrefix(line[i:], "/*") && !strings.HasPrefix(line[i:], "/*!"):
+			case !comment && quote == 0 && strings.HasPrefix(line[i:], "/*") && !strings.HasPrefix(line[i:], "/*!") &&
+				!strings.HasPrefix(line[i:], "/*M!"):
+				// mysql drops comments; /*! and MariaDB's /*M! are sent.
 				comment = true
 				i++
 			case comment && strings.HasPrefix(line[i:], "*/"):
@@ -224,8 +229,10 @@ var sqliteReadDot = wordSet(`.tables .table .schema .fullschema .indexes .indice
 // arguments hold no control character (a newline would start another
 // command) and no "|" (which pipes to a program in the commands that write).
 func sqliteDot(s string) (name string, ok bool) {
-	name, _, _ = strings.Cut(s, " ")
-	name, _, _ = strings.Cut(name, "\t")
+	name = s
+	if i := strings.IndexFunc(s, func(r rune) bool { return r <= ' ' }); i >= 0 {
+		name = s[:i]
+	}
 	if !sqliteReadDot[name] {
 		return name, false
 	}
