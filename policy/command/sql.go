@@ -64,7 +64,7 @@ func mysqlClient(text string, escapes bool) mysqlClientInput {
 	var in mysqlClientInput
 	var buf strings.Builder
 	var quote byte // the open quote, or 0
-	comment := false
+	comment, needSpace := false, false
 	flush := func() bool {
 		s := strings.TrimSpace(buf.String())
 		buf.Reset()
@@ -127,9 +127,7 @@ func mysqlClient(text string, escapes bool) mysqlClientInput {
 			case comment && strings.HasPrefix(line[i:], "*/"):
 				comment = false
 				i++
-				if buf.Len() > 0 {
-					buf.WriteByte(' ')
-				}
+				needSpace = true
 			case comment:
 			default:
 				if ch == quote {
@@ -137,6 +135,10 @@ func mysqlClient(text string, escapes bool) mysqlClientInput {
 				} else if quote == 0 && (ch == '\'' || ch == '"' || ch == '`') {
 					quote = ch
 				}
+				if needSpace && !mysqlSpace(ch) {
+					buf.WriteByte(' ') // a comment separates what it stood between
+				}
+				needSpace = false
 				buf.WriteByte(ch)
 			}
 		}
