@@ -189,6 +189,16 @@ func (w *pgWalker) node(m protoreflect.Message) {
 	case *pg.A_Expr:
 		w.operator(x.Name)
 		return
+	case *pg.SortBy:
+		if len(x.UseOp) > 0 { // ORDER BY a USING op
+			w.operator(x.UseOp)
+		}
+		return
+	case *pg.SubLink:
+		if len(x.OperName) > 0 { // a op ANY (SELECT ...)
+			w.operator(x.OperName)
+		}
+		return
 	case *pg.ExplainStmt:
 		for _, o := range x.Options {
 			if d := o.GetDefElem(); d != nil && strings.EqualFold(d.Defname, "analyze") {
