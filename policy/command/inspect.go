@@ -167,6 +167,13 @@ var psqlPsets = wordSet(`format border expanded x null fieldsep fieldsep_zero re
 	unicode_column_linestyle unicode_header_linestyle csv_fieldsep tableattr columns
 	xheader_width`)
 
+// psqlConnOptions reports whether a database name or connection string
+// carries server options (options=-c search_path=... in a conninfo string
+// or URI): they would change what unqualified names in the SQL call.
+func psqlConnOptions(dbname string) bool {
+	return strings.Contains(strings.ToLower(dbname), "options")
+}
+
 // checkPsql inspects every -c/--command string: one that starts with a
 // backslash is a single meta-command, anything else goes to the server as
 // SQL (psql interpolates nothing in it). -l lists databases; -f, -o, -L
@@ -181,9 +188,18 @@ func checkPsql(c *classifier, k *call) {
 			c.unknown("psql", "dynamic argument")
 			return
 		case tokOperand:
+			if psqlConnOptions(t.val) {
+				c.unknown("psql "+t.val, "connection options can change server settings such as search_path")
+				return
+			}
 			continue // dbname and user
 		}
 		switch t.name {
+		case "d", "dbname":
+			if psqlConnOptions(t.val) {
+				c.unknown("psql "+optText(t), "connection options can change server settings such as search_path")
+				return
+			}
 		case "c", "command":
 			if !t.valStatic {
 				c.unknown("psql -c", "dynamic SQL")
@@ -211,7 +227,7 @@ func checkPsql(c *classifier, k *call) {
 				c.unknown("psql "+optText(t)+" "+name, "setting not known to be harmless")
 				return
 			}
-		case "d", "dbname", "h", "host", "p", "port", "U", "username",
+		case "h", "host", "p", "port", "U", "username",
 			"F", "field-separator", "R", "record-separator", "T", "table-attr",
 			"a", "echo-all", "A", "no-align", "b", "echo-errors", "e", "echo-queries", "E",
 			"echo-hidden", "H", "html", "n", "no-readline", "q", "quiet", "S", "single-line",
