@@ -92,7 +92,7 @@ func mysqlClient(text string, escapes bool) mysqlClientInput {
 		for i := 0; i < len(line); i++ {
 			ch := line[i]
 			switch {
-			case buf.Len() == 0 && quote == 0 && !comment && (ch == ' ' || ch == '\t' || ch == '\r'):
+			case buf.Len() == 0 && quote == 0 && !comment && mysqlSpace(ch):
 				// white space before a statement is dropped
 			case !comment && ch == '\\' && (quote == 0 || escapes):
 				if i+1 == len(line) {

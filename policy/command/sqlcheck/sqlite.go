@@ -292,7 +292,7 @@ func sqliteQuery(toks []sqliteTok) *Result {
 	// a name followed by "(" after that AS is a type such as VARCHAR(10).
 	type cast struct {
 		depth int
-		as    bool
+		as    int // index of the cast's AS, or 0
 	}
 	var casts []cast
 	depth := 0
@@ -310,8 +310,8 @@ func sqliteQuery(toks []sqliteTok) *Result {
 			}
 			depth--
 			continue
-		case t.word("AS") && len(casts) > 0 && casts[len(casts)-1].depth == depth:
-			casts[len(casts)-1].as = true
+		case t.word("AS") && len(casts) > 0 && casts[len(casts)-1].depth == depth && casts[len(casts)-1].as == 0:
+			casts[len(casts)-1].as = i
 			continue
 		}
 		call := i+1 < len(toks) && toks[i+1].is("(")
@@ -335,8 +335,8 @@ func sqliteQuery(toks []sqliteTok) *Result {
 			}
 			continue
 		}
-		if len(casts) > 0 && casts[len(casts)-1].as && casts[len(casts)-1].depth == depth {
-			continue // a type name with a size: CAST(x AS VARCHAR(10))
+		if len(casts) > 0 && casts[len(casts)-1].depth == depth && typeName(toks, casts[len(casts)-1].as, i) {
+			continue // a type name with a size: CAST(x AS UNSIGNED BIG INT(10))
 		}
 		name := t.name
 		if t.kind == sqliteWord {
@@ -348,6 +348,21 @@ func sqliteQuery(toks []sqliteTok) *Result {
 		}
 	}
 	return nil
+}
+
+// typeName reports whether toks[as+1 : i+1], between a cast's AS and a
+// "(", are the words of a type name: SQLite's grammar puts nothing else
+// there, and the parenthesis then holds the type's size.
+func typeName(toks []sqliteTok, as, i int) bool {
+	if as == 0 {
+		return false
+	}
+	for j := as + 1; j <= i; j++ {
+		if toks[j].kind != sqliteWord && toks[j].kind != sqliteQuoted {
+			return false
+		}
+	}
+	return true
 }
 
 // sqliteNotCall reports whether toks[i], followed by "(", is grammar rather
