@@ -130,6 +130,9 @@ func checkMySQL(c *classifier, k *call) {
 // without backslash escapes in strings.
 func (c *classifier) inspectMySQLInput(k *call, text string, d sqlcheck.Dialect) bool {
 	for _, escapes := range []bool{true, false} {
+		if !escapes && !strings.Contains(text, `\`) {
+			break // without a backslash both readings are the same
+		}
 		in := mysqlClient(text, escapes)
 		if in.command != "" {
 			c.inspected(k.name, true, RiskMedium, "client command "+in.command+" runs in the client, not as SQL")

@@ -224,8 +224,7 @@ var mysqlReadFunctions = wordSet(`
 	st_intersects st_isclosed st_isempty st_isvalid st_latitude st_length st_longitude
 	st_numgeometries st_numpoints st_overlaps st_pointn st_srid st_startpoint st_touches
 	st_union st_within st_x st_y point linestring polygon mbrcontains mbrwithin
-	mbrintersects mbroverlaps mbrtouches mbrdisjoint mbrequals
-	char_func`)
+	mbrintersects mbroverlaps mbrtouches mbrdisjoint mbrequals`)
 
 // mysqlNoArgFunctions are read-only only when called without arguments:
 // LAST_INSERT_ID(expr) sets the value it later returns.
