@@ -322,3 +322,41 @@ func TestDeepNesting(t *testing.T) {
 		t.Errorf("after deep nesting, Check(SELECT 1) = %+v", r)
 	}
 }
+
+// TestConcurrent: Check is safe for concurrent use (run with -race): the
+// MySQL parsers are pooled and each PostgreSQL call takes its own module
+// instance.
+func TestConcurrent(t *testing.T) {
+	inputs := []struct {
+		sql  string
+		d    Dialect
+		read bool
+	}{
+		{"SELECT count(*) FROM t", PostgreSQL, true},
+		{"SELECT pg_terminate_backend(1)", PostgreSQL, false},
+		{"SHOW PROCESSLIST", MySQL, true},
+		{"SELECT sleep(1)", MySQL, false},
+		{"SELECT 1", SQLite, true},
+		{"SELECT writefile('x', 1)", SQLite, false},
+	}
+	errs := make(chan string, 64)
+	done := make(chan struct{})
+	for g := 0; g < 2; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 20; i++ {
+				in := inputs[(g+i)%len(inputs)]
+				if r := Check(in.sql, in.d); r.ReadOnly != in.read {
+					errs <- in.sql + ": " + r.Reason
+				}
+			}
+		}()
+	}
+	for g := 0; g < 2; g++ {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Errorf("concurrent Check: %s", e)
+	}
+}
