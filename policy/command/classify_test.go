@@ -26,9 +26,9 @@ func TestClassifyVerdicts(t *testing.T) {
 		{"kubectl -n prod get pods", IntentReadOnlyCertain, RiskReadOnly, "kubectl get: read-only"},
 		// Content inspectors give the conditional intent.
 		{"mysql -e 'SELECT 1'", IntentReadOnlyConditional, RiskReadOnly, "mysql: SELECT is read-only"},
-		{"psql -c 'SELECT 1; SHOW server_version'", IntentReadOnlyConditional, RiskReadOnly, "psql: SELECT is read-only"},
+		{"psql -c 'SELECT 1; SHOW server_version'", IntentReadOnlyConditional, RiskReadOnly, "psql: SELECT, SHOW are read-only"},
 		{"redis-cli -h cache GET k", IntentReadOnlyConditional, RiskReadOnly, "redis-cli GET: read-only"},
-		{"sqlite3 db .tables", IntentReadOnlyConditional, RiskReadOnly, "sqlite3: .tables is read-only"},
+		{"sqlite3 db .tables", IntentReadOnlyConditional, RiskReadOnly, "sqlite3: dot-command .tables is read-only"},
 		// Phase 1 constructs, graded.
 		{"echo hi > /etc/motd", IntentWriteOrUnknown, RiskHigh, "> /etc/motd: output redirection"},
 		{"echo hi > /tmp/x", IntentWriteOrUnknown, RiskMedium, "> /tmp/x: output redirection"},
@@ -51,8 +51,8 @@ func TestClassifyVerdicts(t *testing.T) {
 		{"systemctl stop nginx", IntentWriteOrUnknown, RiskHigh, "systemctl stop: known writer"},
 		{"kubectl delete ns prod", IntentWriteOrUnknown, RiskHigh, "kubectl delete: known writer"},
 		{"iptables -F", IntentWriteOrUnknown, RiskHigh, "iptables -F: changes firewall rules"},
-		{"psql -c 'DROP TABLE t'", IntentWriteOrUnknown, RiskHigh, "psql: SQL not provably read-only (DROP)"},
-		{"mysql -e 'TRUNCATE audit'", IntentWriteOrUnknown, RiskHigh, "mysql: SQL not provably read-only (TRUNCATE)"},
+		{"psql -c 'DROP TABLE t'", IntentWriteOrUnknown, RiskHigh, "psql: statement DROP writes"},
+		{"mysql -e 'TRUNCATE audit'", IntentWriteOrUnknown, RiskHigh, "mysql: statement TRUNCATE TABLE writes"},
 		{"redis-cli FLUSHALL", IntentWriteOrUnknown, RiskHigh, "redis-cli FLUSHALL: command writes"},
 		{"git push --force", IntentWriteOrUnknown, RiskHigh, "git push --force: known writer"},
 		{"sed -i s/a/b/ f", IntentWriteOrUnknown, RiskMedium, "sed -i: edits files in place"},
@@ -243,49 +243,6 @@ func TestAwkProgramWrites(t *testing.T) {
 		what, ok := awkProgramWrites(tt.prog)
 		if what != tt.what || ok != tt.ok {
 			t.Errorf("awkProgramWrites(%q) = %q, %v; want %q, %v", tt.prog, what, ok, tt.what, tt.ok)
-		}
-	}
-}
-
-func TestSQLReadOnly(t *testing.T) {
-	tests := []struct {
-		sql  string
-		d    sqlDialect
-		read bool
-		what string
-	}{
-		{"SELECT 1", sqlMySQL, true, "SELECT"},
-		{"select count(*) from t where a > 1", sqlPostgres, true, "SELECT"},
-		{"SHOW CREATE TABLE t", sqlMySQL, true, "SHOW"},
-		{"EXPLAIN SELECT * FROM t", sqlPostgres, true, "EXPLAIN"},
-		{"DESCRIBE t; DESC u", sqlMySQL, true, "DESCRIBE"},
-		{"(SELECT 1) UNION (SELECT 2)", sqlPostgres, true, "SELECT"},
-		{"WITH x AS (SELECT 1) SELECT * FROM x", sqlPostgres, true, "WITH"},
-		{"SELECT 'a;b', \"c\" -- ; DROP\n", sqlPostgres, true, "SELECT"},
-		{"SELECT 1 # ; DROP TABLE t", sqlMySQL, true, "SELECT"},
-		{"SHOW SLAVE STATUS\\G", sqlMySQL, true, "SHOW"},
-		{"PRAGMA table_info(t)", sqlSQLite, true, "PRAGMA"},
-		{"SELECT 1 # ; DROP TABLE t", sqlPostgres, false, "DROP"},
-		{"SELECT 1--x; DROP TABLE t", sqlMySQL, false, "DROP"},
-		{"SELECT 1; DELETE FROM t", sqlMySQL, false, "DELETE"},
-		{"INSERT INTO t VALUES (1)", sqlSQLite, false, "INSERT"},
-		{"SELECT * INTO new FROM t", sqlPostgres, false, "INTO"},
-		{"SELECT nextval('s')", sqlPostgres, false, "function nextval"},
-		{"SELECT public.f()", sqlPostgres, false, "function public.f"},
-		{"SELECT pg_catalog.pg_size_pretty(1)", sqlPostgres, true, "SELECT"},
-		{`SELECT "evil"()`, sqlPostgres, false, `quoted function "evil"`},
-		{"/*!50000 DROP TABLE t */", sqlMySQL, false, "executable or nested comment"},
-		{"SELECT 'x\\'; DROP TABLE t; --'", sqlPostgres, false, "backslash"},
-		{"SELECT $$a$$", sqlPostgres, false, "dollar quoting"},
-		{"PRAGMA journal_mode = WAL", sqlSQLite, false, "PRAGMA journal_mode ="},
-		{"VACUUM", sqlSQLite, false, "VACUUM"},
-		{"", sqlSQLite, false, "empty SQL"},
-		{"SELECT 'unterminated", sqlMySQL, false, "unterminated quote"},
-	}
-	for _, tt := range tests {
-		read, what, _ := sqlReadOnly(tt.sql, tt.d)
-		if read != tt.read || what != tt.what {
-			t.Errorf("sqlReadOnly(%q, %d) = %v %q, want %v %q", tt.sql, tt.d, read, what, tt.read, tt.what)
 		}
 	}
 }

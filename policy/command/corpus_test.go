@@ -116,6 +116,16 @@ func TestCorpusReadOnly(t *testing.T) {
 	}
 }
 
+// TestCorpusSQL checks the SQL clients' rows: disguised writes through
+// psql, mysql and sqlite3 (functions hidden by comments, client commands,
+// meta-commands that run a shell) and the daily reads that must stay allowed.
+func TestCorpusSQL(t *testing.T) {
+	writes, reads := checkIntentCorpus(t, mustLoad(t, "testdata/commands/sql.tsv"))
+	if writes < 40 || reads < 20 {
+		t.Errorf("sql.tsv: %d write rows and %d read rows, want at least 40 writes and 20 reads", writes, reads)
+	}
+}
+
 // sharedCorpusEnv names the shared corpus explicitly. .ci/run sets it, so
 // CI always checks the corpus; when it is set the file must exist.
 const sharedCorpusEnv = "VIGIL_SHARED_CORPUS"

@@ -26,7 +26,9 @@
 //	remote.go     ssh and exec into containers and guests
 //	containers.go, storage.go, git.go
 //	inspect.go    content inspectors (SQL clients, redis-cli) and
-//	sql.go        the SQL scanner they share
+//	sql.go        the SQL clients' own layer: mysql client commands,
+//	              psql meta-commands, sqlite3 dot-commands; the SQL
+//	              itself is decided by package sqlcheck
 //	bound.go      exit-boundedness rewrites
 //
 // Every rule errs one way: what cannot be proven read-only is

@@ -1,6 +1,10 @@
 package command
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/vigilops/vigil/policy/command/sqlcheck"
+)
 
 // Content inspectors (SPEC P1 phase 4): dual-use clients whose arguments
 // carry the real command. Their results are read_only_conditional: the
@@ -14,17 +18,6 @@ var inspectCheckers = map[string]checkFunc{
 	"redis-cli":  checkRedis,
 	"valkey-cli": checkRedis,
 	"keydb-cli":  checkRedis,
-}
-
-// inspectSQL records the verdict about one SQL string.
-func (c *classifier) inspectSQL(k *call, sql string, d sqlDialect) bool {
-	ok, what, risk := sqlReadOnly(sql, d)
-	if !ok {
-		c.inspected(k.name, true, risk, "SQL not provably read-only ("+what+")")
-		return false
-	}
-	c.inspected(k.name, false, RiskReadOnly, what+" is read-only")
-	return true
 }
 
 // noSQL handles a client given no SQL to inspect: it reads statements from
@@ -48,9 +41,16 @@ var mysqlSpec = optSpec{
 		"write-timeout", "compression-algorithms", "ssl-capath", "ssl-cipher", "tls-version"},
 }
 
-// checkMySQL inspects every -e/--execute (and --init-command) string.
+// mysqlCharsets are client character sets in which every byte below 0x80 is
+// the ASCII character it looks like wherever it stands; in GBK, Big5 or
+// SJIS a backslash or backtick can be half of a character.
+var mysqlCharsets = wordSet(`utf8 utf8mb3 utf8mb4 latin1 ascii`)
+
+// checkMySQL inspects every -e/--execute string the way the client reads it
+// (client commands first, then each statement it sends), and every
+// --init-command string, which goes to the server as it is.
 func checkMySQL(c *classifier, k *call) {
-	var sqls []string
+	var execute, init []string
 	s := scanOpts(&mysqlSpec, k.args)
 	for t, more := s.next(); more; t, more = s.next() {
 		switch t.kind {
@@ -63,18 +63,27 @@ func checkMySQL(c *classifier, k *call) {
 		switch t.name {
 		case "e", "execute", "init-command":
 			if !t.valStatic {
-				c.unknown(k.name+" -e", "dynamic SQL")
+				c.unknown(k.name+" "+optText(t), "dynamic SQL")
 				return
 			}
-			sqls = append(sqls, t.val)
+			if t.name == "init-command" {
+				init = append(init, t.val)
+			} else {
+				execute = append(execute, t.val)
+			}
 		case "tee", "T":
 			c.writer(k.name+" --tee", RiskLow, "writes a file")
 			return
 		case "pager":
 			c.construct(k.name+" --pager", RiskMedium, "runs a program")
 			return
+		case "default-character-set":
+			if !t.valStatic || !mysqlCharsets[strings.ToLower(t.val)] {
+				c.unknown(k.name+" --default-character-set", "a multi-byte character set changes how SQL splits into tokens")
+				return
+			}
 		case "h", "host", "u", "user", "P", "port", "D", "database", "S", "socket", "p", "password",
-			"default-character-set", "connect-timeout", "protocol", "ssl-ca", "ssl-cert", "ssl-key",
+			"connect-timeout", "protocol", "ssl-ca", "ssl-cert", "ssl-key",
 			"ssl-mode", "max-allowed-packet", "net-buffer-length", "login-path", "read-timeout",
 			"write-timeout", "ssl-capath", "ssl-cipher", "tls-version", "compression-algorithms",
 			"B", "batch", "N", "skip-column-names", "s", "silent", "t", "table", "r", "raw", "E",
@@ -88,15 +97,58 @@ func checkMySQL(c *classifier, k *call) {
 			return
 		}
 	}
-	if len(sqls) == 0 {
+	if len(execute) == 0 && len(init) == 0 {
 		c.noSQL(k)
 		return
 	}
-	for _, sql := range sqls {
-		if !c.inspectSQL(k, sql, sqlMySQL) {
+	d := sqlcheck.MySQL
+	if k.name == "mariadb" {
+		d = sqlcheck.MariaDB
+	}
+	for _, sql := range init {
+		if !c.inspectSQL(k, sql, d) {
 			return
 		}
 	}
+	if len(execute) == 0 {
+		c.noSQL(k)
+		return
+	}
+	// Each -e alone, and all of them as the one input the client reads.
+	texts := execute
+	if len(execute) > 1 {
+		texts = append(texts[:len(texts):len(texts)], strings.Join(execute, "\n"))
+	}
+	for _, text := range texts {
+		if !c.inspectMySQLInput(k, text, d) {
+			return
+		}
+	}
+}
+
+// inspectMySQLInput decides one input of the mysql client, read with and
+// without backslash escapes in strings.
+func (c *classifier) inspectMySQLInput(k *call, text string, d sqlcheck.Dialect) bool {
+	for _, escapes := range []bool{true, false} {
+		if !escapes && !strings.Contains(text, `\`) {
+			break // without a backslash both readings are the same
+		}
+		in := mysqlClient(text, escapes)
+		if in.command != "" {
+			c.inspected(k.name, true, RiskMedium, "client command "+in.command+" runs in the client, not as SQL")
+			return false
+		}
+		if len(in.statements) == 0 {
+			c.inspected(k.name, true, RiskMedium, "no SQL statement")
+			return false
+		}
+		for _, stmt := range in.statements {
+			if !c.inspectSQL(k, stmt, d) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 var psqlSpec = optSpec{
@@ -105,15 +157,32 @@ var psqlSpec = optSpec{
 		"output", "log-file", "pset", "field-separator", "record-separator", "table-attr"},
 }
 
-// psqlReadMeta are psql meta-commands that only describe the database.
-var psqlReadMeta = wordSet(`\d \d+ \dt \dt+ \di \di+ \dv \dv+ \dm \dm+ \ds \ds+ \dn \dn+ \du \du+
-	\dg \dg+ \l \l+ \list \dx \dx+ \df \df+ \db \db+ \dp \z \dE \dD \dT \dC \dc \dd \dy \dRp \dRs
-	\conninfo \encoding \drds \dconfig \dconfig+ \dP \dP+ \dX \dL \dF \des \deu \dew \det`)
+// psqlVariables may be set with -v: they change only how psql reports.
+// Other variables are not known to be harmless (SINGLESTEP waits for a
+// person; special variables change what psql does).
+var psqlVariables = wordSet(`ON_ERROR_STOP QUIET VERBOSITY SHOW_CONTEXT FETCH_COUNT ECHO
+	ECHO_HIDDEN HIDE_TABLEAM HIDE_TOAST_COMPRESSION SHOW_ALL_RESULTS`)
 
-// checkPsql inspects every -c/--command string; -l lists databases; -f,
-// -o, -L and stdin are unknown or write.
+// psqlPsets may be set with -P: output formatting only. pager is allowed
+// only when turned off.
+var psqlPsets = wordSet(`format border expanded x null fieldsep fieldsep_zero recordsep
+	recordsep_zero tuples_only title footer numericlocale linestyle unicode_border_linestyle
+	unicode_column_linestyle unicode_header_linestyle csv_fieldsep tableattr columns
+	xheader_width`)
+
+// psqlConnOptions reports whether a database name or connection string
+// carries server options (options=-c search_path=... in a conninfo string
+// or URI): they would change what unqualified names in the SQL call.
+func psqlConnOptions(dbname string) bool {
+	return strings.Contains(strings.ToLower(dbname), "options")
+}
+
+// checkPsql inspects every -c/--command string: one that starts with a
+// backslash is a single meta-command, anything else goes to the server as
+// SQL (psql interpolates nothing in it). -l lists databases; -f, -o, -L
+// and stdin are unknown or write.
 func checkPsql(c *classifier, k *call) {
-	var sqls []string
+	var cmds []string
 	list := false
 	s := scanOpts(&psqlSpec, k.args)
 	for t, more := s.next(); more; t, more = s.next() {
@@ -122,15 +191,24 @@ func checkPsql(c *classifier, k *call) {
 			c.unknown("psql", "dynamic argument")
 			return
 		case tokOperand:
+			if psqlConnOptions(t.val) {
+				c.unknown("psql "+t.val, "connection options can change server settings such as search_path")
+				return
+			}
 			continue // dbname and user
 		}
 		switch t.name {
+		case "d", "dbname":
+			if psqlConnOptions(t.val) {
+				c.unknown("psql "+optText(t), "connection options can change server settings such as search_path")
+				return
+			}
 		case "c", "command":
 			if !t.valStatic {
 				c.unknown("psql -c", "dynamic SQL")
 				return
 			}
-			sqls = append(sqls, t.val)
+			cmds = append(cmds, t.val)
 		case "l", "list":
 			list = true
 		case "f", "file":
@@ -139,8 +217,21 @@ func checkPsql(c *classifier, k *call) {
 		case "o", "output", "L", "log-file":
 			c.writer("psql "+optText(t), RiskLow, "writes a file")
 			return
-		case "d", "dbname", "h", "host", "p", "port", "U", "username", "v", "variable", "set",
-			"P", "pset", "F", "field-separator", "R", "record-separator", "T", "table-attr",
+		case "v", "variable", "set":
+			name, _, _ := strings.Cut(t.val, "=")
+			if !t.valStatic || !psqlVariables[name] {
+				c.unknown("psql "+optText(t)+" "+name, "variable not known to be harmless")
+				return
+			}
+		case "P", "pset":
+			name, val, _ := strings.Cut(t.val, "=")
+			off := name == "pager" && (val == "off" || val == "0" || val == "false" || val == "no")
+			if !t.valStatic || !psqlPsets[name] && !off {
+				c.unknown("psql "+optText(t)+" "+name, "setting not known to be harmless")
+				return
+			}
+		case "h", "host", "p", "port", "U", "username",
+			"F", "field-separator", "R", "record-separator", "T", "table-attr",
 			"a", "echo-all", "A", "no-align", "b", "echo-errors", "e", "echo-queries", "E",
 			"echo-hidden", "H", "html", "n", "no-readline", "q", "quiet", "S", "single-line",
 			"t", "tuples-only", "w", "no-password", "W", "password", "x", "expanded", "X",
@@ -151,7 +242,7 @@ func checkPsql(c *classifier, k *call) {
 			return
 		}
 	}
-	if len(sqls) == 0 {
+	if len(cmds) == 0 {
 		if list {
 			c.inspected("psql", false, RiskReadOnly, "-l lists databases")
 			return
@@ -159,39 +250,37 @@ func checkPsql(c *classifier, k *call) {
 		c.noSQL(k)
 		return
 	}
-	for _, sql := range sqls {
-		trimmed := strings.TrimSpace(sql)
-		if strings.HasPrefix(trimmed, `\`) {
-			// A -c string is either SQL or one meta-command.
-			cmd, _, _ := strings.Cut(trimmed, " ")
-			if !psqlReadMeta[cmd] || strings.Count(trimmed, `\`) != 1 {
-				c.inspected("psql", true, RiskMedium, "meta-command "+cmd+" not known to be read-only")
+	for _, cmd := range cmds {
+		// psql reads a -c string as a meta-command exactly when its first
+		// character is a backslash.
+		if strings.HasPrefix(cmd, `\`) {
+			name, ok := psqlMeta(cmd)
+			if !ok {
+				c.inspected("psql", true, RiskMedium, "meta-command "+name+" is not a listed read-only command with literal arguments")
 				return
 			}
-			c.inspected("psql", false, RiskReadOnly, cmd+" is read-only")
+			c.inspected("psql", false, RiskReadOnly, "meta-command "+name+" is read-only")
 			continue
 		}
-		if !c.inspectSQL(k, sql, sqlPostgres) {
+		if !c.inspectSQL(k, cmd, sqlcheck.PostgreSQL) {
 			return
 		}
 	}
 }
 
-// sqliteFlags and sqliteValued are sqlite3's options (one dash or two).
+// sqliteFlags and sqliteValued are sqlite3's options (one dash or two), as
+// `sqlite3 -help` lists them; -A (archive), -init (runs a file),
+// -interactive, -zip and anything unlisted are not known to be read-only.
 var (
 	sqliteFlags = wordSet(`append ascii bail batch box column csv echo header noheader html json
 		line list markdown memtrace nofollow quote readonly safe stats table tabs version help
 		deserialize pcachetrace`)
 	sqliteValued = wordSet(`escape maxsize mmap newline nonce nullvalue separator vfs`)
-	// sqliteReadDot are dot-commands that only show the database.
-	sqliteReadDot = wordSet(`.tables .table .schema .fullschema .indexes .indices .databases
-		.dbinfo .headers .header .mode .show .help .print .width .separator .nullvalue .timer
-		.eqp .changes .dump .lint .version .sha3sum .timeout .echo .bail .limit .vfsinfo
-		.vfslist .vfsname .dbtotxt`)
 )
 
 // checkSQLite: "sqlite3 [options] DB [SQL|.cmd]..." inspects each SQL
-// argument and allows only dot-commands that show things.
+// argument and allows only dot-commands that show things. sqlite3 reads an
+// option wherever it stands, before or after the database.
 func checkSQLite(c *classifier, k *call) {
 	db := false
 	inspected := 0
@@ -202,8 +291,8 @@ func checkSQLite(c *classifier, k *call) {
 			return
 		}
 		s := a.s
-		if !db && strings.HasPrefix(s, "-") && len(s) > 1 {
-			name := strings.TrimLeft(s, "-")
+		if strings.HasPrefix(s, "-") && len(s) > 1 {
+			name := strings.TrimPrefix(s[1:], "-")
 			switch {
 			case sqliteFlags[name]:
 			case sqliteValued[name]:
@@ -211,14 +300,15 @@ func checkSQLite(c *classifier, k *call) {
 			case name == "lookaside" || name == "pagecache":
 				i += 2
 			case name == "cmd":
-				if i+1 >= len(k.args) || !k.args[i+1].static || !c.inspectSQLiteArg(k, k.args[i+1].s) {
-					if i+1 >= len(k.args) || !k.args[i+1].static {
-						c.unknown("sqlite3 -cmd", "dynamic command")
-					}
+				if i+1 >= len(k.args) || !k.args[i+1].static {
+					c.unknown("sqlite3 -cmd", "dynamic command")
+					return
+				}
+				i++
+				if !c.inspectSQLiteArg(k, k.args[i].s) {
 					return
 				}
 				inspected++
-				i++
 			default:
 				c.unknown("sqlite3 "+s, "option not known to be read-only")
 				return
@@ -239,22 +329,28 @@ func checkSQLite(c *classifier, k *call) {
 	}
 }
 
-// inspectSQLiteArg inspects one SQL or dot-command argument.
+// inspectSQLiteArg inspects one SQL or dot-command argument: sqlite3 runs
+// an argument whose first character is "." as a dot-command, anything else
+// as SQL.
 func (c *classifier) inspectSQLiteArg(k *call, s string) bool {
-	t := strings.TrimSpace(s)
-	if strings.HasPrefix(t, ".") {
-		cmd := t
-		if i := strings.IndexAny(t, " \t"); i >= 0 {
-			cmd = t[:i]
-		}
-		if !sqliteReadDot[cmd] || strings.ContainsAny(t, "\n;|") {
-			c.inspected("sqlite3", true, RiskMedium, "dot-command "+cmd+" not known to be read-only")
+	if strings.HasPrefix(s, ".") {
+		name, ok := sqliteDot(s)
+		if !ok {
+			c.inspected("sqlite3", true, RiskMedium, "dot-command "+name+" is not a listed read-only command with literal arguments")
 			return false
 		}
-		c.inspected("sqlite3", false, RiskReadOnly, cmd+" is read-only")
+		c.inspected("sqlite3", false, RiskReadOnly, "dot-command "+name+" is read-only")
 		return true
 	}
-	return c.inspectSQL(k, s, sqlSQLite)
+	// sqlite3 runs an SQL argument whole; a line starting with "." inside
+	// it would be a dot-command to a shell that read arguments line by line.
+	for _, line := range strings.Split(s, "\n")[1:] {
+		if strings.HasPrefix(strings.TrimLeft(line, " \t\r\f"), ".") {
+			c.inspected("sqlite3", true, RiskMedium, "a line of the SQL starts with a dot-command")
+			return false
+		}
+	}
+	return c.inspectSQL(k, s, sqlcheck.SQLite)
 }
 
 var redisSpec = optSpec{
