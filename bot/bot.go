@@ -62,9 +62,9 @@ type Options struct {
 	// AuditRetry is the first wait before sending waiting audit records
 	// again (default 1s; it doubles up to 30s while the store is away).
 	AuditRetry time.Duration
-	Observer  Observer
-	Logger    *slog.Logger
-	Clock     func() time.Time
+	Observer   Observer
+	Logger     *slog.Logger
+	Clock      func() time.Time
 	// MaxConcurrentRuns bounds runs in progress on this replica (default 32).
 	MaxConcurrentRuns int
 	// LockTTL is how long a thread lock lives without renewal (default 2m).
