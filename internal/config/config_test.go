@@ -394,3 +394,20 @@ func TestMissingFile(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// parseDuration never panics, and never accepts a bare number other than
+// zero: whatever it returns without error came with a unit.
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"600", "10m", "1h30m", "0", "-5s", "1.5", " 90s ", "ten minutes", "1e3", "0x10", "NaN", "Inf"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseDuration(s)
+		if err != nil {
+			return
+		}
+		if d != 0 && strings.IndexFunc(s, func(r rune) bool { return strings.ContainsRune("nsuµmh", r) }) < 0 {
+			t.Fatalf("%q parsed as %v without a unit", s, d)
+		}
+	})
+}
