@@ -190,3 +190,26 @@ func FuzzOpenSpool(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSpoolPush is the cost of keeping one record while the store is
+// away: in memory, and in a file (one write and one fsync per record).
+func BenchmarkSpoolPush(b *testing.B) {
+	b.Run("memory", func(b *testing.B) {
+		s := NewSpool()
+		for i := 0; b.Loop(); i++ {
+			_ = s.Push(rec(i))
+		}
+	})
+	b.Run("file", func(b *testing.B) {
+		s, err := OpenSpool(filepath.Join(b.TempDir(), "outbox"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		for i := 0; b.Loop(); i++ {
+			if err := s.Push(rec(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
