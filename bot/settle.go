@@ -103,9 +103,14 @@ func (b *Bot) settle(ctx context.Context, t ThreadRef, id string) {
 	b.audit(ctx, audit.Record{Actor: "vigil", Action: audit.Settled, Tool: a.Tool, Target: a.Target, Command: a.Command,
 		Channel: a.Channel, Thread: a.Thread, Outcome: string(st.status), ApprovalID: a.ID,
 		Reason: fmt.Sprintf("left executing by a store outage or crash; call outcome %s (%s)", st.outcome, st.source)})
-	what := a.Command
+	what, where := a.Command, a.Target
 	if what == "" {
 		what = a.Summary
+	}
+	if where != "" {
+		what += " on " + where
+	} else {
+		where = "the target"
 	}
 	if waiting {
 		// The run's checkpoint predates the call: record its result and
@@ -126,13 +131,13 @@ func (b *Bot) settle(ctx context.Context, t ThreadRef, id string) {
 	switch {
 	case st.status == policy.ApprovalFailed:
 		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: fmt.Sprintf(
-			"Approval %s (%s on %s) was running when I lost my state store, and I cannot tell whether it took effect. "+
-				"It will not run again; check %s before asking for it again.", a.ID, what, a.Target, a.Target)})
+			"Approval %s (%s) was running when I lost my state store, and I cannot tell whether it took effect. "+
+				"It will not run again; check %s before asking for it again.", a.ID, what, where)})
 	case waiting:
 		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: fmt.Sprintf(
-			"Approval %s (%s on %s) ran while my state store was unreachable; its result: %s. "+
+			"Approval %s (%s) ran while my state store was unreachable; its result: %s. "+
 				"It is recorded now and will not run again. That request stopped there; ask again to continue.",
-			a.ID, what, a.Target, st.outcome)})
+			a.ID, what, st.outcome)})
 	}
 	b.updateCard(ctx, settled)
 }
