@@ -6,54 +6,62 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 CONFIG    ?= configs/vigil.example.yaml
 FUZZTIME  ?= 30s
 
-.PHONY: build build-e2ee run demo test unit bench fuzz lint vet fmt clean
+.PHONY: help build build-e2ee run demo test unit bench fuzz lint vet fmt clean
+
+# A bare `make` lists the targets. Set before the includes: otherwise the
+# first target of an included file (the Dendrite build) would be the default.
+.DEFAULT_GOAL := help
 
 include mk/*.mk
 
-build:
+# Every target with a `##` note is listed, one line each, in file order.
+help: ## list the targets (the default)
+	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_-]+:.*## / { printf "  make %-13s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+build: ## static binary in bin/vigil
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/vigil
 
 # A binary that can do Matrix end-to-end encryption (matrix.e2ee: true)
 # needs cgo and mautrix's pure-Go Olm.
-build-e2ee:
+build-e2ee: ## bin/vigil with Matrix end-to-end encryption (cgo)
 	CGO_ENABLED=1 $(GO) build -tags goolm -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/vigil
 
-run: build
+run: build ## the terminal chat on this machine (configure a model first, or see demo)
 	./$(BIN) chat --config $(CONFIG)
 
 # The same terminal chat with a scripted model: no configuration needed.
-demo: build
+demo: build ## the terminal chat with a scripted model: no configuration needed
 	./$(BIN) chat --config $(CONFIG) --demo
 
 # Everything: static checks, the deployment artifacts, the Dendrite
 # homeserver the Matrix tests run against and the Prometheus and
 # Alertmanager the observability tests run against (built once, cached),
 # then every Go test with the race detector.
-test: lint deploy-check dendrite observability unit
+test: lint deploy-check dendrite observability unit ## every check and test (what CI runs)
 
-unit:
+unit: ## go test -race ./... only
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-bench:
+bench: ## every benchmark
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # Each fuzz target runs for FUZZTIME; `go test -fuzz` takes one target at a time.
-fuzz:
+fuzz: ## each fuzz target for FUZZTIME (default 30s)
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
 
-lint: vet
+lint: vet ## go vet and gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-vet:
+vet: ## go vet ./...
 	$(GO) vet ./...
 
-fmt:
+fmt: ## gofmt -w every Go file
 	gofmt -w $$(git ls-files '*.go')
 
-clean:
+clean: ## remove bin/
 	rm -rf bin

@@ -130,7 +130,7 @@ func cardOf(a *policy.Approval) ApprovalCard {
 
 func cardStatus(s policy.ApprovalStatus) ApprovalStatus {
 	switch s {
-	case policy.ApprovalApproved, policy.ApprovalExecuting, policy.ApprovalExecuted:
+	case policy.ApprovalApproved, policy.ApprovalExecuting, policy.ApprovalExecuted, policy.ApprovalFailed:
 		return ApprovalApproved
 	case policy.ApprovalDenied:
 		return ApprovalDenied
@@ -376,6 +376,7 @@ func (b *Bot) sweep(ctx context.Context) {
 		case <-tick.C:
 			b.SweepOnce(ctx)
 			b.recoverOrphans(ctx)
+			b.settleExecuting(ctx)
 		}
 	}
 }

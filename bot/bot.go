@@ -40,8 +40,8 @@ type Observer interface {
 	ChatEvent(platform, result string)
 }
 
-// AuditSink is an extra place audit records go, after the store chained
-// them (the audit file).
+// AuditSink is an extra place audit records go, written before and
+// whatever the store does (the audit file, which chains them itself).
 type AuditSink interface {
 	Write(r audit.Record) error
 }
@@ -56,9 +56,15 @@ type Options struct {
 	ApprovalTTL time.Duration
 	// AuditFile, when set, receives every audit record too.
 	AuditFile AuditSink
-	Observer  Observer
-	Logger    *slog.Logger
-	Clock     func() time.Time
+	// AuditOutbox keeps audit records the store could not take until it
+	// can (auditoutbox.go); nil means one in memory only.
+	AuditOutbox *audit.Spool
+	// AuditRetry is the first wait before sending waiting audit records
+	// again (default 1s; it doubles up to 30s while the store is away).
+	AuditRetry time.Duration
+	Observer   Observer
+	Logger     *slog.Logger
+	Clock      func() time.Time
 	// MaxConcurrentRuns bounds runs in progress on this replica (default 32).
 	MaxConcurrentRuns int
 	// LockTTL is how long a thread lock lives without renewal (default 2m).
@@ -88,6 +94,8 @@ type Bot struct {
 	// base is the parent of every job's context: Run's context, so that
 	// stopping the bot stops its jobs too.
 	base context.Context
+
+	outbox *auditOutbox
 }
 
 // New checks the options and builds a bot.
@@ -122,6 +130,9 @@ func New(o Options) (*Bot, error) {
 	if o.SweepEvery <= 0 {
 		o.SweepEvery = 15 * time.Second
 	}
+	if o.AuditRetry <= 0 {
+		o.AuditRetry = defaultAuditRetry
+	}
 	b := &Bot{
 		opt:      o,
 		log:      o.Logger,
@@ -130,6 +141,7 @@ func New(o Options) (*Bot, error) {
 		adapters: map[Platform]Adapter{},
 		threads:  map[string]*thread{},
 		base:     context.Background(),
+		outbox:   newAuditOutbox(o.AuditOutbox),
 	}
 	b.idle = sync.NewCond(&b.mu)
 	return b, nil
@@ -158,6 +170,10 @@ func (b *Bot) Run(ctx context.Context) error {
 	sweepCtx, stopSweep := context.WithCancel(gctx)
 	defer stopSweep()
 	go b.sweep(sweepCtx)
+	b.outbox.done = make(chan struct{})
+	deliverCtx, stopDelivery := context.WithCancel(ctx)
+	go b.deliverAudit(deliverCtx)
+	defer func() { stopDelivery(); <-b.outbox.done }()
 	for _, a := range b.adapters {
 		g.Go(func() error {
 			if err := a.Start(gctx, b); err != nil && gctx.Err() == nil {

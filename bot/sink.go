@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
@@ -140,27 +139,6 @@ func (k *sink) requester() string {
 		return k.s.Run.Requester
 	}
 	return ""
-}
-
-// audit appends a record to the store's chain and mirrors it to the file.
-// Audit failures are logged loudly; they never let an action through that
-// policy refused, and they do not undo one that already ran.
-func (b *Bot) audit(ctx context.Context, r audit.Record) {
-	r.Time = b.now()
-	r.Command = redact.String(r.Command)
-	r.Reason = redact.String(r.Reason)
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	chained, err := b.opt.Stores.Audit.AppendAudit(actx, r)
-	if err != nil {
-		b.log.Error("audit append failed", "action", r.Action, "tool", r.Tool, "approval", r.ApprovalID, "err", err)
-		return
-	}
-	if b.opt.AuditFile != nil {
-		if err := b.opt.AuditFile.Write(chained); err != nil {
-			b.log.Error("audit file write failed", "seq", chained.Seq, "err", err)
-		}
-	}
 }
 
 // truncateUTF8 cuts s to at most n bytes without splitting a character.

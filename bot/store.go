@@ -42,6 +42,10 @@ type ApprovalStore interface {
 	// ListPending returns every pending approval, expired or not, oldest
 	// expiry first: the sweeper's work list.
 	ListPending(ctx context.Context) ([]*policy.Approval, error)
+	// ListExecuting returns every approval claimed for execution and not
+	// yet settled, in no particular order: after a store outage or a crash,
+	// the ones whose outcome was never recorded.
+	ListExecuting(ctx context.Context) ([]*policy.Approval, error)
 }
 
 // AuditStore keeps the audit chain (SPEC P8).

@@ -19,6 +19,8 @@ type job struct {
 	resume *resumeJob
 	// orphan continues a run whose replica died.
 	orphan bool
+	// settle closes the approval with this ID, left executing (settle.go).
+	settle string
 }
 
 type resumeJob struct {
@@ -196,9 +198,10 @@ func (b *Bot) stop(ctx context.Context, m Message) {
 // runJob does one job with the thread locked across replicas.
 func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 	defer b.guard(ctx, "run", t)
-	lock, err := b.lockThread(ctx, t, !j.orphan)
+	background := j.orphan || j.settle != ""
+	lock, err := b.lockThread(ctx, t, !background)
 	if err != nil {
-		if ctx.Err() != nil || j.orphan {
+		if ctx.Err() != nil || background {
 			return
 		}
 		id := newErrorID()
@@ -226,6 +229,8 @@ func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 		b.resume(ctx, t, j.resume)
 	case j.orphan:
 		b.continueOrphan(ctx, t)
+	case j.settle != "":
+		b.settle(ctx, t, j.settle)
 	}
 }
 

@@ -4,5 +4,5 @@
 # timeout. The binaries are cached per version in
 # $(VIGIL_DENDRITE_DIR) or ~/.cache/vigil/dendrite-<version>.
 .PHONY: dendrite
-dendrite:
+dendrite: ## build the Dendrite homeserver the Matrix tests use (cached)
 	$(GO) run ./internal/testenv/dendrite/prebuild

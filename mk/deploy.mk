@@ -19,7 +19,7 @@ $(HELM):
 	@echo "deploy: installing helm $(HELM_VERSION) into $(TOOLS_BIN) (once, about two minutes)"
 	GOBIN=$(TOOLS_BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
-deploy-check: $(HELM)
+deploy-check: $(HELM) ## lint and render the Helm chart, check compose, Dockerfile and systemd unit
 	$(HELM) lint --strict $(CHART)
 	$(HELM) lint --strict $(CHART) $(CHART_FULL)
 	$(HELM) template vigil $(CHART) >/dev/null

@@ -16,10 +16,10 @@ ALERTMANAGER_BIN     := $(VIGIL_CACHE)/alertmanager-$(ALERTMANAGER_VERSION)/aler
 
 .PHONY: observability prometheus alertmanager
 
-observability: prometheus alertmanager
+observability: prometheus alertmanager ## build Prometheus and Alertmanager for the tests (once, cached)
 
-prometheus: $(PROMETHEUS_BIN)
-alertmanager: $(ALERTMANAGER_BIN)
+prometheus: $(PROMETHEUS_BIN) ## build the Prometheus the tests run against
+alertmanager: $(ALERTMANAGER_BIN) ## build the Alertmanager the tests run against
 
 $(PROMETHEUS_BIN):
 	@echo "observability: building prometheus $(PROMETHEUS_VERSION) into $(@D) (once; several minutes)"

@@ -41,11 +41,13 @@ var (
 
 // ApprovalStatus is where an approval stands. The only ways forward are
 //
-//	pending → approved → executing → executed
+//	pending → approved → executing → executed | failed
 //	pending → denied | expired
 //
-// executing marks a call claimed for execution. A record found executing
-// after a crash is reported, never run again: the call may have happened.
+// executing marks a call claimed for execution. A record left executing by
+// a store outage or a crash is settled from what vigil recorded, never run
+// again: executed when the call's result is known, failed when it is not
+// (the call may have happened).
 type ApprovalStatus string
 
 const (
@@ -55,6 +57,7 @@ const (
 	ApprovalExpired   ApprovalStatus = "expired"
 	ApprovalExecuting ApprovalStatus = "executing"
 	ApprovalExecuted  ApprovalStatus = "executed"
+	ApprovalFailed    ApprovalStatus = "failed"
 )
 
 const (
@@ -322,6 +325,8 @@ func (e *DecidedError) Error() string {
 		return fmt.Sprintf("already approved by %s at %s", e.By, at)
 	case ApprovalExecuted:
 		return fmt.Sprintf("already approved by %s and executed at %s", e.By, at)
+	case ApprovalFailed:
+		return fmt.Sprintf("already approved by %s; its execution was interrupted, and it will not run again", e.By)
 	case ApprovalDenied:
 		return fmt.Sprintf("already denied by %s at %s", e.By, at)
 	case ApprovalExpired:

@@ -35,7 +35,7 @@ func ParseSandboxMode(s string) (SandboxMode, error) {
 	case SandboxBestEffort, SandboxRequired, SandboxOff:
 		return m, nil
 	}
-	return "", fmt.Errorf("%q is not a sandbox mode; use best_effort (the default), required or off, e.g. read_sandbox: required", s)
+	return "", fmt.Errorf("%q is not a sandbox mode; use best_effort (the default), required or off", s)
 }
 
 // Confine is what policy demands of the OS sandbox for one call.
@@ -97,15 +97,15 @@ var declaredWord = regexp.MustCompile(`^[A-Za-z0-9_./:@%+,=-]+$`)
 func ParseReadOnlyCommand(pattern string, network bool) (ReadOnlyCommand, error) {
 	words := strings.Fields(pattern)
 	if len(words) == 0 {
-		return ReadOnlyCommand{}, errors.New(`is empty; give a command and its read-only verb, e.g. "mytool status"`)
+		return ReadOnlyCommand{}, errors.New("is empty; give a command and its read-only verb")
 	}
 	for _, w := range words {
 		if !declaredWord.MatchString(w) {
-			return ReadOnlyCommand{}, fmt.Errorf("%q: word %q may hold only letters, digits and . _ / : @ %% + , = -, no quotes, globs or shell syntax; e.g. \"kafka-topics --describe\"", pattern, w)
+			return ReadOnlyCommand{}, fmt.Errorf("%q: word %q may hold only letters, digits and . _ / : @ %% + , = -, no quotes, globs or shell syntax", pattern, w)
 		}
 	}
 	if strings.Contains(words[0], "=") || strings.HasPrefix(words[0], "-") {
-		return ReadOnlyCommand{}, fmt.Errorf("%q: must start with a command name, e.g. \"mytool status\"", pattern)
+		return ReadOnlyCommand{}, fmt.Errorf("%q: must start with a command name", pattern)
 	}
 	return ReadOnlyCommand{Words: words, Network: network}, nil
 }

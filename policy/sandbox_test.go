@@ -231,8 +231,6 @@ func TestParseReadOnlyCommand(t *testing.T) {
 	for _, in := range []string{"", "   ", "my$tool status", "tool 'x'", "tool *", "tool ;reboot", "-rf tool", "FOO=1 tool", "tool `id`"} {
 		if _, err := ParseReadOnlyCommand(in, false); err == nil {
 			t.Errorf("ParseReadOnlyCommand(%q) accepted", in)
-		} else if !strings.Contains(err.Error(), "e.g.") {
-			t.Errorf("ParseReadOnlyCommand(%q): %v; want an example in the error", in, err)
 		}
 	}
 }

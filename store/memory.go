@@ -262,6 +262,27 @@ func (m *Memory) ListPending(ctx context.Context) ([]*policy.Approval, error) {
 	return out, nil
 }
 
+// ListExecuting implements bot.ApprovalStore.
+func (m *Memory) ListExecuting(ctx context.Context) ([]*policy.Approval, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*policy.Approval
+	for id, sa := range m.approvals {
+		if sa.status != policy.ApprovalExecuting {
+			continue
+		}
+		a, err := m.approvalLocked(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 // SortByExpiry orders approvals oldest expiry first, then by ID: the order
 // every store's ListPending promises.
 func SortByExpiry(as []*policy.Approval) {

@@ -1,7 +1,8 @@
 // Package console is the terminal chat adapter (SPEC B6): every input line is
 // a message in one conversation, and traces, approval prompts and answers are
 // printed as plain text. It is the adapter `make run` starts, and the one
-// other tooling drives through standard input and output.
+// other tooling drives through standard input and output: lines are handled
+// in order (order.go), so a script piped in at once behaves as if typed.
 package console
 
 import (
@@ -48,6 +49,7 @@ type Adapter struct {
 	posted  int
 	lineSeq int // only touched by Start's goroutine
 	now     func() time.Time
+	prog    *progress
 }
 
 var _ bot.Adapter = (*Adapter)(nil)
@@ -57,7 +59,7 @@ func New(cfg Config) *Adapter {
 	if cfg.User == "" {
 		cfg.User = "operator"
 	}
-	return &Adapter{cfg: cfg, now: time.Now}
+	return &Adapter{cfg: cfg, now: time.Now, prog: newProgress()}
 }
 
 // SetIdle sets what to wait for at end of input, when the bot is built after
@@ -114,23 +116,33 @@ func (a *Adapter) handleLine(ctx context.Context, h bot.Handler, line string) {
 	}
 	a.lineSeq++
 	fields := strings.Fields(text)
-	switch strings.ToLower(fields[0]) {
-	case "approve":
-		if len(fields) != 2 {
-			a.println("error: usage: approve <id>")
+	switch verb := strings.ToLower(fields[0]); verb {
+	case "approve", "deny":
+		a.waitIdle(ctx)
+		d := bot.Decision{Approve: verb == "approve", User: a.cfg.User, UserName: a.cfg.User, Thread: thread, At: a.now()}
+		switch {
+		case len(fields) == 1:
+			c, ok := a.onlyPending(verb)
+			if !ok {
+				return
+			}
+			d.ApprovalID = c.ID
+			a.println(fmt.Sprintf("note: %s %s, the only approval waiting: %s", verbing(verb), c.ID, describe(c)))
+		case verb == "approve" && len(fields) != 2:
+			a.println("error: usage: approve [<id>]")
 			return
+		default:
+			d.ApprovalID = fields[1]
+			d.Reason = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text[len(fields[0]):]), fields[1]))
 		}
-		h.HandleDecision(ctx, bot.Decision{ApprovalID: fields[1], Approve: true, User: a.cfg.User, UserName: a.cfg.User, Thread: thread, At: a.now()})
-		return
-	case "deny":
-		if len(fields) < 2 {
-			a.println("error: usage: deny <id> <reason>")
-			return
-		}
-		reason := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text[len(fields[0]):]), fields[1]))
-		h.HandleDecision(ctx, bot.Decision{ApprovalID: fields[1], Approve: false, Reason: reason, User: a.cfg.User, UserName: a.cfg.User, Thread: thread, At: a.now()})
+		a.prog.markHanded()
+		h.HandleDecision(ctx, d)
 		return
 	}
+	if isStop(text) {
+		a.waitTakenUp(ctx)
+	}
+	a.prog.markHanded()
 	h.HandleMessage(ctx, bot.Message{
 		EventID:   fmt.Sprintf("console-%d-%d", a.now().UnixNano(), a.lineSeq),
 		Thread:    thread,
@@ -152,6 +164,7 @@ func (a *Adapter) Post(_ context.Context, _ bot.ThreadRef, r bot.Reply) (bot.Mes
 
 // PostApproval implements bot.Adapter.
 func (a *Adapter) PostApproval(_ context.Context, _ bot.ThreadRef, c bot.ApprovalCard) (bot.MessageRef, error) {
+	a.prog.card(c)
 	a.println(RenderCard(c))
 	return bot.MessageRef{ThreadRef: thread, ID: "approval-" + c.ID}, nil
 }
@@ -159,13 +172,33 @@ func (a *Adapter) PostApproval(_ context.Context, _ bot.ThreadRef, c bot.Approva
 // UpdateApproval implements bot.Adapter: a terminal cannot edit what it
 // printed, so the new state is printed as a line.
 func (a *Adapter) UpdateApproval(_ context.Context, _ bot.MessageRef, c bot.ApprovalCard) error {
+	a.prog.card(c)
 	a.println(RenderCard(c))
 	return nil
 }
 
 // SetStatus implements bot.StatusSetter: nothing to show in a terminal
-// beyond the traces themselves.
-func (a *Adapter) SetStatus(context.Context, bot.ThreadRef, string) error { return nil }
+// beyond the traces themselves, but a status being set means a run started,
+// which is what "stop" waits for.
+func (a *Adapter) SetStatus(_ context.Context, _ bot.ThreadRef, status string) error {
+	if status != "" {
+		a.prog.runStarted()
+	}
+	return nil
+}
+
+// isStop reports a line asking to stop, as the bot reads it.
+func isStop(text string) bool {
+	t := strings.TrimRight(strings.ToLower(strings.TrimSpace(text)), ".!")
+	return t == "stop" || t == "cancel"
+}
+
+func verbing(verb string) string {
+	if verb == "approve" {
+		return "approving"
+	}
+	return "denying"
+}
 
 func (a *Adapter) nextID() int {
 	a.mu.Lock()

@@ -18,8 +18,8 @@ func newAuditCmd() *cobra.Command {
 		Use:   "audit",
 		Short: "Verify and read vigil's audit file",
 		Long: "vigil writes every decision (allow, block, approval requested, approved, denied,\n" +
-			"expired, executed) to an audit file as hash-chained JSON lines. These commands\n" +
-			"check that chain and show its records.",
+			"expired, executed, settled) to an audit file as hash-chained JSON lines. These\n" +
+			"commands check that chain and show its records.",
 	}
 	cmd.AddCommand(newAuditVerifyCmd(), newAuditTailCmd())
 	return cmd

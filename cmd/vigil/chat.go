@@ -16,6 +16,7 @@ import (
 	"github.com/vigilops/vigil/internal/app"
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/internal/demo"
+	redisstore "github.com/vigilops/vigil/store/redis"
 )
 
 // noModelHelp is what `vigil chat` says when no model is configured.
@@ -56,6 +57,9 @@ func runChat(ctx context.Context, cfgPath string, demoMode bool, in io.Reader, o
 		return err
 	}
 	log := newLogger(errOut, cfg.Log, true)
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
 	var model agent.Model
 	banner := "vigil: ask about your infrastructure; mention resources with @name. Ctrl-D to quit."
 	if demoMode {
@@ -85,7 +89,8 @@ func runChat(ctx context.Context, cfgPath string, demoMode bool, in io.Reader, o
 
 // newLogger builds the process logger. In the terminal chat, logs share the
 // screen with the conversation, so below warn they are shown only on request
-// (log.level: debug).
+// (log.level: debug). go-redis's own log lines go to it at debug level: a
+// Redis outage is reported once, by vigil, in words.
 func newLogger(w io.Writer, c config.Log, interactive bool) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(c.Level))
@@ -93,8 +98,12 @@ func newLogger(w io.Writer, c config.Log, interactive bool) *slog.Logger {
 		level = slog.LevelWarn
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
 	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		log = slog.New(slog.NewJSONHandler(w, opts))
+	} else {
+		log = slog.New(slog.NewTextHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	redisstore.RouteClientLogs(log)
+	return log
 }

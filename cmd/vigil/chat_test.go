@@ -89,3 +89,55 @@ func TestChatDemo(t *testing.T) {
 		t.Fatalf("the approved change did not run:\n%s", out.String())
 	}
 }
+
+// chatScript pipes a whole script into `vigil chat --demo` at once, as a
+// shell pipe does, and returns what vigil printed once input ended.
+func chatScript(t *testing.T, script string) string {
+	t.Helper()
+	t.Setenv("VIGIL_LOG_LEVEL", "warn")
+	out, stderr, err := runCLI(t, script, "chat", "--config", "../../configs/vigil.example.yaml", "--demo")
+	if err != nil {
+		t.Fatalf("vigil chat --demo: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
+	}
+	return out
+}
+
+// "question\nstop\n" piped at once: the stop applies to that question's
+// run, which therefore started; the question is never dropped unseen.
+func TestChatScriptStopsTheQuestionBeforeIt(t *testing.T) {
+	out := chatScript(t, "how is @localhost doing?\nstop\n")
+	if strings.Contains(out, "Nothing is running here") {
+		t.Fatalf("the stop found nothing to stop: the question was dropped or never ran:\n%s", out)
+	}
+	if !strings.Contains(out, "[ok] query get on localhost") && !strings.Contains(out, "Stopped") {
+		t.Fatalf("the question did not run:\n%s", out)
+	}
+	if !strings.Contains(out, "Stopped") {
+		t.Fatalf("the stop was not applied to the question's run:\n%s", out)
+	}
+}
+
+// The demo driven by a script: a bare "approve" answers the only pending
+// approval and says which one it answered.
+func TestChatScriptApprovesTheOnlyPending(t *testing.T) {
+	out := chatScript(t, "how is @localhost doing?\napprove\n")
+	m := regexp.MustCompile(`note: approving ([a-z0-9]+), the only approval waiting: touch `).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("a bare approve did not say which approval it answered:\n%s", out)
+	}
+	for _, want := range []string{"approve " + m[1], "[ok] control command on localhost: touch", "vigil> Here is what I found"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// With nothing pending, a bare "approve" says so and changes nothing.
+func TestChatScriptApproveWithNothingPending(t *testing.T) {
+	out := chatScript(t, "approve\ndeny\n")
+	for _, verb := range []string{"approve", "deny"} {
+		if !strings.Contains(out, "error: no approval is waiting, so there is nothing to "+verb+".") {
+			t.Fatalf("a bare %s with nothing pending did not say so:\n%s", verb, out)
+		}
+	}
+}

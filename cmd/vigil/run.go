@@ -37,6 +37,9 @@ func runServe(ctx context.Context, cfgPath string) error {
 		return err
 	}
 	log := newLogger(os.Stderr, cfg.Log, false)
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
 	if !cfg.LLM.Configured() {
 		return fmt.Errorf("config: llm.base_url and llm.model are required for vigil run (try `vigil chat --demo` to see vigil without a model)")
 	}

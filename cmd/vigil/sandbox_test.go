@@ -12,20 +12,6 @@ import (
 	"github.com/vigilops/vigil/tools/sandbox"
 )
 
-// TestMain lets this test binary stand in for vigil when a test runs it
-// with `sandbox-exec`: it dispatches through the real command tree.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.Subcommand {
-		err := run(context.Background(), os.Args[1:])
-		var ee exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.code)
-		}
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
-}
-
 func TestSandboxExecCommand(t *testing.T) {
 	if abi := sandbox.ABI(); abi < sandbox.MinABI {
 		t.Fatalf("this kernel offers Landlock ABI %d, the read sandbox needs %d (Linux 6.12+ with Landlock enabled)", abi, sandbox.MinABI)

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/vigilops/vigil/agent"
@@ -52,6 +54,9 @@ type Options struct {
 	MaxConcurrentRuns int
 	// NoLocalSandbox treats this machine as one without Landlock (tests).
 	NoLocalSandbox bool
+	// AuditRetry overrides the first wait before audit records the store
+	// could not take are sent again (the bot's default, 1s, when zero).
+	AuditRetry time.Duration
 }
 
 // App is a wired vigil.
@@ -178,6 +183,14 @@ func New(ctx context.Context, o Options) (*App, error) {
 		auditFile = f
 	}
 
+	outbox, err := openAuditOutbox(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if outbox != nil {
+		a.closers = append(a.closers, outbox)
+	}
+
 	maxRuns := cfg.Bot.MaxConcurrentRuns
 	if o.MaxConcurrentRuns > 0 {
 		maxRuns = o.MaxConcurrentRuns
@@ -189,6 +202,8 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Resolver:          inventoryResolver{inv},
 		ApprovalTTL:       cfg.Policy.ApprovalTTL,
 		AuditFile:         auditFile,
+		AuditOutbox:       outbox,
+		AuditRetry:        o.AuditRetry,
 		Observer:          o.Observer,
 		Logger:            log,
 		Clock:             o.Clock,
@@ -277,6 +292,33 @@ func openAIModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
 		return nil, fmt.Errorf("config: llm: %w", err)
 	}
 	return m, nil
+}
+
+// AuditOutboxFile is the audit outbox's file name in state_dir.
+const AuditOutboxFile = "audit-outbox.jsonl"
+
+// openAuditOutbox opens the file where audit records wait while the store
+// is unreachable, so they survive a restart: state_dir/audit-outbox.jsonl,
+// or else beside the audit file (audit.file + ".outbox"). With neither
+// set it returns nil, and they wait in memory only.
+func openAuditOutbox(cfg *config.Config) (*audit.Spool, error) {
+	var path string
+	switch {
+	case cfg.StateDir != "":
+		if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("config: state_dir: %w", err)
+		}
+		path = filepath.Join(cfg.StateDir, AuditOutboxFile)
+	case cfg.Audit.File != "":
+		path = cfg.Audit.File + ".outbox"
+	default:
+		return nil, nil
+	}
+	s, err := audit.OpenSpool(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: audit outbox: %w", err)
+	}
+	return s, nil
 }
 
 // ErrNoModel means llm.base_url or llm.model is not set.

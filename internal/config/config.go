@@ -1,7 +1,10 @@
 // Package config loads vigil's configuration: embedded defaults, then a YAML
 // file, then VIGIL_* environment variables (VIGIL_LLM_API_KEY overrides
-// llm.api_key). Unknown keys are errors, and every validation error names
-// the key and the fix.
+// llm.api_key). Unknown keys are errors; every error is an *Error naming
+// the key, its value, where the value came from (the file or the
+// variable) and an example of a good one. Durations need a unit and have
+// minimums (durations.go). A VIGIL_ variable that sets nothing is a
+// warning naming the closest setting.
 package config
 
 import (
@@ -11,7 +14,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
-	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,6 +63,13 @@ type Config struct {
 	Slack     Slack     `mapstructure:"slack"`
 	Matrix    Matrix    `mapstructure:"matrix"`
 	Plugins   []Plugin  `mapstructure:"plugins"`
+	// StateDir is where vigil keeps state on this host that must survive
+	// a restart (the audit outbox); empty: none.
+	StateDir string `mapstructure:"state_dir"`
+
+	// origin and warnings are set by Load.
+	origin   *origin
+	warnings []string
 }
 
 // LLM is the model endpoint (any OpenAI-compatible API).
@@ -294,10 +304,12 @@ var defaults = map[string]any{
 	"matrix.approver_power_level": 50,
 	"matrix.e2ee":                 false,
 	"matrix.state_dir":            "",
+	"state_dir":                   "",
 }
 
 // Load reads the configuration. path may be empty: embedded defaults and the
-// environment only.
+// environment only. Errors are *Error values (several joined); warnings
+// are in Warnings.
 func Load(path string) (*Config, error) {
 	v := viper.New()
 	for k, val := range defaults {
@@ -317,73 +329,62 @@ func Load(path string) (*Config, error) {
 			return nil, fmt.Errorf("config: %s is not valid YAML: %w", path, err)
 		}
 	}
+	o := &origin{v: v, path: path}
 	var c Config
 	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		readOnlyCommandHook,
-		mapstructure.StringToTimeDurationHookFunc(),
+		durationHook(),
 		mapstructure.StringToSliceHookFunc(","),
 	)))
 	if err != nil {
-		return nil, explainDecodeError(path, err)
+		return nil, o.explainDecodeError(err)
 	}
+	c.origin = o
 	if len(c.Channels) == 0 {
 		c.Channels = []Channel{{Match: policy.ConsoleChannel, ControlLevel: string(policy.LevelControlled)}}
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	c.warnings = envWarnings(os.Environ())
 	return &c, nil
 }
 
-var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: ([^\n]+)`)
+// Warnings are problems that do not stop vigil (a VIGIL_ variable that
+// sets nothing); the caller shows them.
+func (c *Config) Warnings() []string { return c.warnings }
 
-// explainDecodeError turns mapstructure's messages into ones that name the
-// key and the fix.
-func explainDecodeError(path string, err error) error {
-	where := "configuration"
-	if path != "" {
-		where = path
-	}
-	if m := invalidKeys.FindAllStringSubmatch(err.Error(), -1); m != nil {
-		var keys []string
-		for _, g := range m {
-			for _, k := range strings.Split(g[2], ", ") {
-				full := strings.TrimSpace(k)
-				if g[1] != "" {
-					full = g[1] + "." + full
-				}
-				keys = append(keys, full)
-			}
-		}
-		slices.Sort(keys)
-		return fmt.Errorf("config: unknown key %s in %s: check the spelling against configs/vigil.example.yaml",
-			strings.Join(keys, ", "), where)
-	}
-	return fmt.Errorf("config: %s: %w", where, err)
+// problem builds the *Error for key, with its value and where it came
+// from when c was loaded from a file and the environment.
+func (c *Config) problem(key, msg string) *Error { return c.origin.problem(key, msg) }
+
+// problemValue is problem with the value taken from c itself, for checks
+// that also run on a Config changed after Load (channels).
+func (c *Config) problemValue(key, value, msg string) *Error {
+	e := c.origin.problem(key, msg)
+	e.Value = strconv.Quote(value)
+	return e
 }
 
 // Validate checks every value that can be checked without I/O.
 func (c *Config) Validate() error {
-	var errs []error
+	errs := c.checkDurations()
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...)))
+		errs = append(errs, c.problem(key, fmt.Sprintf(format, args...)))
 	}
 	switch c.LLM.ToolMode {
 	case "native", "json":
 	default:
-		bad("llm.tool_mode", "%q is not a tool mode; use native (function calling) or json (for models without it)", c.LLM.ToolMode)
+		bad("llm.tool_mode", "not a tool mode; use native (function calling) or json (for models without it)")
 	}
 	if c.LLM.MaxTurns < 1 || c.LLM.MaxTurns > 200 {
-		bad("llm.max_turns", "%d is out of range; use 1–200 (default 20)", c.LLM.MaxTurns)
+		bad("llm.max_turns", "out of range; use 1–200")
 	}
 	if c.LLM.BaseURL != "" && !strings.HasPrefix(c.LLM.BaseURL, "http://") && !strings.HasPrefix(c.LLM.BaseURL, "https://") {
-		bad("llm.base_url", "%q must start with http:// or https:// (e.g. http://localhost:11434/v1)", c.LLM.BaseURL)
+		bad("llm.base_url", "must start with http:// or https://")
 	}
 	if c.LLM.BaseURL != "" && c.LLM.Model == "" {
 		bad("llm.model", "is empty; name the model to use at %s", c.LLM.BaseURL)
-	}
-	if c.LLM.Timeout <= 0 {
-		bad("llm.timeout", "must be a positive duration such as 120s")
 	}
 	switch c.Store.Backend {
 	case "memory":
@@ -392,19 +393,16 @@ func (c *Config) Validate() error {
 			bad("store.redis.addr", "is empty; set host:port of the Redis server")
 		}
 	default:
-		bad("store.backend", "%q is not a store; use memory or redis", c.Store.Backend)
+		bad("store.backend", "not a store; use memory or redis")
 	}
 	if c.Bot.MaxConcurrentRuns < 1 {
-		bad("bot.max_concurrent_runs", "%d must be at least 1 (default 32)", c.Bot.MaxConcurrentRuns)
+		bad("bot.max_concurrent_runs", "must be at least 1")
 	}
 	if c.Bot.UserRateLimit < 0 {
-		bad("bot.user_rate_limit", "%d must not be negative (0 turns the limit off)", c.Bot.UserRateLimit)
+		bad("bot.user_rate_limit", "must not be negative (0 turns the limit off)")
 	}
 	if c.Store.Redis.PoolSize < 0 {
-		bad("store.redis.pool_size", "%d must not be negative (0 means the default)", c.Store.Redis.PoolSize)
-	}
-	if c.Policy.ApprovalTTL <= 0 {
-		bad("policy.approval_ttl", "must be a positive duration such as 10m")
+		bad("store.redis.pool_size", "must not be negative (0 means 10 per CPU)")
 	}
 	if _, err := policy.ParseSandboxMode(c.Policy.ReadSandbox); err != nil {
 		bad("policy.read_sandbox", "%v", err)
@@ -416,13 +414,13 @@ func (c *Config) Validate() error {
 	}
 	if c.Inventory.File != "" {
 		if _, err := os.Stat(c.Inventory.File); err != nil {
-			bad("inventory.file", "%v; point it at an inventory YAML (see configs/inventory.example.yaml) or remove it to use the local machine", err)
+			bad("inventory.file", "%v; point it at an inventory YAML or remove it to use the local machine", err)
 		}
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
-		bad("log.level", "%q is not a level; use debug, info, warn or error", c.Log.Level)
+		bad("log.level", "not a level; use debug, info, warn or error")
 	}
 	if _, err := c.ChannelPolicies(); err != nil {
 		errs = append(errs, err)
@@ -432,23 +430,20 @@ func (c *Config) Validate() error {
 		key := fmt.Sprintf("plugins[%d]", i)
 		switch {
 		case !pluginName.MatchString(p.Name):
-			bad(key+".name", "%q must match [a-z][a-z0-9_]* (it prefixes the plugin's tool names)", p.Name)
+			bad(key+".name", "must match [a-z][a-z0-9_]* (it prefixes the plugin's tool names)")
 		case seenPlugins[p.Name]:
-			bad(key+".name", "%q is listed twice", p.Name)
+			bad(key+".name", "is listed twice")
 		}
 		seenPlugins[p.Name] = true
 		if p.Command == "" {
 			bad(key+".command", "is empty; give the MCP server's executable")
-		}
-		if p.Timeout < 0 {
-			bad(key+".timeout", "must not be negative (0 means 30s)")
 		}
 		if p.MaxResponse < 0 {
 			bad(key+".max_response", "must not be negative (0 means 64 KiB)")
 		}
 		for j, kv := range p.Env {
 			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-				bad(fmt.Sprintf("%s.env[%d]", key, j), "%q is not KEY=value", kv)
+				bad(fmt.Sprintf("%s.env[%d]", key, j), "not KEY=value")
 			}
 		}
 	}
@@ -456,28 +451,28 @@ func (c *Config) Validate() error {
 		switch c.Slack.Mode {
 		case "socket":
 			if c.Slack.AppToken == "" {
-				bad("slack.app_token", "is required in socket mode; set VIGIL_SLACK_APP_TOKEN to the app-level token (xapp-…)")
+				bad("slack.app_token", "is required in socket mode: the app-level token, best set in VIGIL_SLACK_APP_TOKEN")
 			}
 		case "http":
 			if c.Slack.SigningSecret == "" {
-				bad("slack.signing_secret", "is required in http mode; set VIGIL_SLACK_SIGNING_SECRET")
+				bad("slack.signing_secret", "is required in http mode, best set in VIGIL_SLACK_SIGNING_SECRET")
 			}
 		default:
-			bad("slack.mode", "%q is not a mode; use socket or http", c.Slack.Mode)
+			bad("slack.mode", "not a mode; use socket or http")
 		}
 		if c.Slack.BotToken == "" {
-			bad("slack.bot_token", "is required; set VIGIL_SLACK_BOT_TOKEN to the bot token (xoxb-…)")
+			bad("slack.bot_token", "is required: the bot token, best set in VIGIL_SLACK_BOT_TOKEN")
 		}
 	}
 	if c.Matrix.Enabled {
 		if c.Matrix.Homeserver == "" {
-			bad("matrix.homeserver", "is required; set the homeserver URL, e.g. https://matrix.example.org")
+			bad("matrix.homeserver", "is required: the homeserver URL")
 		}
 		if c.Matrix.UserID == "" {
-			bad("matrix.user_id", "is required; set the bot's user ID, e.g. @vigil:example.org")
+			bad("matrix.user_id", "is required: the bot's user ID")
 		}
 		if c.Matrix.AccessToken == "" && c.Matrix.Password == "" {
-			bad("matrix.access_token", "set matrix.access_token or matrix.password (VIGIL_MATRIX_ACCESS_TOKEN / VIGIL_MATRIX_PASSWORD)")
+			bad("matrix.access_token", "set matrix.access_token or matrix.password, best in VIGIL_MATRIX_ACCESS_TOKEN or VIGIL_MATRIX_PASSWORD")
 		}
 	}
 	return errors.Join(errs...)
@@ -493,13 +488,13 @@ func (c *Config) ChannelPolicies(extraPlatforms ...string) ([]policy.ChannelPoli
 	for i, ch := range c.Channels {
 		key := fmt.Sprintf("channels[%d]", i)
 		if ch.Match == "" {
-			return nil, fmt.Errorf("config: %s.match is empty; use console, default, slack:<channel id> or matrix:<room id>", key)
+			return nil, c.problemValue(key+".match", ch.Match, "is empty; use console, default, slack:<channel id> or matrix:<room id>")
 		}
 		if !validMatch(ch.Match, extraPlatforms) {
-			return nil, fmt.Errorf("config: %s.match %q is not console, default, slack:<channel id> or matrix:<room id>", key, ch.Match)
+			return nil, c.problemValue(key+".match", ch.Match, "not console, default, slack:<channel id> or matrix:<room id>")
 		}
 		if seen[ch.Match] {
-			return nil, fmt.Errorf("config: %s.match %q is listed twice", key, ch.Match)
+			return nil, c.problemValue(key+".match", ch.Match, "is listed twice")
 		}
 		seen[ch.Match] = true
 		level := policy.ControlLevel(ch.ControlLevel)
@@ -507,7 +502,7 @@ func (c *Config) ChannelPolicies(extraPlatforms ...string) ([]policy.ChannelPoli
 			level = policy.LevelControlled
 		}
 		if !level.Valid() {
-			return nil, fmt.Errorf("config: %s.control_level %q is not a level; use read_only, controlled or autonomous", key, ch.ControlLevel)
+			return nil, c.problemValue(key+".control_level", ch.ControlLevel, "not a level; use read_only, controlled or autonomous")
 		}
 		self := ch.Match == policy.ConsoleChannel
 		if ch.AllowSelfApproval != nil {
@@ -518,7 +513,10 @@ func (c *Config) ChannelPolicies(extraPlatforms ...string) ([]policy.ChannelPoli
 			Viewers: ch.Viewers, Operators: ch.Operators, Approvers: ch.Approvers,
 		}
 		if err := cp.Validate(); err != nil {
-			return nil, fmt.Errorf("config: %s (%s): %w", key, ch.Match, err)
+			e := c.problemValue(key, "", err.Error())
+			e.Value = "{match: " + ch.Match + ", control_level: " + string(level) + "}"
+			e.Example = "{match: " + ch.Match + ", control_level: controlled, approvers: [U0AAAAAAA]}"
+			return nil, e
 		}
 		out = append(out, cp)
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -108,9 +109,9 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"plugin without command", "plugins:\n  - name: ops\n", "plugins[0].command"},
 		{"bad plugin env", "plugins:\n  - name: ops\n    command: /bin/true\n    env: [REGION]\n", "plugins[0].env[0]"},
 		{"unknown plugin key", "plugins:\n  - name: ops\n    command: /bin/true\n    cmd: x\n", "plugins[0].cmd"},
-		{"bad read sandbox", "policy:\n  read_sandbox: strict\n", `policy.read_sandbox: "strict" is not a sandbox mode; use best_effort (the default), required or off, e.g.`},
-		{"bad read-only command", "policy:\n  read_only_commands:\n    - mytool status\n    - \"rm $(x)\"\n", `policy.read_only_commands[1]: "rm $(x)": word "$(x)"`},
-		{"empty read-only command", "policy:\n  read_only_commands:\n    - command: \"\"\n      network: true\n", `policy.read_only_commands[0]: is empty; give a command and its read-only verb, e.g.`},
+		{"bad read sandbox", "policy:\n  read_sandbox: strict\n", `policy.read_sandbox = "strict" (from file`},
+		{"bad read-only command", "policy:\n  read_only_commands:\n    - mytool status\n    - \"rm $(x)\"\n", `policy.read_only_commands[1] = "rm $(x)" (from file`},
+		{"empty read-only command", "policy:\n  read_only_commands:\n    - command: \"\"\n      network: true\n", `policy.read_only_commands[0] = (a section) (from file`},
 		{"unknown read-only command key", "policy:\n  read_only_commands:\n    - cmd: mytool status\n", "cmd"},
 	}
 	for _, tc := range cases {
@@ -121,6 +122,260 @@ func TestErrorsNameTheKey(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %q does not name %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Every configuration error shows the key, the bad value as written,
+// where it came from (the file or the VIGIL_ variable) and a good value.
+func TestErrorsShowValueSourceAndExample(t *testing.T) {
+	cases := []struct {
+		name string
+		yaml string
+		env  map[string]string
+		// key, value and example as the message must show them;
+		// fromEnv: the source is the variable, else the file.
+		key, value, example string
+		fromEnv             bool
+		// source overrides the expected source.
+		source string
+	}{
+		{name: "tool mode in the file", yaml: "llm:\n  tool_mode: xml\n",
+			key: "llm.tool_mode", value: `"xml"`, example: "llm.tool_mode: native"},
+		{name: "tool mode in the environment", env: map[string]string{"VIGIL_LLM_TOOL_MODE": "xml"},
+			key: "llm.tool_mode", value: `"xml"`, example: "VIGIL_LLM_TOOL_MODE=native", fromEnv: true},
+		{name: "max turns out of range", yaml: "llm:\n  max_turns: 500\n",
+			key: "llm.max_turns", value: "500", example: "llm.max_turns: 20"},
+		{name: "max turns not a number", env: map[string]string{"VIGIL_LLM_MAX_TURNS": "many"},
+			key: "llm.max_turns", value: `"many"`, example: "VIGIL_LLM_MAX_TURNS=20", fromEnv: true},
+		{name: "temperature not a number", yaml: "llm:\n  temperature: hot\n",
+			key: "llm.temperature", value: `"hot"`, example: "llm.temperature: 0.2"},
+		{name: "boolean", env: map[string]string{"VIGIL_SLACK_ENABLED": "yes please"},
+			key: "slack.enabled", value: `"yes please"`, example: "VIGIL_SLACK_ENABLED=true", fromEnv: true},
+		{name: "store backend", env: map[string]string{"VIGIL_STORE_BACKEND": "etcd"},
+			key: "store.backend", value: `"etcd"`, example: "VIGIL_STORE_BACKEND=memory", fromEnv: true},
+		{name: "base url", yaml: "llm:\n  base_url: localhost:11434\n  model: m\n",
+			key: "llm.base_url", value: `"localhost:11434"`, example: "llm.base_url: https://"},
+		{name: "log level", yaml: "log:\n  level: loud\n",
+			key: "log.level", value: `"loud"`, example: "log.level: info"},
+		{name: "negative rate limit", yaml: "bot:\n  user_rate_limit: -1\n",
+			key: "bot.user_rate_limit", value: "-1", example: "bot.user_rate_limit: 20"},
+		{name: "channel level", yaml: "channels:\n  - match: console\n    control_level: yolo\n",
+			key: "channels[0].control_level", value: `"yolo"`, example: "channels[0].control_level: controlled"},
+		{name: "channel match", yaml: "channels:\n  - match: irc:#ops\n",
+			key: "channels[0].match", value: `"irc:#ops"`, example: "channels[0].match: slack:"},
+		{name: "plugin name", yaml: "plugins:\n  - name: Ops-Tools\n    command: /bin/true\n",
+			key: "plugins[0].name", value: `"Ops-Tools"`, example: "plugins[0].name: tickets"},
+		{name: "plugin env", yaml: "plugins:\n  - name: ops\n    command: /bin/true\n    env: [REGION]\n",
+			key: "plugins[0].env[0]", value: `"REGION"`, example: "plugins[0].env[0]: "},
+		{name: "missing secret", yaml: "slack:\n  enabled: true\n  mode: http\n  bot_token: xoxb-1\n",
+			key: "slack.signing_secret", value: `""`, example: "slack.signing_secret: ", source: "from built-in default"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			path := ""
+			if tc.yaml != "" {
+				path = write(t, tc.yaml)
+			}
+			_, err := Load(path)
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %q is not a *config.Error", err)
+			}
+			msg := err.Error()
+			source := "from file " + path
+			if tc.fromEnv {
+				for k := range tc.env {
+					source = "from environment variable " + k
+				}
+			}
+			if tc.source != "" {
+				source = tc.source
+			}
+			for what, want := range map[string]string{
+				"key and value": tc.key + " = " + tc.value,
+				"source":        source,
+				"example":       "for example " + tc.example,
+			} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("the error does not show the %s (%q):\n%s", what, want, msg)
+				}
+			}
+		})
+	}
+}
+
+// A secret's value never appears in an error, even when it is the bad
+// value.
+func TestErrorsMaskSecrets(t *testing.T) {
+	_, err := Load(write(t, "llm:\n  api_key: [sk-live-0123456789]\n"))
+	if err == nil {
+		t.Fatal("a list for llm.api_key loaded")
+	}
+	if !strings.Contains(err.Error(), "llm.api_key = ***") || strings.Contains(err.Error(), "sk-live") {
+		t.Fatalf("the error must name llm.api_key and hide its value: %v", err)
+	}
+}
+
+// Durations must carry a unit: YAML reads 600 as 600ns, which expired
+// every approval at once. And each has a minimum below which it can only
+// be a mistake. Both for the file and the environment.
+func TestDurations(t *testing.T) {
+	cases := []struct {
+		name string
+		yaml string
+		env  map[string]string
+		// want is "" for a value that loads, else what the error must say.
+		want []string
+	}{
+		{name: "bare number in the file", yaml: "policy:\n  approval_ttl: 600\n",
+			want: []string{"policy.approval_ttl = 600", "no unit", "600ns", "600s or 10m", "from file"}},
+		{name: "bare number in the environment", env: map[string]string{"VIGIL_POLICY_APPROVAL_TTL": "600"},
+			want: []string{"policy.approval_ttl", `"600"`, "no unit", "VIGIL_POLICY_APPROVAL_TTL=600s or 10m"}},
+		{name: "bare decimal", yaml: "llm:\n  timeout: 1.5\n", want: []string{"llm.timeout = 1.5", "no unit", "1.5s"}},
+		{name: "quoted bare number", yaml: "llm:\n  timeout: \"90\"\n", want: []string{"llm.timeout", "no unit", "90s"}},
+		{name: "bare number in a list item", yaml: "plugins:\n  - name: ops\n    command: /bin/true\n    timeout: 5\n",
+			want: []string{"plugins[0].timeout = 5", "no unit", "5s"}},
+		{name: "approval ttl below 30s", yaml: "policy:\n  approval_ttl: 10s\n",
+			want: []string{"policy.approval_ttl", `"10s"`, "minimum, 30s", "for example policy.approval_ttl: 10m"}},
+		{name: "approval ttl below 30s from the environment", env: map[string]string{"VIGIL_POLICY_APPROVAL_TTL": "29s"},
+			want: []string{"policy.approval_ttl", "VIGIL_POLICY_APPROVAL_TTL", "minimum, 30s"}},
+		{name: "approval ttl zero", yaml: "policy:\n  approval_ttl: 0s\n", want: []string{"policy.approval_ttl", "minimum, 30s"}},
+		{name: "model timeout below 1s", yaml: "llm:\n  timeout: 500ms\n", want: []string{"llm.timeout", "minimum, 1s"}},
+		{name: "negative", env: map[string]string{"VIGIL_LLM_TIMEOUT": "-5s"}, want: []string{"llm.timeout", "negative"}},
+		{name: "usergroup ttl below 10s", yaml: "slack:\n  usergroup_ttl: 1s\n", want: []string{"slack.usergroup_ttl", "minimum, 10s"}},
+		{name: "plugin timeout below 1s", yaml: "plugins:\n  - name: ops\n    command: /bin/true\n    timeout: 100ms\n",
+			want: []string{"plugins[0].timeout", "minimum, 1s", "0 means 30s"}},
+		{name: "not a duration", env: map[string]string{"VIGIL_POLICY_APPROVAL_TTL": "ten minutes"},
+			want: []string{"policy.approval_ttl", `"ten minutes"`, "not a duration"}},
+		{name: "a list", yaml: "llm:\n  timeout: [1s]\n", want: []string{"llm.timeout", "not a duration"}},
+		{name: "units load", yaml: "policy:\n  approval_ttl: 30s\nllm:\n  timeout: 1s\nslack:\n  usergroup_ttl: 10s\n"},
+		{name: "units load from the environment", env: map[string]string{"VIGIL_POLICY_APPROVAL_TTL": "1h30m"}},
+		{name: "zero means the default where it may", yaml: "plugins:\n  - name: ops\n    command: /bin/true\n    timeout: 0\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			path := ""
+			if tc.yaml != "" {
+				path = write(t, tc.yaml)
+			}
+			c, err := Load(path)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("did not load: %v", err)
+				}
+				if c.Policy.ApprovalTTL < 30*time.Second || c.LLM.Timeout < time.Second {
+					t.Fatalf("loaded %v / %v", c.Policy.ApprovalTTL, c.LLM.Timeout)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("loaded (approval ttl %v, timeout %v); want an error", c.Policy.ApprovalTTL, c.LLM.Timeout)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+	c, err := Load(write(t, "policy:\n  approval_ttl: 90s\n"))
+	if err != nil || c.Policy.ApprovalTTL != 90*time.Second {
+		t.Fatalf("approval_ttl: 90s loaded as %v, %v", c.Policy.ApprovalTTL, err)
+	}
+}
+
+// Every duration key has a rule (a minimum and an example): a new one
+// cannot slip in unchecked.
+func TestEveryDurationHasARule(t *testing.T) {
+	n := 0
+	for _, f := range fields() {
+		if f.typ != durationType {
+			continue
+		}
+		n++
+		r, ok := durationRuleFor(f.key)
+		if !ok {
+			t.Errorf("duration key %s has no entry in durationRules", f.key)
+			continue
+		}
+		if r.min <= 0 || r.example == "" || r.why == "" {
+			t.Errorf("the rule for %s needs a minimum, an example and a reason: %+v", f.key, r)
+		}
+		if d, err := time.ParseDuration(r.example); err != nil || d < r.min {
+			t.Errorf("the example for %s, %q, is not a valid value", f.key, r.example)
+		}
+	}
+	if n < 4 {
+		t.Fatalf("found %d duration keys; the walk over Config is broken", n)
+	}
+	for _, r := range durationRules {
+		found := false
+		for _, f := range fields() {
+			found = found || f.key == r.key
+		}
+		if !found {
+			t.Errorf("durationRules has %s, which is not a key", r.key)
+		}
+	}
+}
+
+// Every key has an example of a good value for its errors.
+func TestEveryKeyHasAnExample(t *testing.T) {
+	for _, f := range fields() {
+		if exampleFor(f.key) == "" {
+			t.Errorf("key %s has no example: add one to examples", f.key)
+		}
+	}
+}
+
+// A VIGIL_ variable that sets nothing is a warning naming the closest
+// setting: a typo must not be ignored in silence.
+func TestUnknownEnvironmentVariables(t *testing.T) {
+	cases := []struct {
+		env  string
+		want string // "" for no warning
+	}{
+		{"VIGIL_LLM_MODLE", "did you mean VIGIL_LLM_MODEL (llm.model)?"},
+		{"VIGIL_POLICY_APROVAL_TTL", "did you mean VIGIL_POLICY_APPROVAL_TTL (policy.approval_ttl)?"},
+		{"VIGIL_SLACK_BOTTOKEN", "did you mean VIGIL_SLACK_BOT_TOKEN (slack.bot_token)?"},
+		{"VIGIL_STORE_REDIS_ADDRESS", "did you mean VIGIL_STORE_REDIS_ADDR (store.redis.addr)?"},
+		{"VIGIL_MATRIX_ROOMS", "matrix.rooms is a list and can only be set in the config file"},
+		{"VIGIL_WHATEVER", "is not a vigil setting"},
+		{"VIGIL_LLM_MODEL", ""},
+		{"VIGIL_CONFIG", ""},
+		{"VIGIL_SHARED_CORPUS", ""},
+		{"VIGIL_TEST_DEBUG", ""},
+		{"VIGILANT", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.env, func(t *testing.T) {
+			t.Setenv(tc.env, "x")
+			c, err := Load("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range c.Warnings() {
+				if strings.Contains(w, tc.env+" ") {
+					got = append(got, w)
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Fatalf("unexpected warning: %q", got)
+			case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+				t.Fatalf("warnings %q; want one saying %q", c.Warnings(), tc.want)
 			}
 		})
 	}
@@ -177,4 +432,21 @@ func TestReadSandboxSettings(t *testing.T) {
 	if got := fmt.Sprintln(r.ReadSandbox, r.ReadOnlyCommands); got != "off [{[mytool status] false} {[other list] false}]\n" {
 		t.Errorf("rules from the environment = %s", got)
 	}
+}
+
+// parseDuration never panics, and never accepts a bare number other than
+// zero: whatever it returns without error came with a unit.
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"600", "10m", "1h30m", "0", "-5s", "1.5", " 90s ", "ten minutes", "1e3", "0x10", "NaN", "Inf"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseDuration(s)
+		if err != nil {
+			return
+		}
+		if d != 0 && strings.IndexFunc(s, func(r rune) bool { return strings.ContainsRune("nsuµmh", r) }) < 0 {
+			t.Fatalf("%q parsed as %v without a unit", s, d)
+		}
+	})
 }

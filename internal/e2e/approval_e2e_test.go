@@ -91,9 +91,11 @@ func TestConsoleBadApprovalAnswers(t *testing.T) {
 	h.con.Send(t, "approve nosuchid")
 	h.con.WaitFor(t, `There is no approval with ID "nosuchid".`, wait)
 	h.con.Send(t, "approve")
-	h.con.WaitFor(t, "error: usage: approve <id>", wait)
+	h.con.WaitFor(t, "error: no approval is waiting, so there is nothing to approve.", wait)
 	h.con.Send(t, "deny")
-	h.con.WaitFor(t, "error: usage: deny <id> <reason>", wait)
+	h.con.WaitFor(t, "error: no approval is waiting, so there is nothing to deny.", wait)
+	h.con.Send(t, "approve one two")
+	h.con.WaitFor(t, "error: usage: approve [<id>]", wait)
 	if h.model.Count() != 0 {
 		t.Fatalf("bad approval answers reached the model (%d requests)", h.model.Count())
 	}

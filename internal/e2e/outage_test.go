@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/audit"
 )
 
 // opsServer runs vigil's ops endpoint for a replica, wired as `vigil run`
@@ -201,4 +204,115 @@ func TestOutageRedisRecovers(t *testing.T) {
 	if !strings.Contains(metricsBody, `vigil_chat_events_total{platform="testchat",result="store_error"}`) {
 		t.Fatalf("/metrics does not count the events lost to the outage:\n%s", metricsBody)
 	}
+}
+
+// Redis crashes while an approved call runs: the call finishes, but
+// neither its "executed" record nor the approval's new status can be
+// saved. vigil writes the record to the audit file at once and keeps it in
+// the outbox beside it; when Redis is back the record joins the chain
+// after everything already there (the chain verifies from record 1), the
+// approval is settled as executed from that record, the run that stopped
+// is closed with the call's result, and the call never runs again.
+func TestOutageWhileApprovedCallRuns(t *testing.T) {
+	rds := startPrivateRedis(t)
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	auditFile := filepath.Join(dir, "audit.jsonl")
+	slowWrite := modeltest.Call("control", testkit.Args("action", "command", "target", "localhost",
+		"command", "sleep 1 && "+testkit.AppendLine(target)))
+	model := modeltest.New(t)
+	routeTurns(model, map[string][]modeltest.Step{
+		"append slowly": {modeltest.Calls(discoverLocal()), modeltest.Calls(slowWrite), modeltest.Calls(readExec("cat " + target))},
+		"afterwards":    {modeltest.Calls(discoverLocal()), modeltest.Text("still here")},
+	})
+	r := startReplica(t, "solo", rds.Addr(), "vigil:", replicaOptions{
+		Model:      model,
+		Channels:   []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled, Approvers: []string{"bob"}}},
+		SweepEvery: 200 * time.Millisecond,
+		// Long enough that no renewal falls within the call (losing the
+		// lock would cancel it), short enough that the settling, which
+		// waits for the stopped run's lock to lapse, comes soon.
+		LockTTL:    9 * time.Second,
+		AuditFile:  auditFile,
+		AuditRetry: 100 * time.Millisecond,
+	})
+	ctx := context.Background()
+	th := testkit.Thread("ops", "t1")
+	r.chat.Say(t, th, "alice", "append slowly on @localhost")
+	card := r.chat.WaitCard(t, th, replicaWait)
+	idleAll(t, []*replica{r})
+
+	r.chat.Decide(t, bot.Decision{EventID: "click-1", ApprovalID: card.ID, Token: card.Token, Approve: true, User: "bob", Thread: th})
+	waitFor(t, replicaWait, "the approved call to be claimed", func() bool {
+		a, err := r.store.GetApproval(ctx, card.ID)
+		return err == nil && a.Status == policy.ApprovalExecuting
+	})
+	rds.Crash() // the call is sleeping; it finishes with Redis gone
+	waitFor(t, replicaWait, "the call to finish", func() bool { return testkit.LineCount(t, target) == 1 })
+	waitFor(t, replicaWait, "the run to stop on the outage", func() bool {
+		return strings.Contains(r.chat.Transcript(th), "I stopped: I could not save")
+	})
+	idleAll(t, []*replica{r})
+	recs, err := audit.ReadFile(auditFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasRecord(recs, audit.Executed, card.ID) {
+		t.Fatalf("the audit file lacks the executed record while Redis is down:\n%+v", recs)
+	}
+
+	rds.Start()
+	waitFor(t, replicaWait, "the approval to be settled", func() bool {
+		a, err := r.store.GetApproval(ctx, card.ID)
+		return err == nil && a.Status != policy.ApprovalExecuting
+	})
+	r.chat.WaitText(t, th, "ran while my state store was unreachable; its result: ok", replicaWait)
+	idleAll(t, []*replica{r})
+	if a, _ := r.store.GetApproval(ctx, card.ID); a.Status != policy.ApprovalExecuted {
+		t.Fatalf("approval settled as %s, want executed", a.Status)
+	}
+	chain, err := r.store.RecentAudit(ctx, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := audit.VerifyChain(chain); err != nil {
+		t.Fatalf("the chain in Redis is broken after the outage: %v", err)
+	}
+	var actions []audit.Action
+	for _, rec := range chain {
+		if rec.ApprovalID == card.ID {
+			actions = append(actions, rec.Action)
+		}
+	}
+	if fmt.Sprint(actions) != fmt.Sprint([]audit.Action{audit.ApprovalRequested, audit.Approved, audit.Executed, audit.Settled}) {
+		t.Fatalf("the approval's records in the chain: %v", actions)
+	}
+	if n, err := audit.VerifyFile(auditFile); err != nil {
+		t.Fatalf("`vigil audit verify` fails on the audit file (%d records): %v", n, err)
+	}
+	if raw, err := os.ReadFile(auditFile + ".outbox"); err != nil || len(raw) != 0 {
+		t.Fatalf("records still wait in the outbox: %q %v", raw, err)
+	}
+	s, err := r.store.LoadSession(ctx, th.Key())
+	if err != nil || s.Run != nil {
+		t.Fatalf("the run that stopped was not closed: %+v %v", s, err)
+	}
+
+	r.chat.Decide(t, bot.Decision{EventID: "click-2", ApprovalID: card.ID, Token: card.Token, Approve: true, User: "bob", Thread: th})
+	after := testkit.Thread("ops", "t2")
+	r.chat.Say(t, after, "alice", "afterwards, is @localhost fine?")
+	r.chat.WaitText(t, after, "[answer] still here", replicaWait)
+	idleAll(t, []*replica{r})
+	if n := testkit.LineCount(t, target); n != 1 {
+		t.Fatalf("the approved call ran %d times, want 1", n)
+	}
+}
+
+func hasRecord(recs []audit.Record, action audit.Action, approval string) bool {
+	for _, r := range recs {
+		if r.Action == action && r.ApprovalID == approval {
+			return true
+		}
+	}
+	return false
 }

@@ -163,6 +163,11 @@ type replicaOptions struct {
 	LockTTL    time.Duration
 	// Observer receives the replica's metrics events (nil: none).
 	Observer bot.Observer
+	// AuditFile is configured as audit.file (its outbox beside it).
+	AuditFile string
+	// AuditRetry is how soon waiting audit records are sent again
+	// (default: the bot's, 1s).
+	AuditRetry time.Duration
 }
 
 // startReplica builds and runs a replica on Redis addr under prefix; the
@@ -182,13 +187,14 @@ func startReplica(t testing.TB, name, addr, prefix string, o replicaOptions) *re
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	a, err := app.New(ctx, app.Options{
-		Config:     testkit.Config(testkit.Options{Model: o.Model, Channels: o.Channels}),
+		Config:     testkit.Config(testkit.Options{Model: o.Model, Channels: o.Channels, AuditFile: o.AuditFile}),
 		Stores:     &stores,
 		Adapters:   []bot.Adapter{r.chat},
 		Logger:     slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: level})).With("replica", name),
 		SweepEvery: o.SweepEvery,
 		LockTTL:    o.LockTTL,
 		Observer:   o.Observer,
+		AuditRetry: o.AuditRetry,
 	})
 	if err != nil {
 		cancel()

@@ -43,6 +43,10 @@ const (
 	Denied            Action = "denied"
 	Expired           Action = "expired"
 	Executed          Action = "executed"
+	// Settled records how vigil closed an approval left "executing" by a
+	// store outage or a crash: Outcome is "executed" (the call ran; its
+	// result is known) or "failed" (vigil cannot tell whether it ran).
+	Settled Action = "settled"
 )
 
 // Record is one decision. The JSON form is one line of an audit file;
@@ -106,19 +110,28 @@ func (r Record) ComputeHash() string {
 }
 
 // Chain makes r the record after prev (nil for the first record): it sets
-// Seq, PrevHash and Hash. It redacts the free-text fields first, so whatever
-// a caller passes, no secret enters the chain; every audit sink goes
-// through here.
+// Seq, PrevHash and Hash. It redacts the free-text fields first (Prepare),
+// so whatever a caller passes, no secret enters the chain; every audit sink
+// goes through here.
 func Chain(prev *Record, r Record) Record {
-	r.Target = redact.String(r.Target)
-	r.Command = redact.String(r.Command)
-	r.Outcome = redact.String(r.Outcome)
-	r.Reason = redact.String(r.Reason)
+	r = Prepare(r)
 	r.Seq, r.PrevHash = 1, ""
 	if prev != nil {
 		r.Seq, r.PrevHash = prev.Seq+1, prev.Hash
 	}
 	r.Hash = r.ComputeHash()
+	return r
+}
+
+// Prepare redacts r's free-text fields (Target, Command, Outcome, Reason).
+// Chain does it anyway; a record that waits to be chained (Spool) is
+// prepared first, so it is stored redacted and compares equal to the
+// record the chain holds.
+func Prepare(r Record) Record {
+	r.Target = redact.String(r.Target)
+	r.Command = redact.String(r.Command)
+	r.Outcome = redact.String(r.Outcome)
+	r.Reason = redact.String(r.Reason)
 	return r
 }
 

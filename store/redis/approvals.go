@@ -34,9 +34,9 @@ return 1
 
 // swapApproval replaces an approval only if it is still exactly what the
 // caller read (compare-and-set on the whole record, status included).
-// KEYS: record, pending index. ARGV: old JSON, new JSON, ttl ms, new
-// status, expiry score, ID. Returns 1 if swapped, 0 if the record changed,
-// -1 if it is gone.
+// KEYS: record, pending index, executing index. ARGV: old JSON, new JSON,
+// ttl ms, new status, expiry score, ID. Returns 1 if swapped, 0 if the
+// record changed, -1 if it is gone.
 var swapApproval = goredis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if not cur then return -1 end
@@ -46,6 +46,11 @@ if ARGV[4] == 'pending' then
   redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
 else
   redis.call('ZREM', KEYS[2], ARGV[6])
+end
+if ARGV[4] == 'executing' then
+  redis.call('SADD', KEYS[3], ARGV[6])
+else
+  redis.call('SREM', KEYS[3], ARGV[6])
 end
 return 1
 `)
@@ -131,7 +136,7 @@ func (s *Store) UpdateApproval(ctx context.Context, id string, from policy.Appro
 			return nil, fmt.Errorf("redis: encode approval %s: %w", id, err)
 		}
 		res, err := swapApproval.Run(ctx, s.rdb,
-			[]string{s.keys.approval(id), s.keys.approvalsPending()},
+			[]string{s.keys.approval(id), s.keys.approvalsPending(), s.keys.approvalsExecuting()},
 			raw, next, s.approvalTTL(cur), string(cur.Status), expiryScore(cur), id).Int()
 		if err != nil {
 			return nil, fmt.Errorf("redis: update approval %s: %w", id, err)
@@ -200,5 +205,40 @@ func (s *Store) ListPending(ctx context.Context) ([]*policy.Approval, error) {
 	}
 	// The index scores are milliseconds; this restores the exact order.
 	store.SortByExpiry(out)
+	return out, nil
+}
+
+// ListExecuting implements bot.ApprovalStore. Index entries whose record is
+// gone or no longer executing are pruned on the way.
+func (s *Store) ListExecuting(ctx context.Context) ([]*policy.Approval, error) {
+	ctx, cancel := s.opctx(ctx)
+	defer cancel()
+	idx := s.keys.approvalsExecuting()
+	ids, err := s.rdb.SMembers(ctx, idx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: list executing approvals: %w", err)
+	}
+	var out []*policy.Approval
+	var stale []any
+	for _, id := range ids {
+		a, _, err := s.getApproval(ctx, id)
+		if errors.Is(err, bot.ErrNotFound) {
+			stale = append(stale, id)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if a.Status != policy.ApprovalExecuting {
+			stale = append(stale, id)
+			continue
+		}
+		out = append(out, a)
+	}
+	if len(stale) > 0 {
+		if err := s.rdb.SRem(ctx, idx, stale...).Err(); err != nil {
+			s.log.Warn("redis: prune executing approval index", "err", err)
+		}
+	}
 	return out, nil
 }

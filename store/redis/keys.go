@@ -25,6 +25,10 @@ import (
 //	                                         no TTL: an index of live records;
 //	                                         entries leave on decision and stale
 //	                                         ones are pruned by ListPending
+//	{approvals}:executing             set    IDs of approvals claimed for
+//	                                         execution; entries leave when the
+//	                                         status moves on, stale ones are
+//	                                         pruned by ListExecuting
 //	{audit}:log                       list   audit record JSON, oldest first
 //	{audit}:head                      hash   seq and hash of the newest record
 //	                                         no TTL: an audit trail must not
@@ -71,8 +75,9 @@ func (k keys) sessionHistory(key string) string { return k.prefix + "session:{" 
 func (k keys) lock(key string) string  { return k.prefix + "lock:{" + key + "}" }
 func (k keys) dedup(key string) string { return k.prefix + "dedup:" + key }
 
-func (k keys) approval(id string) string { return k.prefix + "{approvals}:approval:" + id }
-func (k keys) approvalsPending() string  { return k.prefix + "{approvals}:pending" }
+func (k keys) approval(id string) string  { return k.prefix + "{approvals}:approval:" + id }
+func (k keys) approvalsPending() string   { return k.prefix + "{approvals}:pending" }
+func (k keys) approvalsExecuting() string { return k.prefix + "{approvals}:executing" }
 
 func (k keys) auditLog() string  { return k.prefix + "{audit}:log" }
 func (k keys) auditHead() string { return k.prefix + "{audit}:head" }

@@ -154,7 +154,8 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		now:  time.Now,
 	}
 	if err := s.Ping(ctx); err != nil {
-		s.log.Warn("redis not reachable yet; operations fail until it is", slog.String("addr", opts.Addr), slog.Any("err", err))
+		s.log.Warn(Unreachable(opts.Addr, err))
+		s.log.Debug("redis ping failed", slog.Any("err", err))
 	}
 	return s, nil
 }

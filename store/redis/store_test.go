@@ -571,16 +571,17 @@ func TestRedisDown(t *testing.T) {
 			_, err := s.UpdateApproval(ctx, "abcdefghij", policy.ApprovalPending, func(*policy.Approval) {})
 			return err
 		},
-		"ListPending": func() error { _, err := s.ListPending(ctx); return err },
-		"AppendAudit": func() error { _, err := s.AppendAudit(ctx, audit.Record{Actor: "x"}); return err },
-		"RecentAudit": func() error { _, err := s.RecentAudit(ctx, 10); return err },
-		"FirstSeen":   func() error { _, err := s.FirstSeen(ctx, "e", time.Minute); return err },
-		"Lock":        func() error { _, err := s.Lock(ctx, "l", time.Minute); return err },
-		"Allow":       func() error { _, err := s.Allow(ctx, "u", 1, time.Minute); return err },
-		"Spend":       func() error { _, err := s.DailyBudget(1).Spend(ctx, 1); return err },
-		"Remember":    func() error { return s.Remember(ctx, tools.Memory{Key: "k"}) },
-		"Search":      func() error { _, err := s.Search(ctx, "q", 1); return err },
-		"PluginGet":   func() error { _, err := kv.Get(ctx, "k"); return err },
+		"ListPending":   func() error { _, err := s.ListPending(ctx); return err },
+		"ListExecuting": func() error { _, err := s.ListExecuting(ctx); return err },
+		"AppendAudit":   func() error { _, err := s.AppendAudit(ctx, audit.Record{Actor: "x"}); return err },
+		"RecentAudit":   func() error { _, err := s.RecentAudit(ctx, 10); return err },
+		"FirstSeen":     func() error { _, err := s.FirstSeen(ctx, "e", time.Minute); return err },
+		"Lock":          func() error { _, err := s.Lock(ctx, "l", time.Minute); return err },
+		"Allow":         func() error { _, err := s.Allow(ctx, "u", 1, time.Minute); return err },
+		"Spend":         func() error { _, err := s.DailyBudget(1).Spend(ctx, 1); return err },
+		"Remember":      func() error { return s.Remember(ctx, tools.Memory{Key: "k"}) },
+		"Search":        func() error { _, err := s.Search(ctx, "q", 1); return err },
+		"PluginGet":     func() error { _, err := kv.Get(ctx, "k"); return err },
 	}
 	for name, op := range ops {
 		began := time.Now()

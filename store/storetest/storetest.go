@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) bot.Stores) {
 		{"ApprovalUpdate", testApprovalUpdate},
 		{"ApprovalCASRace", testApprovalCASRace},
 		{"ApprovalListPending", testApprovalListPending},
+		{"ApprovalListExecuting", testApprovalListExecuting},
 		{"AuditChain", testAuditChain},
 		{"AuditConcurrentAppenders", testAuditConcurrent},
 		{"Dedup", testDedup},
@@ -427,6 +428,47 @@ func testApprovalListPending(t *testing.T, st bot.Stores) {
 	got, err = st.Approvals.ListPending(ctx)
 	if err != nil || len(got) != 2 || got[0].ID != soon.ID {
 		t.Errorf("after expiring one: %d listed, %v", len(got), err)
+	}
+}
+
+// ListExecuting lists exactly the approvals claimed for execution and not
+// settled: what vigil looks for after a store outage or a crash.
+func testApprovalListExecuting(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	if got, err := st.Approvals.ListExecuting(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("empty store lists %d, %v", len(got), err)
+	}
+	step := func(a *policy.Approval, from, to policy.ApprovalStatus) {
+		t.Helper()
+		if _, err := st.Approvals.UpdateApproval(ctx, a.ID, from, func(x *policy.Approval) { x.Status = to }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending, approved, executing, executed, failed := newApproval(t, time.Minute), newApproval(t, time.Minute),
+		newApproval(t, time.Minute), newApproval(t, time.Minute), newApproval(t, time.Minute)
+	for _, a := range []*policy.Approval{pending, approved, executing, executed, failed} {
+		if err := st.Approvals.CreateApproval(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range []*policy.Approval{approved, executing, executed, failed} {
+		step(a, policy.ApprovalPending, policy.ApprovalApproved)
+	}
+	for _, a := range []*policy.Approval{executing, executed, failed} {
+		step(a, policy.ApprovalApproved, policy.ApprovalExecuting)
+	}
+	step(executed, policy.ApprovalExecuting, policy.ApprovalExecuted)
+	step(failed, policy.ApprovalExecuting, policy.ApprovalFailed)
+	got, err := st.Approvals.ListExecuting(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != executing.ID || got[0].Status != policy.ApprovalExecuting {
+		t.Fatalf("ListExecuting = %v; want only %s", got, executing.ID)
+	}
+	step(executing, policy.ApprovalExecuting, policy.ApprovalExecuted)
+	if got, err := st.Approvals.ListExecuting(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("after settling: %d listed, %v", len(got), err)
 	}
 }
 

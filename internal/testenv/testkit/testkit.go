@@ -47,6 +47,11 @@ type Options struct {
 	SweepEvery time.Duration
 	// LockTTL is the thread lock's lifetime (default 2m).
 	LockTTL time.Duration
+	// AuditRetry is the first wait before audit records the store could
+	// not take are sent again (default 50ms, so outage tests are quick).
+	AuditRetry time.Duration
+	// StateDir is configured as state_dir.
+	StateDir string
 	// UserRateLimit is bot.user_rate_limit; 0 (the default here, unlike
 	// vigil's) turns it off, so tests can send many messages as one person.
 	UserRateLimit int
@@ -84,6 +89,10 @@ func Start(t testing.TB, o Options) *Stack {
 	if sweep == 0 {
 		sweep = 50 * time.Millisecond
 	}
+	retry := o.AuditRetry
+	if retry == 0 {
+		retry = 50 * time.Millisecond
+	}
 	level := slog.LevelWarn
 	if os.Getenv("VIGIL_TEST_DEBUG") != "" {
 		level = slog.LevelDebug
@@ -106,6 +115,7 @@ func Start(t testing.TB, o Options) *Stack {
 		Clock:      o.Clock,
 		SweepEvery: sweep,
 		LockTTL:    o.LockTTL,
+		AuditRetry: retry,
 	})
 	if err != nil {
 		cancel()
@@ -167,6 +177,7 @@ func Config(o Options) *config.Config {
 		cfg.Policy.ApprovalTTL = o.ApprovalTTL
 	}
 	cfg.Audit.File = o.AuditFile
+	cfg.StateDir = o.StateDir
 	cfg.Bot.UserRateLimit = o.UserRateLimit
 	cfg.Plugins = o.Plugins
 	if len(o.Channels) > 0 {
