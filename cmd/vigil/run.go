@@ -15,6 +15,7 @@ import (
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/internal/metrics"
 	"github.com/vigilops/vigil/internal/server"
+	"github.com/vigilops/vigil/policy/command/sqlcheck"
 )
 
 func newRunCmd() *cobra.Command {
@@ -50,6 +51,9 @@ func runServe(ctx context.Context, cfgPath string) error {
 	if len(adapters) == 0 {
 		return errors.New("config: no chat adapter is enabled: set slack.enabled or matrix.enabled (or use `vigil chat` for the terminal)")
 	}
+	// The PostgreSQL grammar takes a second or two to compile; do it now,
+	// not when someone first asks about a psql command.
+	go sqlcheck.Warm()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg)

@@ -3,6 +3,7 @@ package sqlcheck
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	pgquery "github.com/wasilibs/go-pgquery"
@@ -10,12 +11,31 @@ import (
 )
 
 // pgParse and pgScan are the PostgreSQL grammar: libpg_query run as
-// WebAssembly. Its first call compiles the module; each call after that
-// reuses a pooled instance.
+// WebAssembly. The library compiles the module afresh for every instance it
+// adds to its pool, which costs seconds of CPU and tens of megabytes each,
+// so every use goes through pgMu: one instance per process, compiled once,
+// reused by every call. A parse takes well under a millisecond, far less
+// than a second compile would.
 var (
-	pgParse = pgquery.Parse
-	pgScan  = pgquery.Scan
+	pgMu    sync.Mutex
+	pgParse = func(sql string) (*pg.ParseResult, error) {
+		pgMu.Lock()
+		defer pgMu.Unlock()
+		return pgquery.Parse(sql)
+	}
+	pgScan = func(sql string) (*pg.ScanResult, error) {
+		pgMu.Lock()
+		defer pgMu.Unlock()
+		return pgquery.Scan(sql)
+	}
 )
+
+// Warm compiles the PostgreSQL grammar now, so that the first psql command
+// a person asks about does not wait for it. A server calls it in the
+// background at start; it is safe to call at any time.
+func Warm() {
+	_, _ = pgParse("SELECT 1")
+}
 
 // checkPostgres parses sql with the PostgreSQL grammar and decides every
 // statement from its syntax tree.
