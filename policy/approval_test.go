@@ -258,7 +258,7 @@ func TestCheckDecision(t *testing.T) {
 		{name: "deny", mutD: func(d *DecisionRequest) { d.Approve, d.Reason = false, "not now" }},
 		{name: "forged token on a typed command", mutD: func(d *DecisionRequest) { d.Token, d.FromButton = "forged", false }, want: ErrTokenMismatch},
 		{name: "wrong token on a button", mutD: func(d *DecisionRequest) { d.Token = newTestApproval(t).Token }, want: ErrTokenMismatch},
-		{name: "button without token", mutD: func(d *DecisionRequest) { d.Token = "" }, want: ErrTokenMismatch},
+		{name: "button without token is forged", mutD: func(d *DecisionRequest) { d.Token = "" }, want: ErrTokenMissing},
 		{name: "other channel", mutD: func(d *DecisionRequest) { d.Channel = "slack:C2" }, want: ErrWrongChannel},
 		{name: "read-only channel", mutD: func(d *DecisionRequest) { d.Level = LevelReadOnly }, want: ErrReadOnlyChannel},
 		{name: "read-only channel refuses a deny too", mutD: func(d *DecisionRequest) { d.Level, d.Approve = LevelReadOnly, false }, want: ErrReadOnlyChannel},

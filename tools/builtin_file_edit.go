@@ -101,7 +101,7 @@ func (t *FileEditTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 		return Proposal{Action: policy.Action{Tool: "file_edit", Kind: policy.KindOf("file_edit", "")}}, b
 	}
 	p := Proposal{
-		Action: policy.Action{Tool: "file_edit", Name: string(a.Action), Kind: policy.KindOf("file_edit", string(a.Action)), Target: a.Target},
+		Action: policy.Action{Tool: "file_edit", Name: string(a.Action), Kind: policy.KindOf("file_edit", string(a.Action)), Target: a.Target, Path: a.Path},
 		Args:   a,
 	}
 	res, b := t.inv.resolveTarget("target", a.Target)

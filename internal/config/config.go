@@ -115,6 +115,10 @@ type Server struct {
 // Policy holds global policy settings.
 type Policy struct {
 	ApprovalTTL time.Duration `mapstructure:"approval_ttl"`
+	// RedactModelInput redacts secrets from tool results before the model
+	// receives them (default true). Turn it off only for a model that runs
+	// where the secrets already are.
+	RedactModelInput bool `mapstructure:"redact_model_input"`
 }
 
 // Rules are the policy gate's settings from policy.*.
@@ -227,6 +231,7 @@ var defaults = map[string]any{
 	"bot.user_rate_limit":         20,
 	"server.listen":               "",
 	"policy.approval_ttl":         "10m",
+	"policy.redact_model_input":   true,
 	"audit.file":                  "",
 	"log.level":                   "info",
 	"log.format":                  "text",

@@ -14,8 +14,8 @@ import (
 
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/metrics"
-	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/server"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 )
@@ -109,8 +109,9 @@ func TestOutageRedisRecovers(t *testing.T) {
 	// The server is this test's own: the default prefix, and its data goes
 	// with it.
 	r := startReplica(t, "solo", rds.Addr(), "vigil:", replicaOptions{
-		Model:      model,
-		Channels:   []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled, Approvers: []string{"bob"}}},
+		Model: model,
+		Channels: []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled,
+			Operators: []string{"alice"}, Approvers: []string{"bob"}}},
 		SweepEvery: 200 * time.Millisecond, // the sweeper keeps hitting the outage too
 		Observer:   metrics.New(reg),
 	})
