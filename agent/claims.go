@@ -2,6 +2,7 @@ package agent
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -219,11 +220,13 @@ var (
 		"probably", "likely", "possibly", "apparently", "seems", "seemed", "appears", "appeared", "presumably",
 		"awaiting", "pending", "requires", "required")
 	// evidence marks a sentence that reports what the system's own records
-	// say, not what vigil did.
-	evidence = setOf("log", "logs", "journal", "journalctl", "history", "dmesg", "syslog", "audit", "shows", "showed",
-		"show", "shown", "indicates", "indicated", "indicate", "according", "reports", "reported", "mentions",
-		"mentioned", "says", "said", "states", "stated", "records", "recorded", "seen", "uptime", "timeline",
-		"entries", "entry", "events", "output", "reveals", "revealed", "confirms")
+	// say, not what vigil did: a reporting verb, or a record it was read
+	// in ("in the journal").
+	evidence = setOf("shows", "showed", "show", "shown", "indicates", "indicated", "indicate", "according",
+		"reports", "reported", "mentions", "mentioned", "says", "said", "states", "stated", "records", "recorded",
+		"seen", "reveals", "revealed", "confirms", "suggests", "suggested", "per", "means", "meaning", "implies")
+	records = setOf("log", "logs", "journal", "journalctl", "history", "dmesg", "syslog", "audit", "events", "output",
+		"timeline", "uptime")
 	// adjuncts place a change in the system's history or give it another
 	// agent.
 	adjuncts = setOf("ago", "yesterday", "overnight", "earlier", "previously", "recently", "automatically",
@@ -258,9 +261,8 @@ var (
 
 // ChangeClaims returns the statements of change in an answer, in order.
 func ChangeClaims(text string) []Claim {
-	text = strings.ToLower(text)
+	text = fencedCode.ReplaceAllString(strings.ToLower(text), "\n")
 	text = strings.NewReplacer("’", "'", "‘", "'", "`", " ", "*", " ", "—", ",", "–", ",", " - ", ", ", "✅", ",").Replace(text)
-	text = fencedCode.ReplaceAllString(text, "\n")
 	var out []Claim
 	for _, line := range strings.Split(text, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), ">") {
@@ -380,9 +382,12 @@ func hasAdjunct(ws []string) bool {
 				return true
 			}
 		case w == "in":
-			// "fixed in 1.25", "in version 2": a release, not this run.
-			if k+1 < len(ws) && (versionLike.MatchString(ws[k+1]) || ws[k+1] == "version" || ws[k+1] == "release") {
-				return true
+			// "fixed in 1.25", "in nginx 1.25", "in version 2": a release,
+			// not this run.
+			for n := k + 1; n < len(ws) && n <= k+2; n++ {
+				if versionLike.MatchString(ws[n]) || ws[n] == "version" || ws[n] == "release" {
+					return true
+				}
 			}
 		case adjuncts[w]:
 			return true
@@ -416,7 +421,7 @@ func claimAt(ws []string, i int) (Claim, bool) {
 
 	// "my restart succeeded", "the rollback worked".
 	if fam, ok := changeNouns[w]; ok && i > start && determiners[ws[i-1]] && i+1 < end && succeeded[ws[i+1]] {
-		if ws[i-1] == "my" || ws[i-1] == "our" || !hasAdjunct(clause) && !anyIn(ws[:i], evidence) {
+		if ws[i-1] == "my" || ws[i-1] == "our" || !hasAdjunct(clause) && !hearsay(ws) {
 			c := phrase(i - 1)
 			c.Family = fam
 			return c, true
@@ -424,7 +429,7 @@ func claimAt(ws []string, i int) (Claim, bool) {
 		return Claim{}, false
 	}
 	// "is now healthy after the restart", "back up after restarting it".
-	if copulas[w] && !anyIn(left, evidence) {
+	if copulas[w] && !hearsay(ws) {
 		if c, ok := stateAfterChange(ws, i, end); ok {
 			return c, true
 		}
@@ -452,17 +457,18 @@ func claimAt(ws []string, i int) (Claim, bool) {
 	if !ok {
 		return Claim{}, false
 	}
-	if len(v.particles) > 0 {
-		if i+1 >= len(ws) || !contains(v.particles, ws[i+1]) {
-			return Claim{}, false
-		}
+	if len(v.particles) > 0 && !particleFollows(ws[i+1:end], v.particles) {
+		return Claim{}, false
 	}
 	if i+1 < end && negations[ws[i+1]] {
 		return Claim{}, false // "restarted nothing"
 	}
+	if i+2 < end && (ws[i+1] == "my" || ws[i+1] == "our") && ownWork[ws[i+2]] {
+		return Claim{}, false // "I updated my analysis": vigil's own answer
+	}
 	c := phrase(i)
 	c.Family = v.family
-	if w == "rolled" && ws[i+1] == "out" {
+	if w == "rolled" && particleFollows(ws[i+1:end], []string{"out"}) {
 		c.Family = "deploy"
 	}
 	if w == "started" && i+1 < end && (ws[i+1] == "to" || ws[i+1] == "by" || ws[i+1] == "with" || strings.HasSuffix(ws[i+1], "ing")) {
@@ -518,18 +524,18 @@ func claimAt(ws []string, i int) (Claim, bool) {
 			k--
 		}
 		if k < start || !(ws[k] == "has" || ws[k] == "have" || ws[k] == "is" || firstPerson[ws[k]]) ||
-			hasAdjunct(clause) || anyIn(ws[:i], evidence) {
+			hasAdjunct(clause) || hearsay(ws) {
 			return Claim{}, false
 		}
 		return c, true
 	case x == "is" || x == "are" || x == "'s" || x == "'re":
 		// "is now fixed"; without "now" it is a state ("the unit is disabled").
-		if (sawNow || sawSuccess) && !hasAdjunct(clause) && !anyIn(ws[:i], evidence) {
+		if (sawNow || sawSuccess) && !hasAdjunct(clause) && !hearsay(ws) {
 			return c, true
 		}
 		return Claim{}, false
 	case x == "was" || x == "were":
-		if (v.eventive || sawSuccess) && !hasAdjunct(clause) && !anyIn(ws[:i], evidence) {
+		if (v.eventive || sawSuccess) && !hasAdjunct(clause) && !hearsay(ws) {
 			return c, true
 		}
 		return Claim{}, false
@@ -537,12 +543,38 @@ func claimAt(ws []string, i int) (Claim, bool) {
 		// Another subject ("systemd restarted the unit", "the container
 		// restarted"): the system's doing, unless it is reported as an
 		// outcome ("nginx restarted successfully").
-		if (successNear || sawSuccess) && !hasAdjunct(clause) && !anyIn(ws[:i], evidence) {
+		if (successNear || sawSuccess) && !hasAdjunct(clause) && !hearsay(ws) {
 			return c, true
 		}
 		return Claim{}, false
 	}
 }
+
+// reported reports whether words tell what the system's records say: a
+// reporting verb ("the logs show", "according to"), or a record the fact
+// was read in ("in the journal", "from the logs").
+func reported(ws []string) bool {
+	for k, w := range ws {
+		if evidence[w] {
+			return true
+		}
+		if records[w] && k > 0 && (ws[k-1] == "in" || ws[k-1] == "from" || k > 1 && (ws[k-2] == "in" || ws[k-2] == "from")) {
+			return true
+		}
+	}
+	return false
+}
+
+// hearsay reports whether a sentence tells what happened without vigil
+// doing it: the system's records say so, or it is a guess ("which means
+// it was killed (likely OOM)").
+func hearsay(ws []string) bool {
+	return reported(ws) || anyIn(ws, guesses)
+}
+
+// guesses anywhere in a sentence make it a guess about what happened.
+var guesses = setOf("likely", "probably", "possibly", "perhaps", "maybe", "apparently", "presumably", "seems",
+	"seemed", "appears", "appeared", "might", "must", "could", "unclear", "unknown")
 
 // subjectIsVigil reports whether the verb at i has "I" or "we" as subject,
 // with only fillers between.
@@ -583,6 +615,10 @@ func coordinatedWithVigil(ws []string, j int) bool {
 	return false
 }
 
+// ownWork are vigil's own products, which it may change freely.
+var ownWork = setOf("answer", "analysis", "summary", "assessment", "findings", "response", "notes", "plan",
+	"understanding", "estimate", "hypothesis", "query", "search", "approach", "suggestion", "recommendation", "reply")
+
 // pastReads are past-tense verbs of looking that start report-style lines
 // ("Checked the logs and restarted nginx").
 var pastReads = setOf("checked", "found", "looked", "verified", "confirmed", "saw", "noticed", "read", "inspected",
@@ -616,9 +652,14 @@ func stateAfterChange(ws []string, i, end int) (Claim, bool) {
 	return Claim{}, false
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
+// particleFollows reports whether one of a phrasal verb's particles comes
+// within the next few words ("brought the service back up").
+func particleFollows(rest []string, particles []string) bool {
+	for k, w := range rest {
+		if k == 4 {
+			break
+		}
+		if slices.Contains(particles, w) {
 			return true
 		}
 	}

@@ -177,8 +177,13 @@ func redactPlaceholder(v string) bool {
 		return true
 	}
 	switch v[0] {
-	case '$', '<', '%', '{', '[':
+	case '<', '%', '{', '[':
 		return true
+	case '$':
+		// $VAR, ${VAR}, $(cmd); not a bcrypt hash ($2y$10$…).
+		if len(v) == 1 || v[1] == '{' || v[1] == '(' || v[1] == '_' || 'A' <= v[1] && v[1] <= 'Z' || 'a' <= v[1] && v[1] <= 'z' {
+			return true
+		}
 	}
 	switch v {
 	case "|", "|-", "|+", ">", ">-", ">+", "-", "~":

@@ -264,6 +264,10 @@ func redactSubmatch(s string, m []int, g int) string {
 // separator of the surrounding syntax (&, ;, ',', closing brackets).
 const redactValueForms = `(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"',;&}\])=<][^\s"',;&}\]<]*))`
 
+// flagValue is the value after a client's short flag: a quoted string or a
+// word that is not another flag.
+const flagValue = `("[^"\n]*"|'[^'\n]*'|[^\s"'-][^\s"']*)`
+
 // keyWords are the key-name fragments of keyed secrets (see keys.go), as a
 // regexp alternation: a key holding one of them may name a secret.
 const keyWords = `pass|pwd|secret|token|auth|cred|api[_-]?key|private|access[_-]?key|account[_-]?key|sig`
@@ -387,10 +391,10 @@ var builtinRedactRules = []redactRule{
 		kind:     "password",
 		triggers: []string{"mysql", "mariadb", "sshpass", "redis-cli", "login", "mongo", "ldap", "smbclient", "pass:"},
 		re: regexp.MustCompile(`(?:\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p([^\s"']+|"[^"\n]*"|'[^'\n]*')` +
-			`|\b(?:sshpass|mongo|mongosh|mongodump|mongorestore)\b[^\n]*?\s-p[ \t]*([^\s"'-][^\s"']*)` +
-			`|\bredis-cli\b[^\n]*?\s-a[ \t]*([^\s"'-][^\s"']*)` +
-			`|\b(?:docker|podman|helm|buildah|skopeo)[ \t]+(?:registry[ \t]+)?login\b[^\n]*?\s-p[ \t]*([^\s"'-][^\s"']*)` +
-			`|\bldap[a-z]*\b[^\n]*?\s-w[ \t]*([^\s"'-][^\s"']*)` +
+			`|\b(?:sshpass|mongo|mongosh|mongodump|mongorestore)\b[^\n]*?\s-p[ \t]*` + flagValue +
+			`|\bredis-cli\b[^\n]*?\s-a[ \t]*` + flagValue +
+			`|\b(?:docker|podman|helm|buildah|skopeo)[ \t]+(?:registry[ \t]+)?login\b[^\n]*?\s-p[ \t]*` + flagValue +
+			`|\bldap[a-z]*\b[^\n]*?\s-w[ \t]*` + flagValue +
 			`|\bsmbclient\b[^\n]*?\s-U[ \t]*[^\s%"']+%([^\s"']+)` +
 			`|\bpass:([^\s"']+))`),
 		groups: []int{1, 2, 3, 4, 5, 6, 7},
