@@ -300,3 +300,72 @@ func TestEndToEndDeny(t *testing.T) {
 		return false
 	})
 }
+
+// TestEndToEndForgedClick: a signed interaction whose button value names
+// the approval but carries no token (or a wrong one) is a forged click: the
+// clicker alone is told, it is audited, and nothing runs; the card's own
+// button still works.
+func TestEndToEndForgedClick(t *testing.T) {
+	e := startE2E(t, slack.ModeHTTP)
+	file := filepath.Join(t.TempDir(), "ran")
+	e.model.Script(
+		modeltest.Calls(modeltest.Call("discover", testkit.Args("resource", "localhost"))),
+		modeltest.Calls(modeltest.Call("control", testkit.Args("action", "command", "target", "localhost", "command", "echo ran >> "+file))),
+		modeltest.Calls(modeltest.Call("read", testkit.Args("action", "file", "target", "localhost", "path", file))),
+		modeltest.Text("Appended and checked."),
+	)
+	e.event("EvForged", slackfake.AppMention(e2eChan, e2eAlice, "<@U0VIGIL> append a line on @localhost", e2eRoot, ""), false)
+	card := e.waitPost("the approval card", "Approval needed")
+	var approve string
+	for _, b := range card.Buttons() {
+		if b.ActionID == "vigil_approve" {
+			approve = b.Value
+		}
+	}
+	var v struct {
+		ID    string `json:"id"`
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(approve), &v); err != nil || v.ID == "" || v.Token == "" {
+		t.Fatalf("approve button value %q: %v", approve, err)
+	}
+	e.idle()
+
+	forged := []string{`{"id":"` + v.ID + `"}`, `{"id":"` + v.ID + `","token":""}`, `{"id":"` + v.ID + `","token":"guess"}`}
+	for i, value := range forged {
+		e.click(e2eBob, "vigil_approve", value, card.TS, "1700005010.00000"+string(rune('1'+i)))
+	}
+	e.idle()
+	if n := testkit.LineCount(t, file); n != 0 {
+		t.Fatalf("a forged click ran the write %d times", n)
+	}
+	e.fake.WaitFor(t, e2eWait, "ephemeral refusals for bob", func(calls []slackfake.Call) bool {
+		n := 0
+		for _, c := range calls {
+			if c.Method == "chat.postEphemeral" && c.Param("user") == e2eBob && strings.Contains(c.Text(), "not") {
+				n++
+			}
+		}
+		return n == len(forged)
+	})
+	recs, err := e.st.Stores.Audit.RecentAudit(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		if r.ApprovalID == v.ID && r.Outcome == "forged_click" && r.Actor == e2eBob {
+			n++
+		}
+	}
+	if n != len(forged) {
+		t.Fatalf("%d forged clicks audited, want %d", n, len(forged))
+	}
+
+	e.click(e2eBob, "vigil_approve", approve, card.TS, "1700005011.000001")
+	e.waitPost("the final answer", "Appended and checked.")
+	e.idle()
+	if n := testkit.LineCount(t, file); n != 1 {
+		t.Fatalf("the real click ran the write %d times, want 1", n)
+	}
+}
