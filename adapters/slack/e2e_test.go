@@ -369,3 +369,33 @@ func TestEndToEndForgedClick(t *testing.T) {
 		t.Fatalf("the real click ran the write %d times, want 1", n)
 	}
 }
+
+// TestEndToEndNonOperator: mallory may ask, not change. Her change is
+// refused before any card, the thread is told which role is needed and who
+// holds it (config users and Slack user groups), and nothing runs.
+func TestEndToEndNonOperator(t *testing.T) {
+	e := startE2E(t, slack.ModeSocket)
+	file := filepath.Join(t.TempDir(), "ran")
+	e.model.Script(
+		modeltest.Calls(modeltest.Call("discover", testkit.Args("resource", "localhost"))),
+		modeltest.Calls(modeltest.Call("control", testkit.Args("action", "command", "target", "localhost", "command", "echo ran >> "+file))),
+		modeltest.Text("An operator has to ask for this change."),
+	)
+	e.event("EvMallory", slackfake.AppMention(e2eChan, e2eMallet, "<@U0VIGIL> append a line on @localhost", e2eRoot, ""), false)
+	notice := e.waitPost("the role notice", "needs the operator role")
+	for _, want := range []string{e2eMallet, e2eAlice, "user group S0ONCALL"} {
+		if !strings.Contains(notice.Text(), want) {
+			t.Errorf("notice %q does not name %s", notice.Text(), want)
+		}
+	}
+	e.waitPost("the answer", "An operator has to ask for this change.")
+	e.idle()
+	for _, c := range e.fake.Posts() {
+		if strings.Contains(c.Text(), "Approval needed") {
+			t.Fatal("an approval card was posted for a non-operator's change")
+		}
+	}
+	if n := testkit.LineCount(t, file); n != 0 {
+		t.Fatalf("a non-operator's write ran %d times", n)
+	}
+}
