@@ -257,12 +257,19 @@ var (
 	versionLike = regexp.MustCompile(`^v?\d`)
 	clockOrDate = regexp.MustCompile(`^(?:\d{1,2}:\d{2}(?::\d{2})?|\d{4}-\d{2}-\d{2}.*|\d+(?:s|m|h|d|w|ms|min|mins|hrs?|hours?|days?)|monday|tuesday|wednesday|thursday|friday|saturday|sunday|midnight|noon|boot|startup)$`)
 	sentenceEnd = regexp.MustCompile(`[.!?]+(?:\s|$)|\n|;`)
+	// claimPunctuation folds typographic quotes, drops markdown emphasis
+	// and inline code marks, and turns dashes and check marks into clause
+	// breaks.
+	claimPunctuation = strings.NewReplacer("’", "'", "‘", "'", "`", " ", "*", " ", "—", ",", "–", ",", " - ", ", ", "✅", ",")
 )
 
 // ChangeClaims returns the statements of change in an answer, in order.
 func ChangeClaims(text string) []Claim {
-	text = fencedCode.ReplaceAllString(strings.ToLower(text), "\n")
-	text = strings.NewReplacer("’", "'", "‘", "'", "`", " ", "*", " ", "—", ",", "–", ",", " - ", ", ", "✅", ",").Replace(text)
+	text = strings.ToLower(text)
+	if strings.Contains(text, "```") {
+		text = fencedCode.ReplaceAllString(text, "\n")
+	}
+	text = claimPunctuation.Replace(text)
 	var out []Claim
 	for _, line := range strings.Split(text, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), ">") {

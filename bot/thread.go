@@ -589,6 +589,11 @@ func (b *Bot) continueOrphan(ctx context.Context, t ThreadRef) {
 	}
 	b.log.Info("continuing a run whose replica stopped", "thread", t.Key(), "run", s.Run.ID)
 	s.Run.Role = b.requesterRole(ctx, t, s.Run)
+	b.mu.Lock()
+	if th, ok := b.threads[t.Key()]; ok {
+		th.requester = s.Run.Requester // its requester may stop it too
+	}
+	b.mu.Unlock()
 	b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "Picking up where the previous attempt stopped."})
 	clear := b.showStatus(ctx, t, "investigating…")
 	out, err := b.opt.Agent.Continue(ctx, s, b.newSink(ctx, t, s))
