@@ -265,6 +265,9 @@ var (
 
 // ChangeClaims returns the statements of change in an answer, in order.
 func ChangeClaims(text string) []Claim {
+	if !mayClaim(text) {
+		return nil
+	}
 	text = strings.ToLower(text)
 	if strings.Contains(text, "```") {
 		text = fencedCode.ReplaceAllString(text, "\n")
@@ -280,6 +283,44 @@ func ChangeClaims(text string) []Claim {
 		}
 	}
 	return out
+}
+
+// mayClaim reports whether text holds a word that can start a claim (a
+// change verb, an action verb, a change noun). Most answers hold none, and
+// are done without a regexp or an allocation.
+func mayClaim(text string) bool {
+	var buf [24]byte
+	n, long := 0, false
+	check := func() bool {
+		if n == 0 || long {
+			return false
+		}
+		w := string(buf[:n]) // no allocation: map keys are looked up in place
+		_, v := changeVerbs[w]
+		_, b := changeBases[w]
+		_, c := changeNouns[w]
+		return v || b || c || actionVerbs[w]
+	}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if 'a' <= c && c <= 'z' || c == '-' {
+			if n < len(buf) {
+				buf[n] = c
+				n++
+			} else {
+				long = true
+			}
+			continue
+		}
+		if check() {
+			return true
+		}
+		n, long = 0, false
+	}
+	return check()
 }
 
 // splitSentences cuts a line at sentence ends, keeping the terminator so
