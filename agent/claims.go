@@ -36,7 +36,8 @@ type Claim struct {
 // changeVerb is a past-tense change verb and how it is used.
 type changeVerb struct {
 	family string
-	// particle, when set, must follow the verb ("rolled back", "shut down").
+	// particles, when set, list the words one of which must follow the verb
+	// within a few words ("rolled back", "brought the service back up").
 	particles []string
 	// eventive verbs describe an act even in a bare past passive ("the
 	// files were deleted"); others also name a state ("the unit was
@@ -407,6 +408,7 @@ func clauseEnd(ws []string, i int) int {
 	return len(ws)
 }
 
+// anyIn reports whether one of ws is in set.
 func anyIn(ws []string, set map[string]bool) bool {
 	for _, w := range ws {
 		if set[w] {
