@@ -52,6 +52,11 @@ type Config struct {
 	RunTokenBudget int
 	// Instructions is extra operator text added to the system prompt.
 	Instructions string
+	// UnredactedModelInput turns off the redaction of tool results before
+	// they reach the model (policy.redact_model_input: false). Off by
+	// default: a model, often a hosted API, never receives a secret that a
+	// tool printed.
+	UnredactedModelInput bool
 }
 
 func (c Config) withDefaults() Config {
@@ -148,6 +153,10 @@ func New(model Model, reg Registry, cfg Config, opts ...Option) *Agent {
 type Input struct {
 	RunID     string
 	Requester string
+	// Role is how the role gate sees the requester
+	// (policy.ChannelPolicy.Requester). Its zero value may read, not
+	// change.
+	Role policy.Requester
 	// Channel is the policy key of the channel the run belongs to.
 	Channel string
 	Level   policy.ControlLevel
@@ -194,6 +203,10 @@ type Decision struct {
 	BeforeExecute func(ctx context.Context, p tools.Proposal, args string) error
 	// Level is the channel's control level at decision time.
 	Level policy.ControlLevel
+	// Role is the requester's role decided again at decision time; nil
+	// keeps the run's. A requester who lost the operator role meanwhile
+	// sees the approved change refused before it runs.
+	Role *policy.Requester
 }
 
 // Errors returned by Start and Resume. The Outcome still carries a message
@@ -215,9 +228,14 @@ func (a *Agent) Start(ctx context.Context, s *Session, in Input, sink Sink) (Out
 	if s.CreatedAt.IsZero() {
 		s.CreatedAt = now
 	}
+	role := in.Role
+	if role.User == "" {
+		role.User = in.Requester
+	}
 	s.Run = &RunState{
 		ID:        in.RunID,
 		Requester: in.Requester,
+		Role:      role,
 		Channel:   in.Channel,
 		Level:     in.Level,
 		StartedAt: now,
@@ -248,6 +266,8 @@ func (a *Agent) Continue(ctx context.Context, s *Session, sink Sink) (Outcome, e
 	for _, c := range s.Run.InFlight {
 		if p, blk := a.tools.Propose(c.Name, json.RawMessage(c.Arguments)); blk == nil && p.Kind == policy.KindWrite {
 			s.Policy.FSM.OnToolSuccess(policy.KindWrite, p.Tool, p.Target)
+			// It may have run: an answer saying so is not contradicted.
+			s.Run.Changes = append(s.Run.Changes, changeOf(p))
 		}
 	}
 	s.Run.InFlight = nil
@@ -293,6 +313,9 @@ func (a *Agent) Resume(ctx context.Context, s *Session, d Decision, sink Sink) (
 	if d.Level != "" {
 		r.Level = d.Level
 	}
+	if d.Role != nil {
+		r.Role = *d.Role
+	}
 	call, ok := pb.call(pb.ApprovalCallID)
 	if !ok {
 		return Outcome{}, fmt.Errorf("agent: pending batch lost call %q", pb.ApprovalCallID)
@@ -302,7 +325,7 @@ func (a *Agent) Resume(ctx context.Context, s *Session, d Decision, sink Sink) (
 	case d.Expired:
 		env = tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeApprovalRequired, Blocked: true,
 			Message: "the approval expired before anyone decided; nothing was changed"}}
-		pb.Results[call.ID] = env.JSON()
+		pb.Results[call.ID] = a.modelContent(env)
 		a.flushPending(s)
 		msg := "The approval expired before anyone decided; nothing was changed."
 		return a.finish(ctx, s, sink, msg, false), nil
@@ -314,11 +337,11 @@ func (a *Agent) Resume(ctx context.Context, s *Session, d Decision, sink Sink) (
 		env = tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeActionNotAllowed, Blocked: true,
 			Message: fmt.Sprintf("denied by %s: %s", d.By, reason),
 			Details: map[string]any{"recovery_hint": "do not retry this change; tell the user it was denied and why"}}}
-		pb.Results[call.ID] = env.JSON()
+		pb.Results[call.ID] = a.modelContent(env)
 		emit(ctx, sink, s, Event{Type: EventToolResult, CallID: call.ID, Result: &env, Code: string(policy.CodeActionNotAllowed)})
 	default:
 		env = a.runApproved(ctx, s, call, d, sink)
-		pb.Results[call.ID] = env.JSON()
+		pb.Results[call.ID] = a.modelContent(env)
 	}
 	a.flushPending(s)
 	return a.loop(ctx, s, sink)
@@ -333,7 +356,7 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	}
 	// Policy again, as if the call were new: the session may have changed
 	// (a reset, an expired context) while the approval waited.
-	dec := a.gate.Authorize(s.Policy, p.Action, r.Level, a.now())
+	dec := a.gate.Authorize(s.Policy, p.Action, r.Level, r.Role, a.now())
 	if dec.Block != nil {
 		return a.refuseApproved(ctx, s, call, p, tools.Blocked(dec.Block), sink)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
 )
 
@@ -71,6 +72,10 @@ type ApprovalNeeded struct {
 	Proposal tools.Proposal
 	// Args is the raw argument JSON the model gave; the approval binds it.
 	Args string
+	// Risk and Reasons are policy's assessment of the write
+	// (policy.Decision), for the approval card.
+	Risk    command.Risk
+	Reasons []string
 }
 
 // Sink receives a run's events in order. Emit must not block for long: the

@@ -156,7 +156,18 @@ func (a *Agent) finalAnswer(ctx context.Context, s *Session, sink Sink, content 
 	if strings.TrimSpace(content) == "" {
 		content = "I have nothing further to add."
 	}
+	if unbacked := unbackedClaims(ChangeClaims(content), s.Run.Changes); len(unbacked) > 0 {
+		// What the model says it did is untrusted too: the answer stands,
+		// with a note that vigil made no such change.
+		a.log.Info("answer claims a change no write backs", "session", s.Key, "run", s.Run.ID, "claims", len(unbacked))
+		content = strings.TrimRight(content, " \n") + "\n\n" + claimNote(unbacked, s.Run.Changes)
+	}
 	return a.finish(ctx, s, sink, content, false), true
+}
+
+// changeOf is how a write is remembered for the claim check.
+func changeOf(p tools.Proposal) Change {
+	return Change{Tool: p.Tool, Action: p.Name, Summary: p.Summary}
 }
 
 // slot is one call of a batch on its way through the three phases.
@@ -173,8 +184,10 @@ type slot struct {
 	// blockedAs is the refused original of an automatically rewritten call.
 	blockedAs *tools.Proposal
 	blockedBy *policy.Block
-	res       tools.Result
-	dur       time.Duration
+	// dec is policy's decision for a call that waits for approval.
+	dec policy.Decision
+	res tools.Result
+	dur time.Duration
 }
 
 // runBatch handles one turn's tool calls (SPEC A5): pre-checks in order,
@@ -221,7 +234,7 @@ func (a *Agent) runBatch(ctx context.Context, s *Session, calls []ToolCall, sink
 			continue
 		}
 		env := a.postprocess(ctx, s, sl, sink)
-		results[sl.call.ID] = env.JSON()
+		results[sl.call.ID] = a.modelContent(env)
 	}
 
 	if approvalAt >= 0 {
@@ -232,7 +245,7 @@ func (a *Agent) runBatch(ctx context.Context, s *Session, calls []ToolCall, sink
 		pending := slices.Clone(calls)
 		pending[approvalAt].Arguments = sl.args
 		r.Pending = &PendingBatch{Calls: pending, Results: results, ApprovalCallID: sl.call.ID}
-		need := &ApprovalNeeded{CallID: sl.call.ID, Proposal: sl.prop, Args: sl.args}
+		need := &ApprovalNeeded{CallID: sl.call.ID, Proposal: sl.prop, Args: sl.args, Risk: sl.dec.Risk, Reasons: sl.dec.Reasons}
 		emit(ctx, sink, s, Event{Type: EventApprovalNeeded, CallID: sl.call.ID, Proposal: &sl.prop, Approval: need})
 		s.UpdatedAt = a.now()
 		return Outcome{Status: StatusAwaitingApproval, Approval: need}, true
@@ -276,13 +289,13 @@ func (a *Agent) precheck(s *Session, sim *policy.SessionState, sl *slot) {
 			RecoveryHint: "use the results you already have, try a different approach, or give your final answer"})
 		return
 	}
-	dec := a.gate.Authorize(sim, p.Action, r.Level, a.now())
+	dec := a.gate.Authorize(sim, p.Action, r.Level, r.Role, a.now())
 	if dec.Block != nil && dec.Block.AutoRecoverable && dec.Block.SuggestedRewrite != "" && !r.Recovered[key] {
 		if r.Recovered == nil {
 			r.Recovered = map[string]bool{}
 		}
 		r.Recovered[key] = true
-		if p2, dec2, raw, ok := a.rewrite(sim, r.Level, sl.call, dec.Block); ok {
+		if p2, dec2, raw, ok := a.rewrite(sim, r, sl.call, dec.Block); ok {
 			sl.args = raw
 			s.Policy.FSM.TrackPendingRecovery(dec.Block.Code, sl.call.Name)
 			orig := sl.prop
@@ -300,6 +313,7 @@ func (a *Agent) precheck(s *Session, sim *policy.SessionState, sl *slot) {
 		refuse(dec.Block)
 	case dec.NeedsApproval:
 		sl.approval = true
+		sl.dec = dec
 	default:
 		sl.run = true
 	}
@@ -308,7 +322,7 @@ func (a *Agent) precheck(s *Session, sim *policy.SessionState, sl *slot) {
 // rewrite applies a block's suggested rewrite to the call's arguments and
 // asks policy again (SPEC A12). Routing mismatches rewrite the target;
 // everything else rewrites the command.
-func (a *Agent) rewrite(sim *policy.SessionState, level policy.ControlLevel, c ToolCall, b *policy.Block) (tools.Proposal, policy.Decision, string, bool) {
+func (a *Agent) rewrite(sim *policy.SessionState, r *RunState, c ToolCall, b *policy.Block) (tools.Proposal, policy.Decision, string, bool) {
 	field := "command"
 	if b.Code == policy.CodeRoutingMismatch {
 		field = "target"
@@ -329,7 +343,7 @@ func (a *Agent) rewrite(sim *policy.SessionState, level policy.ControlLevel, c T
 	if blk != nil {
 		return tools.Proposal{}, policy.Decision{}, "", false
 	}
-	dec := a.gate.Authorize(sim, p.Action, level, a.now())
+	dec := a.gate.Authorize(sim, p.Action, r.Level, r.Role, a.now())
 	return p, dec, string(raw), true
 }
 
@@ -427,6 +441,9 @@ func (a *Agent) observe(s *Session, p tools.Proposal, res tools.Result) {
 		return
 	}
 	s.Run.Succeeded++
+	if p.Kind != policy.KindRead && p.Kind != policy.KindResolve {
+		s.Run.Changes = append(s.Run.Changes, changeOf(p))
+	}
 	fsm := s.Policy.FSM
 	verifying := fsm.State == policy.StateVerifying || fsm.State == policy.StateWriting
 	fsm.OnToolSuccess(p.Kind, p.Tool, p.Target)

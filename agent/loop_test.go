@@ -85,11 +85,14 @@ func (r *recorder) of(typ agent.EventType) []agent.Event {
 	return out
 }
 
+// operator is a requester the role gate lets ask for changes.
+var operator = policy.Requester{User: "u", Operator: true}
+
 func run(t *testing.T, a *agent.Agent, level policy.ControlLevel) (agent.Outcome, *agent.Session, *recorder) {
 	t.Helper()
 	s := &agent.Session{Key: "t", Policy: policy.NewSessionState()}
 	rec := &recorder{}
-	out, err := a.Start(context.Background(), s, agent.Input{RunID: "r1", Requester: "u", Channel: "console", Level: level, Text: "go"}, rec)
+	out, err := a.Start(context.Background(), s, agent.Input{RunID: "r1", Requester: "u", Role: operator, Channel: "console", Level: level, Text: "go"}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,10 @@ type RunState struct {
 	ID string `json:"id"`
 	// Requester is the user whose message started the run.
 	Requester string `json:"requester"`
+	// Role is how the role gate sees the requester (policy.Requester):
+	// decided by the bot from the channel's policy when the run starts, and
+	// again when it resumes. A run saved without one may read, not change.
+	Role policy.Requester `json:"role"`
 	// Channel is the policy key of the channel ("console", "slack:C123", ...).
 	Channel string `json:"channel"`
 	// Level is the channel's control level; the bot refreshes it from
@@ -51,6 +55,10 @@ type RunState struct {
 	// Succeeded counts tool calls that succeeded in this run, for phantom
 	// detection.
 	Succeeded int `json:"succeeded"`
+	// Changes are the writes that succeeded in this run (or may have: calls
+	// in flight when a replica died), for the claim check of the final
+	// answer.
+	Changes []Change `json:"changes,omitempty"`
 	// TextOnly forces the next model turn to have no tools (after a verified
 	// write, or on the last turn).
 	TextOnly bool `json:"text_only,omitempty"`
@@ -62,6 +70,15 @@ type RunState struct {
 	Pending   *PendingBatch `json:"pending,omitempty"`
 	Usage     Usage         `json:"usage"`
 	StartedAt time.Time     `json:"started_at"`
+}
+
+// Change is a write that ran in a run, as the claim check reads it.
+type Change struct {
+	Tool   string `json:"tool"`
+	Action string `json:"action,omitempty"`
+	// Summary is the proposal's one-line description ("restart service
+	// nginx on web1", "run on web1: rm /tmp/x").
+	Summary string `json:"summary,omitempty"`
 }
 
 // PendingBatch is a model turn's tool calls, stopped because one of them needs

@@ -78,8 +78,14 @@ type Decision struct {
 	// Token is the approval's secret when the platform carries it (a button
 	// value); empty for typed commands such as "approve <id>". A non-empty
 	// token must match.
-	Token   string
-	Approve bool
+	Token string
+	// FromButton marks a click on a card's button. A click must carry the
+	// approval's token: one without is forged, refused and audited. Typed
+	// commands ("approve <id>", Matrix's "!approve <id>") and Matrix
+	// reactions carry none by design; the platform's signed sender is the
+	// proof of who decided.
+	FromButton bool
+	Approve    bool
 	// Reason explains a denial.
 	Reason   string
 	User     string
@@ -139,4 +145,8 @@ type UserFacts struct {
 	// IsApprover is set by platforms whose own permission model makes the
 	// user an approver (a Matrix power level at or above the threshold).
 	IsApprover bool
+	// ApproverSource says whom the platform's permissions make approvers
+	// in the channel ("room members with power level 50 or more"), for
+	// messages naming who holds a role; "" when it has no such source.
+	ApproverSource string
 }

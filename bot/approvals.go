@@ -19,14 +19,11 @@ import (
 // and posts its card in the thread.
 func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session, need *agent.ApprovalNeeded) error {
 	p := need.Proposal
-	risk, reasons := command.RiskMedium, []string(nil)
-	if p.Command != "" {
-		d := p.Dialect
-		if d == "" {
-			d = command.DialectBash
-		}
-		v := command.ClassifyAs(p.Command, d)
-		risk, reasons = v.Risk, v.Reasons
+	// The card shows policy's verdict on this exact call, not a second
+	// opinion: the risk and reasons Gate.Authorize decided.
+	risk, reasons := need.Risk, need.Reasons
+	if risk == "" {
+		risk = command.RiskMedium
 	}
 	a, err := policy.NewApproval(policy.ApprovalRequest{
 		Tool:       p.Tool,
@@ -194,7 +191,7 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 	req := policy.DecisionRequest{
 		User:              d.User,
 		Token:             d.Token,
-		FromButton:        d.Token != "",
+		FromButton:        d.FromButton,
 		Approve:           d.Approve,
 		Reason:            d.Reason,
 		Roles:             cp.RolesOf(b.subject(ctx, d.Thread, d.User)),
@@ -205,6 +202,13 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 	if err := policy.CheckDecision(a, req, now); err != nil {
 		if errors.Is(err, policy.ErrApprovalExpired) {
 			b.expire(ctx, a)
+		}
+		if errors.Is(err, policy.ErrTokenMissing) || errors.Is(err, policy.ErrTokenMismatch) {
+			// A click that did not come from the card: someone is forging
+			// decisions. Refused like any other, and on the record.
+			b.log.Warn("forged approval click refused", "approval", a.ID, "user", d.User, "thread", d.Thread.Key(), "reason", err)
+			b.audit(ctx, audit.Record{Actor: d.User, Action: audit.Block, Tool: a.Tool, Target: a.Target, Command: a.Command,
+				Channel: a.Channel, Thread: a.Thread, Outcome: "forged_click", ApprovalID: a.ID, Reason: err.Error()})
 		}
 		b.log.Info("decision refused", "approval", a.ID, "user", d.User, "reason", err)
 		b.tell(ctx, d.Thread, d.User, "Not accepted: "+err.Error())
@@ -301,6 +305,8 @@ func (b *Bot) resume(ctx context.Context, t ThreadRef, rj *resumeJob) {
 	}
 	d := rj.decision
 	d.Level = level
+	role := b.requesterRole(ctx, t, s.Run)
+	d.Role = &role
 	k := b.newSink(ctx, t, s)
 	if d.Approved {
 		k.approvalID, k.approvalCall = a.ID, a.CallID
@@ -399,21 +405,20 @@ func (b *Bot) SweepOnce(ctx context.Context) {
 	}
 }
 
-// abandonPending drops a run waiting on an approval because its requester
-// or another person said "stop".
-func (b *Bot) abandonPending(ctx context.Context, t ThreadRef, s *agent.Session, user string) {
+// abandonPending ends a run that no job of this replica is working on (one
+// waiting on an approval, or left by a replica that died) because user said
+// "stop". Only the run's requester, an operator or an approver may; a
+// pending approval is withdrawn as a decision, through the same policy
+// check as a denial, and audited as user's.
+func (b *Bot) abandonPending(ctx context.Context, t ThreadRef, s *agent.Session, user string, roles policy.RoleSet, cp policy.ChannelPolicy) {
+	if !policy.MayStop(user, s.Run.Requester, roles) {
+		b.log.Info("stop refused", "thread", t.Key(), "user", user)
+		b.tell(ctx, t, user, stopRefused)
+		return
+	}
 	if s.Run.Pending != nil && s.Run.Pending.ApprovalID != "" {
-		id := s.Run.Pending.ApprovalID
-		if a, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.ApprovalPending, func(x *policy.Approval) {
-			x.Status = policy.ApprovalDenied
-			x.DecidedBy = user
-			x.DecidedAt = b.now()
-			x.Reason = "stopped"
-		}); err == nil {
-			b.audit(ctx, audit.Record{Actor: user, Action: audit.Denied, Tool: a.Tool, Target: a.Target,
-				Command: a.Command, Channel: a.Channel, Thread: a.Thread, Outcome: "stopped", ApprovalID: a.ID, Reason: "stopped"})
-			b.approvalOutcome("denied")
-			b.updateCard(ctx, a)
+		if !b.withdraw(ctx, t, s.Run.Pending.ApprovalID, user, roles, cp) {
+			return
 		}
 	}
 	b.opt.Agent.Abandon(s, "stopped by "+user)
@@ -422,4 +427,54 @@ func (b *Bot) abandonPending(ctx context.Context, t ThreadRef, s *agent.Session,
 		return
 	}
 	b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "Stopped. Nothing more will run for that request."})
+}
+
+// withdraw denies a pending approval because user stopped its run. It
+// reports false when the stop must not go on (the person may not decide
+// it, or the store failed); an approval already decided or expired leaves
+// nothing to withdraw, and the run still stops.
+func (b *Bot) withdraw(ctx context.Context, t ThreadRef, id, user string, roles policy.RoleSet, cp policy.ChannelPolicy) bool {
+	a, err := b.opt.Stores.Approvals.GetApproval(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return true
+	}
+	if err != nil {
+		b.storeFailure(ctx, t, err)
+		return false
+	}
+	now := b.now()
+	err = policy.CheckDecision(a, policy.DecisionRequest{
+		User: user, Stop: true, Reason: "stopped", Roles: roles, Channel: t.ChannelKey(),
+		Level: cp.Level, AllowSelfApproval: cp.AllowSelfApproval,
+	}, now)
+	switch {
+	case errors.Is(err, policy.ErrAlreadyDecided):
+		return true
+	case errors.Is(err, policy.ErrApprovalExpired):
+		b.expire(ctx, a)
+		return true
+	case err != nil:
+		b.log.Info("stop refused", "approval", a.ID, "user", user, "reason", err)
+		b.tell(ctx, t, user, "Not stopped: "+err.Error())
+		return false
+	}
+	decided, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.ApprovalPending, func(x *policy.Approval) {
+		x.Status = policy.ApprovalDenied
+		x.DecidedBy = user
+		x.DecidedAt = now
+		x.Reason = "stopped"
+	})
+	switch {
+	case errors.Is(err, ErrStatusConflict):
+		return true // decided meanwhile; nothing left to withdraw
+	case err != nil:
+		b.storeFailure(ctx, t, err)
+		return false
+	}
+	b.audit(ctx, audit.Record{Actor: user, Action: audit.Denied, Tool: decided.Tool, Target: decided.Target,
+		Command: decided.Command, Channel: decided.Channel, Thread: decided.Thread, Outcome: "stopped",
+		ApprovalID: decided.ID, Reason: "stopped"})
+	b.approvalOutcome("denied")
+	b.updateCard(ctx, decided)
+	return true
 }

@@ -263,8 +263,9 @@ func TestAuditSurvivesStoreOutage(t *testing.T) {
 	chat := testkit.NewChat()
 	st := testkit.Start(t, testkit.Options{
 		Adapter: chat, Model: model, Stores: &stores, AuditFile: auditFile,
-		Channels: []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled, Approvers: []string{"bob"}}},
-		LockTTL:  3 * time.Second,
+		Channels: []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled,
+			Operators: []string{"alice"}, Approvers: []string{"bob"}}},
+		LockTTL: 3 * time.Second,
 	})
 	th := testkit.Thread("ops", "t1")
 	chat.Say(t, th, "alice", "append a line on @localhost")
@@ -535,7 +536,8 @@ func TestSettleUnknownOutcomeAsFailed(t *testing.T) {
 	model.Script(modeltest.Calls(discover()), modeltest.Calls(appendLine(target)), modeltest.Calls(readFile(target)))
 	f := &flakyStore{mem: store.NewMemory()}
 	stores := f.stores()
-	channels := []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled, Approvers: []string{"bob"}}}
+	channels := []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled,
+		Operators: []string{"alice"}, Approvers: []string{"bob"}}}
 
 	chat1 := testkit.NewChat()
 	st1, stop1 := startBot(t, testkit.Options{Adapter: chat1, Model: model, Stores: &stores, Channels: channels, LockTTL: 3 * time.Second})

@@ -24,6 +24,9 @@ type sink struct {
 	approvalCall string
 	// executed records the outcome of the approved call once it ran.
 	executed *tools.Envelope
+	// roleRefused is set once the thread was told that the requester may
+	// not ask for changes.
+	roleRefused bool
 }
 
 func (b *Bot) newSink(_ context.Context, t ThreadRef, s *agent.Session) *sink {
@@ -101,6 +104,13 @@ func (k *sink) toolResult(ctx context.Context, e agent.Event) {
 	}
 	b.say(ctx, k.t, Reply{Kind: ReplyTrace, Trace: tr})
 	k.audit(ctx, e, tr)
+	if env.Error != nil && env.Error.Details[policy.DetailRoleRequired] != nil && !k.roleRefused {
+		// The model hears it in the envelope; the people in the thread
+		// hear it from vigil, once per run.
+		k.roleRefused = true
+		b.say(ctx, k.t, Reply{Kind: ReplyNotice, Text: "No change was proposed: " + env.Error.Message +
+			". I can still investigate and suggest the change; an operator can ask for it."})
+	}
 }
 
 // audit records the decision and outcome of one call (SPEC P8).

@@ -36,6 +36,11 @@ type thread struct {
 	running bool
 	// cancel stops the job in progress ("stop").
 	cancel context.CancelFunc
+	// requester is the user whose request the job in progress serves
+	// ("" when unknown: a run continued after its replica died), and seq
+	// counts jobs, so a "stop" judged for one job never cancels the next.
+	requester string
+	seq       uint64
 }
 
 // HandleMessage implements Handler. It returns at once; the work happens on
@@ -151,6 +156,14 @@ func (b *Bot) work(th *thread) {
 		th.queue = th.queue[1:]
 		ctx, cancel := context.WithCancel(b.base)
 		th.cancel = cancel
+		th.seq++
+		th.requester = ""
+		switch {
+		case j.msg != nil:
+			th.requester = j.msg.User
+		case j.resume != nil:
+			th.requester = j.resume.approval.Requester
+		}
 		b.mu.Unlock()
 
 		b.sem <- struct{}{}
@@ -166,13 +179,38 @@ func (b *Bot) work(th *thread) {
 }
 
 // stop cancels the run in progress in a thread, or a run waiting on an
-// approval there.
+// approval there. Only the run's requester, an operator or an approver may
+// stop it (policy.MayStop); anyone else is told so, privately where the
+// platform allows, and nothing changes.
 func (b *Bot) stop(ctx context.Context, m Message) {
-	b.mu.Lock()
-	th, ok := b.threads[m.Thread.Key()]
-	var cancel context.CancelFunc
-	if ok {
-		cancel = th.cancel
+	for range 3 {
+		b.mu.Lock()
+		th, ok := b.threads[m.Thread.Key()]
+		running := ok && th.cancel != nil
+		var seq uint64
+		var requester string
+		if running {
+			seq, requester = th.seq, th.requester
+		}
+		b.mu.Unlock()
+		if !running {
+			// Nothing running here; a run may be waiting on an approval,
+			// and handleMessage judges the stop with that run at hand.
+			b.enqueue(m.Thread, job{msg: &m})
+			return
+		}
+		if !b.mayStop(ctx, m.Thread, m.User, requester) {
+			b.log.Info("stop refused", "thread", m.Thread.Key(), "user", m.User)
+			b.tell(ctx, m.Thread, m.User, stopRefused)
+			return
+		}
+		b.mu.Lock()
+		th, ok = b.threads[m.Thread.Key()]
+		if !ok || th.cancel == nil || th.seq != seq {
+			b.mu.Unlock()
+			continue // another job started meanwhile: judge again
+		}
+		cancel := th.cancel
 		// Drop queued messages of this thread: "stop" means stop.
 		kept := th.queue[:0]
 		for _, j := range th.queue {
@@ -184,15 +222,25 @@ func (b *Bot) stop(ctx context.Context, m Message) {
 		}
 		th.queue = kept
 		b.idle.Broadcast()
-	}
-	b.mu.Unlock()
-	if cancel != nil {
+		b.mu.Unlock()
 		cancel()
 		b.say(ctx, m.Thread, Reply{Kind: ReplyNotice, Text: "Stopping."})
 		return
 	}
-	// Nothing running here; a run may be waiting on an approval.
 	b.enqueue(m.Thread, job{msg: &m})
+}
+
+// stopRefused is what someone who may not stop a run is told.
+const stopRefused = "Only the person who asked, an operator or an approver can stop this; nothing was stopped."
+
+// mayStop decides whether user may stop the run requester started in the
+// thread's channel.
+func (b *Bot) mayStop(ctx context.Context, t ThreadRef, user, requester string) bool {
+	var roles policy.RoleSet
+	if cp, ok := b.opt.Channels.Lookup(t.ChannelKey()); ok {
+		roles = cp.RolesOf(b.subject(ctx, t, user))
+	}
+	return policy.MayStop(user, requester, roles)
 }
 
 // runJob does one job with the thread locked across replicas.
@@ -379,6 +427,7 @@ func (b *Bot) subject(ctx context.Context, t ThreadRef, user string) policy.Subj
 	}
 	s.Groups = facts.Groups
 	s.PlatformApprover = facts.IsApprover
+	s.PlatformApprovers = facts.ApproverSource
 	return s
 }
 
@@ -389,7 +438,8 @@ func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, m Message) {
 		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "I am not set up to work in this channel. Ask an administrator to add it to vigil's channels."})
 		return
 	}
-	roles := cp.RolesOf(b.subject(ctx, t, m.User))
+	subj := b.subject(ctx, t, m.User)
+	roles := cp.RolesOf(subj)
 	if !roles.Viewer {
 		b.tell(ctx, t, m.User, "Sorry, you are not on the list of people who may ask me things in this channel.")
 		return
@@ -401,7 +451,7 @@ func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, m Message) {
 	}
 	if s.Run != nil {
 		if isStop(m.Text) {
-			b.abandonPending(ctx, t, s, m.User)
+			b.abandonPending(ctx, t, s, m.User, roles, cp)
 			return
 		}
 		if s.Run.Pending != nil {
@@ -422,6 +472,7 @@ func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, m Message) {
 	in := agent.Input{
 		RunID:     newRunID(),
 		Requester: m.User,
+		Role:      cp.Requester(subj),
 		Channel:   cp.Match,
 		Level:     cp.Level,
 		Text:      m.Text,
@@ -432,6 +483,20 @@ func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, m Message) {
 	out, err := b.opt.Agent.Start(ctx, s, in, b.newSink(ctx, t, s))
 	clear()
 	b.afterRun(ctx, t, s, out, err)
+}
+
+// requesterRole decides again how the role gate sees a run's requester,
+// from the channel's policy now: a role taken away since the run started
+// counts before its next change. A run no person started keeps its role.
+func (b *Bot) requesterRole(ctx context.Context, t ThreadRef, r *agent.RunState) policy.Requester {
+	if r.Role.System {
+		return r.Role
+	}
+	cp, ok := b.opt.Channels.Lookup(r.Channel)
+	if !ok {
+		return policy.Requester{User: r.Requester}
+	}
+	return cp.Requester(b.subject(ctx, t, r.Requester))
 }
 
 func newRunID() string {
@@ -532,6 +597,12 @@ func (b *Bot) continueOrphan(ctx context.Context, t ThreadRef) {
 		return
 	}
 	b.log.Info("continuing a run whose replica stopped", "thread", t.Key(), "run", s.Run.ID)
+	s.Run.Role = b.requesterRole(ctx, t, s.Run)
+	b.mu.Lock()
+	if th, ok := b.threads[t.Key()]; ok {
+		th.requester = s.Run.Requester // its requester may stop it too
+	}
+	b.mu.Unlock()
 	b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "Picking up where the previous attempt stopped."})
 	clear := b.showStatus(ctx, t, "investigating…")
 	out, err := b.opt.Agent.Continue(ctx, s, b.newSink(ctx, t, s))

@@ -16,10 +16,15 @@ type Action struct {
 	// Target names the resource the call operates on, as the model gave it;
 	// "" when the call has no target (inventory search, knowledge).
 	Target string `json:"target,omitempty"`
-	// Command is the exact shell command the call would run, or "".
+	// Command is the exact shell command the call would run, or "". For a
+	// file write (Path set) it describes the write instead; policy judges
+	// such a write by its Path.
 	Command string `json:"command,omitempty"`
 	// Dialect is the shell that runs Command on the machine that executes
 	// it (the target's inventory shell): the gate classifies the command
 	// in that dialect, and it runs with that shell. "" means bash.
 	Dialect command.Dialect `json:"dialect,omitempty"`
+	// Path is the file the call reads or writes, for tools that name one
+	// (file_edit), or "".
+	Path string `json:"path,omitempty"`
 }

@@ -31,8 +31,10 @@ var (
 	ErrApprovalExpired   = errors.New("approval expired")
 	ErrWrongChannel      = errors.New("this approval belongs to another channel; decide it where it was requested")
 	ErrTokenMismatch     = errors.New("this approval button is not valid; use the card's own buttons or type the approval ID")
+	ErrTokenMissing      = errors.New("this approval button carries no token, so it cannot be from vigil's card; use the card's own buttons or type the approval ID")
 	ErrReadOnlyChannel   = errors.New("this channel is read-only: changes cannot be approved or run here")
 	ErrNotApprover       = errors.New("you are not an approver in this channel")
+	ErrMayNotStop        = errors.New("only the person who asked, an operator or an approver may stop this request")
 	ErrSelfApproval      = errors.New("you cannot approve your own request; ask another approver")
 	ErrNotApproved       = errors.New("the call has not been approved")
 	ErrBindingMismatch   = errors.New("the call differs from the one approved")
@@ -374,9 +376,15 @@ type DecisionRequest struct {
 	User string
 	// Token is the secret a button carried; "" for typed commands.
 	Token string
-	// FromButton marks a click, which must carry the token.
+	// FromButton marks a click, which must carry the token: a click
+	// without one is forged (ErrTokenMissing).
 	FromButton bool
 	Approve    bool
+	// Stop marks a denial by "stop": the run is being stopped, and its
+	// pending approval withdrawn. The requester, an operator or an approver
+	// may do that (MayStop); a read-only level does not prevent it, since
+	// nothing runs.
+	Stop bool
 	// Reason explains a denial.
 	Reason string
 	Roles  RoleSet
@@ -395,6 +403,10 @@ type DecisionRequest struct {
 // revealed, so a stranger learns nothing about an approval they could not
 // decide. Then: still pending, not expired, and no self-approval.
 //
+// A click must carry the approval's token (a missing one is
+// ErrTokenMissing, a wrong one ErrTokenMismatch); a typed command carries
+// none, the platform's signed sender being the proof of who typed it.
+//
 // Passing CheckDecision is not enough to act: the caller must then move the
 // record from pending with a compare-and-set, so that of two concurrent
 // decisions exactly one lands.
@@ -405,14 +417,26 @@ func CheckDecision(a *Approval, d DecisionRequest, now time.Time) error {
 	if d.Channel != a.Channel {
 		return ErrWrongChannel
 	}
+	if d.FromButton && d.Token == "" {
+		return ErrTokenMissing
+	}
 	if (d.FromButton || d.Token != "") && !a.TokenMatches(d.Token) {
 		return ErrTokenMismatch
 	}
-	if !d.Level.AllowsWrites() {
-		return ErrReadOnlyChannel
-	}
-	if !d.Roles.Approver {
-		return ErrNotApprover
+	if d.Stop {
+		if d.Approve {
+			return fmt.Errorf("%w: a stop cannot approve", ErrInvalidApproval)
+		}
+		if !MayStop(d.User, a.Requester, d.Roles) {
+			return ErrMayNotStop
+		}
+	} else {
+		if !d.Level.AllowsWrites() {
+			return ErrReadOnlyChannel
+		}
+		if !d.Roles.Approver {
+			return ErrNotApprover
+		}
 	}
 	if a.Status != ApprovalPending {
 		return newDecidedError(a)

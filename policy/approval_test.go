@@ -258,7 +258,7 @@ func TestCheckDecision(t *testing.T) {
 		{name: "deny", mutD: func(d *DecisionRequest) { d.Approve, d.Reason = false, "not now" }},
 		{name: "forged token on a typed command", mutD: func(d *DecisionRequest) { d.Token, d.FromButton = "forged", false }, want: ErrTokenMismatch},
 		{name: "wrong token on a button", mutD: func(d *DecisionRequest) { d.Token = newTestApproval(t).Token }, want: ErrTokenMismatch},
-		{name: "button without token", mutD: func(d *DecisionRequest) { d.Token = "" }, want: ErrTokenMismatch},
+		{name: "button without token is forged", mutD: func(d *DecisionRequest) { d.Token = "" }, want: ErrTokenMissing},
 		{name: "other channel", mutD: func(d *DecisionRequest) { d.Channel = "slack:C2" }, want: ErrWrongChannel},
 		{name: "read-only channel", mutD: func(d *DecisionRequest) { d.Level = LevelReadOnly }, want: ErrReadOnlyChannel},
 		{name: "read-only channel refuses a deny too", mutD: func(d *DecisionRequest) { d.Level, d.Approve = LevelReadOnly, false }, want: ErrReadOnlyChannel},
@@ -269,6 +269,23 @@ func TestCheckDecision(t *testing.T) {
 		{name: "self-approval with four eyes", mutD: func(d *DecisionRequest) { d.User = "U_REQ" }, want: ErrSelfApproval},
 		{name: "self-approval allowed", mutD: func(d *DecisionRequest) { d.User, d.AllowSelfApproval = "U_REQ", true }},
 		{name: "denying your own request", mutD: func(d *DecisionRequest) { d.User, d.Approve = "U_REQ", false }},
+		{name: "stop by the requester, who is no approver", mutD: func(d *DecisionRequest) {
+			d.User, d.Approve, d.Stop, d.Token, d.FromButton, d.Roles = "U_REQ", false, true, "", false, RoleSet{Viewer: true}
+		}},
+		{name: "stop by an operator", mutD: func(d *DecisionRequest) {
+			d.User, d.Approve, d.Stop, d.Token, d.FromButton, d.Roles = "U_OP", false, true, "", false, RoleSet{Viewer: true, Operator: true}
+		}},
+		{name: "stop by an approver", mutD: func(d *DecisionRequest) { d.Approve, d.Stop, d.Token, d.FromButton = false, true, "", false }},
+		{name: "stop by a bystander", want: ErrMayNotStop, mutD: func(d *DecisionRequest) {
+			d.User, d.Approve, d.Stop, d.Token, d.FromButton, d.Roles = "U_ANY", false, true, "", false, RoleSet{Viewer: true}
+		}},
+		{name: "stop in a channel made read-only still withdraws", mutD: func(d *DecisionRequest) {
+			d.User, d.Approve, d.Stop, d.Token, d.FromButton, d.Level = "U_REQ", false, true, "", false, LevelReadOnly
+		}},
+		{name: "a stop never approves", want: ErrInvalidApproval, mutD: func(d *DecisionRequest) { d.Stop, d.Token, d.FromButton = true, "", false }},
+		{name: "stop of a decided approval", mutA: decided(ApprovalApproved), want: ErrAlreadyDecided, mutD: func(d *DecisionRequest) {
+			d.User, d.Approve, d.Stop, d.Token, d.FromButton = "U_REQ", false, true, "", false
+		}},
 		{name: "already approved", mutA: decided(ApprovalApproved), want: ErrAlreadyDecided,
 			wantMsg: "already approved by U_BOSS at 2026-03-01 12:00:30 UTC"},
 		{name: "being executed", mutA: decided(ApprovalExecuting), want: ErrAlreadyDecided,

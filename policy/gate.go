@@ -15,19 +15,17 @@ type Decision struct {
 	NeedsApproval bool
 	Block         *Block
 	// Verdict is the classifier's decision for calls that carry a shell
-	// command; nil otherwise. Approval cards show its risk and reasons.
+	// command; nil otherwise.
 	Verdict *command.Verdict
 	// Execution is how an allowed call must run (shell, sandbox, network).
 	// The agent hands it to the tool with the call.
 	Execution Execution
-}
-
-// Risk is the risk to show for the decided action.
-func (d Decision) Risk() command.Risk {
-	if d.Verdict != nil {
-		return d.Verdict.Risk
-	}
-	return command.RiskMedium
+	// Risk and Reasons assess a write that may run or wait for approval:
+	// the classifier's verdict, or the file it writes, raised to high when
+	// it touches a system path (SystemPath). The approval card shows them
+	// as decided here. Empty for reads and refusals.
+	Risk    command.Risk
+	Reasons []string
 }
 
 // Rules are the operator's settings that shape policy decisions (the
@@ -53,12 +51,18 @@ type Gate struct {
 func NewGate(r Rules) *Gate { return &Gate{rules: r} }
 
 // Authorize is the one choke point every tool call passes before it runs
-// (gate 1 plus resolution, routing, command intent, exit-boundedness and the
-// channel's control level), in that order: the first refusal wins.
+// (the role gate for writes, gate 1, resolution, routing, command intent,
+// exit-boundedness and the channel's control level), in that order: the
+// first refusal wins. who is the person (or system) the run acts for.
 //
 // It reads the session but changes nothing; the agent reports outcomes
 // through the FSM and resolved context after the call.
-func (g *Gate) Authorize(s *SessionState, a Action, level ControlLevel, now time.Time) Decision {
+func (g *Gate) Authorize(s *SessionState, a Action, level ControlLevel, who Requester, now time.Time) Decision {
+	if a.Kind != KindResolve && a.Kind != KindRead {
+		if b := who.changeBlock(); b != nil {
+			return Decision{Block: b}
+		}
+	}
 	if b := s.FSM.CanExecute(a.Kind); b != nil {
 		return Decision{Block: b}
 	}
@@ -75,7 +79,7 @@ func (g *Gate) Authorize(s *SessionState, a Action, level ControlLevel, now time
 	case KindRead:
 		return g.authorizeRead(s, a, now)
 	default:
-		return g.authorizeWrite(s, a, level, now)
+		return g.authorizeWrite(s, a, level, who, now)
 	}
 }
 
@@ -159,7 +163,7 @@ func (g *Gate) allowDeclared(a Action, v command.Verdict, pattern string, networ
 	}}
 }
 
-func (g *Gate) authorizeWrite(s *SessionState, a Action, level ControlLevel, now time.Time) Decision {
+func (g *Gate) authorizeWrite(s *SessionState, a Action, level ControlLevel, who Requester, now time.Time) Decision {
 	if level != LevelControlled && level != LevelAutonomous {
 		// read_only, and anything unrecognised: fail closed.
 		return Decision{Block: &Block{
@@ -173,17 +177,57 @@ func (g *Gate) authorizeWrite(s *SessionState, a Action, level ControlLevel, now
 			return Decision{Block: b}
 		}
 	}
-	var verdict *command.Verdict
-	e := Execution{Confine: ConfineNone, Why: "a change runs unconfined"}
-	if a.Command != "" {
+	d := g.assessWrite(a)
+	d.Execution = Execution{Confine: ConfineNone, Why: "a change runs unconfined"}
+	if d.Verdict != nil {
+		d.Execution.Shell = d.Verdict.Dialect
+	}
+	if level == LevelAutonomous && !who.System {
+		d.Allow = true
+	} else {
+		// A run no person started never changes anything unapproved.
+		d.NeedsApproval = true
+	}
+	return d
+}
+
+// assessWrite weighs a write for the approval card. A file write is judged
+// by its path (its Command only describes it); a command by the
+// classifier's verdict. Either way, naming a system path makes it high
+// risk.
+func (g *Gate) assessWrite(a Action) Decision {
+	var d Decision
+	switch {
+	case a.Path != "":
+		d.Risk = command.RiskMedium
+		if what, ok := SystemPath(a.Path); ok {
+			d.Risk = command.RiskHigh
+			d.Reasons = []string{fmt.Sprintf("writes %s: %s (a system path)", a.Path, what)}
+		} else {
+			d.Reasons = []string{"writes " + a.Path}
+		}
+	case a.Command != "":
 		v := g.classify(a.Command, a.Dialect)
-		verdict = &v
-		e.Shell = v.Dialect
+		d.Verdict = &v
+		d.Risk, d.Reasons = v.Risk, append([]string(nil), v.Reasons...)
+		paths, whats := systemPathsIn(a.Command)
+		for i, p := range paths {
+			d.Risk = command.RiskHigh
+			d.Reasons = append(d.Reasons, fmt.Sprintf("names %s: %s (a system path)", p, whats[i]))
+		}
+	default:
+		d.Risk = command.RiskMedium
+		d.Reasons = []string{fmt.Sprintf("%s changes state; vigil cannot inspect the effect in advance", actionName(a))}
 	}
-	if level == LevelAutonomous {
-		return Decision{Allow: true, Verdict: verdict, Execution: e}
+	return d
+}
+
+// actionName is "tool" or "tool.action", as traces show calls.
+func actionName(a Action) string {
+	if a.Name == "" {
+		return a.Tool
 	}
-	return Decision{NeedsApproval: true, Verdict: verdict, Execution: e}
+	return a.Tool + "." + a.Name
 }
 
 // classify runs the command classifier under the gate's rules, in the

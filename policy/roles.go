@@ -79,7 +79,24 @@ type Subject struct {
 	// Local marks the person at the terminal of the console adapter, who
 	// owns the machine vigil runs on.
 	Local bool
+	// PlatformApprovers says whom the platform's own permissions make
+	// approvers in this channel ("room members with power level 50 or
+	// more"), for messages that name who holds a role; "" when the platform
+	// has no such source.
+	PlatformApprovers string
 }
+
+// Role is one of the channel roles (SPEC P7).
+type Role string
+
+const (
+	// RoleViewer may ask vigil questions.
+	RoleViewer Role = "viewer"
+	// RoleOperator may ask for changes.
+	RoleOperator Role = "operator"
+	// RoleApprover may approve or deny changes.
+	RoleApprover Role = "approver"
+)
 
 // RoleSet is the roles a subject holds in one channel.
 type RoleSet struct {
@@ -99,6 +116,137 @@ func (cp ChannelPolicy) RolesOf(s Subject) RoleSet {
 	r.Operator = r.Approver || roleListed(cp.Operators, s)
 	r.Viewer = r.Operator || len(cp.Viewers) == 0 || roleListed(cp.Viewers, s)
 	return r
+}
+
+// maxHolders bounds the names Holders lists.
+const maxHolders = 8
+
+// Holders says who holds role r in this channel, for a person told they
+// lack it: the config entries that grant it (roles are cumulative, so the
+// approvers are listed with the operators) and the platform's own approvers
+// (platformApprovers, as Subject.PlatformApprovers words them).
+func (cp ChannelPolicy) Holders(r Role, platformApprovers string) string {
+	if cp.Match == ConsoleChannel {
+		return "the person at vigil's terminal"
+	}
+	var lists [][]string
+	switch r {
+	case RoleViewer:
+		if len(cp.Viewers) == 0 {
+			return "everyone in the channel"
+		}
+		lists = [][]string{cp.Viewers, cp.Operators, cp.Approvers}
+	case RoleOperator:
+		lists = [][]string{cp.Operators, cp.Approvers}
+	default:
+		lists = [][]string{cp.Approvers}
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, e := range l {
+			if e == "" || seen[e] {
+				continue
+			}
+			seen[e] = true
+			if g, ok := strings.CutPrefix(e, UserGroupPrefix); ok {
+				names = append(names, "members of user group "+g)
+			} else {
+				names = append(names, e)
+			}
+		}
+	}
+	if len(names) > maxHolders {
+		more := len(names) - maxHolders + 1
+		names = append(names[:maxHolders-1], fmt.Sprintf("%d more in the channel's configuration", more))
+	}
+	if platformApprovers != "" {
+		names = append(names, platformApprovers)
+	}
+	switch len(names) {
+	case 0:
+		return "nobody (this channel's configuration lists no " + string(r) + "s)"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// Requester is who a run acts for, as the role gate sees them. The bot has
+// policy decide it (ChannelPolicy.Requester) when the run starts, the run
+// carries it, and it is decided again when the run resumes after an
+// approval, so a role taken away meanwhile counts before the change runs.
+//
+// The zero value is a person without the operator role: a run whose
+// requester is unknown may read, never change.
+type Requester struct {
+	// User is the platform user ID of the person who asked.
+	User string `json:"user,omitempty"`
+	// Operator reports that User holds the operator role in the run's
+	// channel.
+	Operator bool `json:"operator,omitempty"`
+	// System marks a run no person started: vigil itself, on an alert
+	// (SPEC N1). Nobody's role can be checked, so its writes always wait
+	// for an approver, whatever the channel's level.
+	System bool `json:"system,omitempty"`
+	// Operators says who holds the operator role in the channel
+	// (ChannelPolicy.Holders), for the refusal a non-operator gets.
+	Operators string `json:"operators,omitempty"`
+}
+
+// Requester decides how the role gate sees s asking in this channel.
+func (cp ChannelPolicy) Requester(s Subject) Requester {
+	return Requester{
+		User:      s.User,
+		Operator:  cp.RolesOf(s).Operator,
+		Operators: cp.Holders(RoleOperator, s.PlatformApprovers),
+	}
+}
+
+// SystemRequester is the requester of a run vigil starts by itself; name
+// says what started it ("alertmanager"). It is the hook for alert intake
+// (SPEC N1): such a run may investigate, and every change it proposes
+// becomes an approval, even in an autonomous channel.
+func SystemRequester(name string) Requester {
+	return Requester{User: name, System: true}
+}
+
+// DetailRoleRequired is the Block.Details key naming the role a refusal
+// asks for: the role gate's refusals carry it, so the bot can tell the
+// person as well as the model.
+const DetailRoleRequired = "role_required"
+
+// changeBlock is the role gate (SPEC P7): the refusal of a change that r
+// may not ask for, or nil. Gate.Authorize applies it to every write before
+// anything else about the write is decided, in every control level, so a
+// refused change never reaches an approval card.
+func (r Requester) changeBlock() *Block {
+	if r.Operator || r.System {
+		return nil
+	}
+	who := r.User
+	if who == "" {
+		who = "the person who asked"
+	}
+	holders := r.Operators
+	if holders == "" {
+		holders = "see the channel's configuration"
+	}
+	return &Block{
+		Code: CodeActionNotAllowed,
+		Message: fmt.Sprintf("this change needs the %s role in this channel, and %s does not hold it; operators here: %s",
+			RoleOperator, who, holders),
+		RecoveryHint: "do not retry or rephrase the change; report what you found and the change you would suggest, " +
+			"and tell the user that an operator must ask for it",
+		Details: map[string]any{DetailRoleRequired: string(RoleOperator), "requester": r.User, "role_holders": holders},
+	}
+}
+
+// MayStop reports whether user may stop a run that requester started (and
+// withdraw its pending approval): the requester, an operator or an
+// approver. Anyone else may not cancel other people's work.
+func MayStop(user, requester string, roles RoleSet) bool {
+	return (user != "" && user == requester) || roles.Operator || roles.Approver
 }
 
 // SelfApproval reports whether a requester may approve their own request

@@ -133,3 +133,67 @@ func TestRolesControlLevel(t *testing.T) {
 		t.Error("SelfApproval: console only by default")
 	}
 }
+
+func TestHolders(t *testing.T) {
+	slack := ChannelPolicy{Match: "slack:C1", Level: LevelControlled, Operators: []string{"U_OP"},
+		Approvers: []string{"U_BOSS", "usergroup:S_SRE", "U_OP"}}
+	tests := []struct {
+		name     string
+		cp       ChannelPolicy
+		role     Role
+		platform string
+		want     string
+	}{
+		{"operators include the approvers, once each", slack, RoleOperator, "",
+			"U_OP, U_BOSS and members of user group S_SRE"},
+		{"approvers", slack, RoleApprover, "", "U_BOSS, members of user group S_SRE and U_OP"},
+		{"empty operators mean the approvers", ChannelPolicy{Match: "slack:C1", Approvers: []string{"U_BOSS"}}, RoleOperator, "", "U_BOSS"},
+		{"platform approvers are named", ChannelPolicy{Match: "matrix:!r:hs"}, RoleOperator,
+			"room members with power level 50 or more", "room members with power level 50 or more"},
+		{"lists and platform", ChannelPolicy{Match: "matrix:!r:hs", Operators: []string{"@op:hs"}}, RoleOperator,
+			"room members with power level 50 or more", "@op:hs and room members with power level 50 or more"},
+		{"nobody", ChannelPolicy{Match: "slack:C1"}, RoleOperator, "", "nobody (this channel's configuration lists no operators)"},
+		{"viewers empty: everyone", slack, RoleViewer, "", "everyone in the channel"},
+		{"console", ChannelPolicy{Match: ConsoleChannel}, RoleOperator, "", "the person at vigil's terminal"},
+		{"long lists are cut", ChannelPolicy{Match: "slack:C1", Approvers: []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}},
+			RoleApprover, "", "a, b, c, d, e, f, g and 3 more in the channel's configuration"},
+	}
+	for _, tt := range tests {
+		if got := tt.cp.Holders(tt.role, tt.platform); got != tt.want {
+			t.Errorf("%s: Holders = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRequesterAndMayStop(t *testing.T) {
+	cp := ChannelPolicy{Match: "slack:C1", Level: LevelControlled, Operators: []string{"U_OP"}, Approvers: []string{"U_BOSS"}}
+	if r := cp.Requester(Subject{User: "U_OP"}); !r.Operator || r.User != "U_OP" || r.Operators != "U_OP and U_BOSS" {
+		t.Errorf("operator: %+v", r)
+	}
+	if r := cp.Requester(Subject{User: "U_VIEW"}); r.Operator || r.System {
+		t.Errorf("viewer: %+v", r)
+	}
+	if r := cp.Requester(Subject{User: "U_X", PlatformApprover: true}); !r.Operator {
+		t.Errorf("a platform approver is an operator: %+v", r)
+	}
+	if r := SystemRequester("alertmanager"); !r.System || r.Operator || r.User != "alertmanager" {
+		t.Errorf("system requester: %+v", r)
+	}
+	viewer := RoleSet{Viewer: true}
+	for _, tt := range []struct {
+		user, requester string
+		roles           RoleSet
+		want            bool
+	}{
+		{"U_A", "U_A", viewer, true},
+		{"U_B", "U_A", viewer, false},
+		{"U_B", "U_A", RoleSet{Viewer: true, Operator: true}, true},
+		{"U_B", "U_A", RoleSet{Viewer: true, Operator: true, Approver: true}, true},
+		{"", "", viewer, false},
+		{"U_B", "", viewer, false},
+	} {
+		if got := MayStop(tt.user, tt.requester, tt.roles); got != tt.want {
+			t.Errorf("MayStop(%q, %q, %+v) = %v, want %v", tt.user, tt.requester, tt.roles, got, tt.want)
+		}
+	}
+}

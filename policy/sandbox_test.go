@@ -9,6 +9,10 @@ import (
 
 // readSession has delly resolved, so reads of it pass resolution and only
 // the command decides.
+// sandboxOperator runs the sandbox tests: an operator, so the role gate
+// never decides them.
+var sandboxOperator = Requester{User: "alice", Operator: true}
+
 func readSession() *SessionState {
 	s := NewSessionState()
 	s.Context.Add(delly, t0)
@@ -45,7 +49,7 @@ func TestReadExecutionFollowsSandboxMode(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.mode)+" "+tt.cmd, func(t *testing.T) {
 			g := NewGate(Rules{ReadSandbox: tt.mode})
-			d := g.Authorize(readSession(), readAction(tt.cmd, command.DialectBash), LevelControlled, t0)
+			d := g.Authorize(readSession(), readAction(tt.cmd, command.DialectBash), LevelControlled, sandboxOperator, t0)
 			if !d.Allow {
 				t.Fatalf("decision = %+v, want allow", d)
 			}
@@ -77,11 +81,11 @@ func TestWritesRunUnconfinedInTheirShell(t *testing.T) {
 	g := NewGate(Rules{ReadSandbox: SandboxRequired})
 	s := readSession()
 	a := Action{Tool: "control", Name: "command", Kind: KindWrite, Target: "delly", Command: "touch /x", Dialect: command.DialectPOSIX}
-	d := g.Authorize(s, a, LevelControlled, t0)
+	d := g.Authorize(s, a, LevelControlled, sandboxOperator, t0)
 	if !d.NeedsApproval || d.Execution.Confine != ConfineNone || d.Execution.Shell != command.DialectPOSIX || d.Execution.Why == "" {
 		t.Errorf("decision = %+v, want approval, unconfined, sh, with a reason", d)
 	}
-	d = g.Authorize(s, a, LevelAutonomous, t0)
+	d = g.Authorize(s, a, LevelAutonomous, sandboxOperator, t0)
 	if !d.Allow || d.Execution.Confine != ConfineNone {
 		t.Errorf("autonomous decision = %+v, want allow, unconfined", d)
 	}
@@ -91,7 +95,7 @@ func TestResolveNeverRequiresTheSandbox(t *testing.T) {
 	for mode, want := range map[SandboxMode]Confine{
 		SandboxRequired: ConfineBestEffort, SandboxBestEffort: ConfineBestEffort, SandboxOff: ConfineNone,
 	} {
-		d := NewGate(Rules{ReadSandbox: mode}).Authorize(NewSessionState(), Action{Tool: "discover", Kind: KindResolve}, LevelControlled, t0)
+		d := NewGate(Rules{ReadSandbox: mode}).Authorize(NewSessionState(), Action{Tool: "discover", Kind: KindResolve}, LevelControlled, sandboxOperator, t0)
 		if !d.Allow || d.Execution.Confine != want {
 			t.Errorf("%s: decision = %+v, want allow with %s", mode, d, want)
 		}
@@ -103,7 +107,7 @@ func TestResolveNeverRequiresTheSandbox(t *testing.T) {
 func TestGateClassifiesInTheTargetsDialect(t *testing.T) {
 	g := NewGate(Rules{})
 	for _, d := range []command.Dialect{command.DialectBash, command.DialectPOSIX} {
-		dec := g.Authorize(readSession(), readAction("echo $'a'", d), LevelControlled, t0)
+		dec := g.Authorize(readSession(), readAction("echo $'a'", d), LevelControlled, sandboxOperator, t0)
 		if dec.Verdict == nil || dec.Verdict.Dialect != d {
 			t.Fatalf("%s: verdict = %+v, want one reached in %s", d, dec.Verdict, d)
 		}
@@ -112,7 +116,7 @@ func TestGateClassifiesInTheTargetsDialect(t *testing.T) {
 		}
 	}
 	// No dialect on the action means bash.
-	dec := g.Authorize(readSession(), readAction("uptime", ""), LevelControlled, t0)
+	dec := g.Authorize(readSession(), readAction("uptime", ""), LevelControlled, sandboxOperator, t0)
 	if !dec.Allow || dec.Verdict.Dialect != command.DialectBash || dec.Execution.Shell != command.DialectBash {
 		t.Errorf("default dialect: %+v", dec)
 	}
@@ -171,7 +175,7 @@ func TestDeclaredCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {
-			d := g.Authorize(readSession(), readAction(tt.cmd, command.DialectBash), LevelControlled, t0)
+			d := g.Authorize(readSession(), readAction(tt.cmd, command.DialectBash), LevelControlled, sandboxOperator, t0)
 			if d.Allow != tt.allow {
 				t.Fatalf("allow = %v, want %v (decision %+v)", d.Allow, tt.allow, d)
 			}
@@ -194,12 +198,12 @@ func TestDeclaredCommands(t *testing.T) {
 // unaffected by declarations.
 func TestDeclaredCommandsNeedTheSandbox(t *testing.T) {
 	g := NewGate(Rules{ReadSandbox: SandboxOff, ReadOnlyCommands: []ReadOnlyCommand{mustDeclare(t, "mytool status", false)}})
-	d := g.Authorize(readSession(), readAction("mytool status", command.DialectBash), LevelControlled, t0)
+	d := g.Authorize(readSession(), readAction("mytool status", command.DialectBash), LevelControlled, sandboxOperator, t0)
 	if d.Allow || d.Block == nil || d.Block.Code != CodePolicyBlocked ||
 		!strings.Contains(d.Block.Message, "policy.read_sandbox is off") || !strings.Contains(d.Block.RecoveryHint, "control") {
 		t.Errorf("decision = %+v, want a block naming the sandbox and the control tool", d)
 	}
-	d = g.Authorize(readSession(), readAction("uptime", command.DialectBash), LevelControlled, t0)
+	d = g.Authorize(readSession(), readAction("uptime", command.DialectBash), LevelControlled, sandboxOperator, t0)
 	if !d.Allow || d.Execution.Confine != ConfineNone || d.Execution.Declared != "" {
 		t.Errorf("uptime: %+v", d)
 	}
@@ -209,7 +213,7 @@ func TestDeclaredCommandsNeedTheSandbox(t *testing.T) {
 // quoted x, both literal, so it is a plain argument there.
 func TestDeclaredCommandsInPOSIXDialect(t *testing.T) {
 	g := NewGate(Rules{ReadOnlyCommands: []ReadOnlyCommand{mustDeclare(t, "mytool status", false)}})
-	d := g.Authorize(readSession(), readAction("mytool status $'x'", command.DialectPOSIX), LevelControlled, t0)
+	d := g.Authorize(readSession(), readAction("mytool status $'x'", command.DialectPOSIX), LevelControlled, sandboxOperator, t0)
 	if !d.Allow || d.Execution.Shell != command.DialectPOSIX || d.Execution.Declared != "mytool status" {
 		t.Errorf("decision = %+v", d)
 	}

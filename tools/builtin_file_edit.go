@@ -104,7 +104,7 @@ func (t *FileEditTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 		return Proposal{Action: policy.Action{Tool: "file_edit"}}, b
 	}
 	p := Proposal{
-		Action: policy.Action{Tool: "file_edit", Name: string(a.Action), Target: a.Target},
+		Action: policy.Action{Tool: "file_edit", Name: string(a.Action), Target: a.Target, Path: a.Path},
 		Args:   a,
 	}
 	res, b := t.inv.resolveTarget("target", a.Target)

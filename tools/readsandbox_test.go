@@ -51,7 +51,7 @@ func gated(t *testing.T, tool *ReadTool, inv *Inventory, rules policy.Rules, tar
 	s := policy.NewSessionState()
 	s.Context.Add(res.ToPolicy(), sandboxT0)
 	s.FSM.OnToolSuccess(policy.KindResolve, "query", "")
-	d := policy.NewGate(rules).Authorize(s, p.Action, policy.LevelControlled, sandboxT0)
+	d := policy.NewGate(rules).Authorize(s, p.Action, policy.LevelControlled, policy.Requester{User: "alice", Operator: true}, sandboxT0)
 	if !d.Allow {
 		t.Fatalf("the gate refused %q: %+v", cmd, d)
 	}

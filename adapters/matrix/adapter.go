@@ -476,7 +476,8 @@ func (a *Adapter) UserFacts(ctx context.Context, t bot.ThreadRef, user string) (
 		return bot.UserFacts{}, err
 	}
 	level := pl.GetUserLevel(id.UserID(user))
-	return bot.UserFacts{PowerLevel: &level, IsApprover: level >= a.threshold}, nil
+	return bot.UserFacts{PowerLevel: &level, IsApprover: level >= a.threshold,
+		ApproverSource: fmt.Sprintf("room members with power level %d or more", a.threshold)}, nil
 }
 
 // powerLevels returns the room's power levels, kept current from sync and

@@ -31,6 +31,13 @@ type e2e struct {
 // may ask for changes and approvers come from room power levels alone.
 func startE2E(t *testing.T, script func(file string) []modeltest.Step) *e2e {
 	t.Helper()
+	return startE2EWith(t, script, true)
+}
+
+// startE2EWith is startE2E; aliceOperator false leaves the operators to the
+// approvers, that is to power level 50 and up.
+func startE2EWith(t *testing.T, script func(file string) []modeltest.Step, aliceOperator bool) *e2e {
+	t.Helper()
 	h := matrix.NewE2EHarness(t)
 	a, err := matrix.New(h.Config(t.TempDir()))
 	if err != nil {
@@ -39,13 +46,17 @@ func startE2E(t *testing.T, script func(file string) []modeltest.Step) *e2e {
 	model := modeltest.New(t)
 	file := filepath.Join(t.TempDir(), "ran.log")
 	model.Script(script(file)...)
+	var operators []string
+	if aliceOperator {
+		operators = []string{string(h.Alice().UserID)}
+	}
 	st := testkit.Start(t, testkit.Options{
 		Adapter: a,
 		Model:   model,
 		Channels: []policy.ChannelPolicy{{
 			Match:     "matrix:" + string(h.Room()),
 			Level:     policy.LevelControlled,
-			Operators: []string{string(h.Alice().UserID)},
+			Operators: operators,
 			// Approvers come from power levels here; the config check still
 			// wants a non-empty list for a controlled channel, so it names
 			// someone who is not in the room.
@@ -178,5 +189,54 @@ func TestE2EDenyByCommand(t *testing.T) {
 	x.idle(t)
 	if n := testkit.LineCount(t, x.file); n != 0 {
 		t.Fatalf("denied write ran %d times", n)
+	}
+}
+
+// TestE2ERolesInARoom: alice (power level 0, no operator) may ask but not
+// change, and is told who may; she may not stop the moderator's change
+// either, and is told so in the thread (Matrix has no private notices), and
+// the change stays pending.
+func TestE2ERolesInARoom(t *testing.T) {
+	x := startE2EWith(t, func(file string) []modeltest.Step {
+		return append(discoverAndAppend(file),
+			modeltest.Text("I cannot change this for you."),
+			modeltest.Calls(modeltest.Call("discover", testkit.Args("resource", "localhost"))),
+			modeltest.Calls(modeltest.Call("control", testkit.Args("action", "command", "target", "localhost", "command", "echo ran >> "+file))),
+			modeltest.Text("Denied."))
+	}, false)
+	root := x.h.Say(x.h.Alice(), x.h.Mention("append a line on @localhost"))
+	x.h.WaitBotMessage("the role notice", func(e *event.Event) bool {
+		b := e.Content.AsMessage().Body
+		return inThread(e, root) && strings.Contains(b, "needs the operator role") &&
+			strings.Contains(b, "room members with power level 50 or more")
+	})
+	x.h.WaitBotMessage("the answer", func(e *event.Event) bool {
+		return inThread(e, root) && strings.Contains(e.Content.AsMessage().Body, "I cannot change this for you.")
+	})
+	x.idle(t)
+	for _, e := range x.h.BotMessages() {
+		if _, ok := e.Content.Raw[matrix.FieldApprovalID]; ok {
+			t.Fatalf("an approval card was posted for a non-operator: %s", e.Content.AsMessage().Body)
+		}
+	}
+
+	// The moderator's change waits; alice's "stop" is refused in the thread.
+	modRoot := x.h.Say(x.h.Mod(), x.h.Mention("append a line on @localhost"))
+	card, approvalID := x.card(t, modRoot)
+	x.idle(t)
+	x.h.Say(x.h.Alice(), x.h.InThread(&event.MessageEventContent{MsgType: event.MsgText, Body: "stop"}, modRoot))
+	x.h.WaitBotMessage("the refusal in the thread", func(e *event.Event) bool {
+		return inThread(e, modRoot) && strings.Contains(e.Content.AsMessage().Body, "nothing was stopped")
+	})
+	x.idle(t)
+	a, err := x.stack.Stores.Approvals.GetApproval(context.Background(), approvalID)
+	if err != nil || a.Status != policy.ApprovalPending {
+		t.Fatalf("after alice's stop the approval is %+v (%v), want pending", a, err)
+	}
+	x.h.Say(x.h.Mod(), x.h.InThread(&event.MessageEventContent{MsgType: event.MsgText, Body: "!deny " + approvalID + " test over"}, modRoot))
+	x.waitEdit(t, card.ID, "denied")
+	x.idle(t)
+	if n := testkit.LineCount(t, x.file); n != 0 {
+		t.Fatalf("the write ran %d times", n)
 	}
 }

@@ -202,7 +202,7 @@ func TestClicks(t *testing.T) {
 			t.Fatalf("decisions = %+v, want 2 (the redelivery dropped)", decs)
 		}
 		d := decs[0]
-		want := bot.Decision{EventID: "action:1700000301.000001:U0BOB", ApprovalID: "apr_1", Token: "tok-secret", Approve: true,
+		want := bot.Decision{EventID: "action:1700000301.000001:U0BOB", ApprovalID: "apr_1", Token: "tok-secret", FromButton: true, Approve: true,
 			User: bob, UserName: "bob", Thread: thread, At: time.Unix(1700000301, 1000)}
 		if !reflect.DeepEqual(d, want) {
 			t.Errorf("decision = %+v\nwant       %+v", d, want)
@@ -236,7 +236,7 @@ func TestClicks(t *testing.T) {
 			PrivateMetadata: view.PrivateMetadata, Values: map[string]map[string]string{"reason": {"reason": "  not during the deploy  "}}}))
 		decs = h.rec.waitDecisions(t, 3)
 		den := decs[2]
-		if den.Approve || den.ApprovalID != "apr_1" || den.Token != "tok-secret" || den.Reason != "not during the deploy" ||
+		if den.Approve || den.ApprovalID != "apr_1" || den.Token != "tok-secret" || !den.FromButton || den.Reason != "not during the deploy" ||
 			den.User != bob || den.Thread != thread || den.EventID != "view:V1" {
 			t.Errorf("denial = %+v", den)
 		}

@@ -300,3 +300,102 @@ func TestEndToEndDeny(t *testing.T) {
 		return false
 	})
 }
+
+// TestEndToEndForgedClick: a signed interaction whose button value names
+// the approval but carries no token (or a wrong one) is a forged click: the
+// clicker alone is told, it is audited, and nothing runs; the card's own
+// button still works.
+func TestEndToEndForgedClick(t *testing.T) {
+	e := startE2E(t, slack.ModeHTTP)
+	file := filepath.Join(t.TempDir(), "ran")
+	e.model.Script(
+		modeltest.Calls(modeltest.Call("discover", testkit.Args("resource", "localhost"))),
+		modeltest.Calls(modeltest.Call("control", testkit.Args("action", "command", "target", "localhost", "command", "echo ran >> "+file))),
+		modeltest.Calls(modeltest.Call("read", testkit.Args("action", "file", "target", "localhost", "path", file))),
+		modeltest.Text("Appended and checked."),
+	)
+	e.event("EvForged", slackfake.AppMention(e2eChan, e2eAlice, "<@U0VIGIL> append a line on @localhost", e2eRoot, ""), false)
+	card := e.waitPost("the approval card", "Approval needed")
+	var approve string
+	for _, b := range card.Buttons() {
+		if b.ActionID == "vigil_approve" {
+			approve = b.Value
+		}
+	}
+	var v struct {
+		ID    string `json:"id"`
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(approve), &v); err != nil || v.ID == "" || v.Token == "" {
+		t.Fatalf("approve button value %q: %v", approve, err)
+	}
+	e.idle()
+
+	forged := []string{`{"id":"` + v.ID + `"}`, `{"id":"` + v.ID + `","token":""}`, `{"id":"` + v.ID + `","token":"guess"}`}
+	for i, value := range forged {
+		e.click(e2eBob, "vigil_approve", value, card.TS, "1700005010.00000"+string(rune('1'+i)))
+	}
+	e.idle()
+	if n := testkit.LineCount(t, file); n != 0 {
+		t.Fatalf("a forged click ran the write %d times", n)
+	}
+	e.fake.WaitFor(t, e2eWait, "ephemeral refusals for bob", func(calls []slackfake.Call) bool {
+		n := 0
+		for _, c := range calls {
+			if c.Method == "chat.postEphemeral" && c.Param("user") == e2eBob && strings.Contains(c.Text(), "not") {
+				n++
+			}
+		}
+		return n == len(forged)
+	})
+	recs, err := e.st.Stores.Audit.RecentAudit(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		if r.ApprovalID == v.ID && r.Outcome == "forged_click" && r.Actor == e2eBob {
+			n++
+		}
+	}
+	if n != len(forged) {
+		t.Fatalf("%d forged clicks audited, want %d", n, len(forged))
+	}
+
+	e.click(e2eBob, "vigil_approve", approve, card.TS, "1700005011.000001")
+	e.waitPost("the final answer", "Appended and checked.")
+	e.idle()
+	if n := testkit.LineCount(t, file); n != 1 {
+		t.Fatalf("the real click ran the write %d times, want 1", n)
+	}
+}
+
+// TestEndToEndNonOperator: mallory may ask, not change. Her change is
+// refused before any card, the thread is told which role is needed and who
+// holds it (config users and Slack user groups), and nothing runs.
+func TestEndToEndNonOperator(t *testing.T) {
+	e := startE2E(t, slack.ModeSocket)
+	file := filepath.Join(t.TempDir(), "ran")
+	e.model.Script(
+		modeltest.Calls(modeltest.Call("discover", testkit.Args("resource", "localhost"))),
+		modeltest.Calls(modeltest.Call("control", testkit.Args("action", "command", "target", "localhost", "command", "echo ran >> "+file))),
+		modeltest.Text("An operator has to ask for this change."),
+	)
+	e.event("EvMallory", slackfake.AppMention(e2eChan, e2eMallet, "<@U0VIGIL> append a line on @localhost", e2eRoot, ""), false)
+	notice := e.waitPost("the role notice", "needs the operator role")
+	for _, want := range []string{e2eMallet, e2eAlice, "user group S0ONCALL"} {
+		if !strings.Contains(notice.Text(), want) {
+			t.Errorf("notice %q does not name %s", notice.Text(), want)
+		}
+	}
+	e.waitPost("the answer", "An operator has to ask for this change.")
+	e.idle()
+	for _, c := range e.fake.Posts() {
+		if strings.Contains(c.Text(), "Approval needed") {
+			t.Fatal("an approval card was posted for a non-operator's change")
+		}
+	}
+	if n := testkit.LineCount(t, file); n != 0 {
+		t.Fatalf("a non-operator's write ran %d times", n)
+	}
+}

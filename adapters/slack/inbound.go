@@ -425,7 +425,10 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bo
 			d := bot.Decision{
 				EventID:    eventID,
 				ApprovalID: v.ID,
+				// A button decides: it must carry the card's token, and a
+				// value without one is a forged click the bot refuses.
 				Token:      v.Token,
+				FromButton: true,
 				Approve:    act.ActionID == actionApprove,
 				User:       in.User.ID,
 				UserName:   userName,
@@ -465,6 +468,7 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bo
 			EventID:    eventID,
 			ApprovalID: meta.ID,
 			Token:      meta.Token,
+			FromButton: true, // the deny dialog a button opened
 			Approve:    false,
 			Reason:     reason,
 			User:       in.User.ID,

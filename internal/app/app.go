@@ -158,6 +158,9 @@ func New(ctx context.Context, o Options) (*App, error) {
 		ToolMode:       agent.ToolMode(cfg.LLM.ToolMode),
 		RunTokenBudget: cfg.LLM.RunTokenBudget,
 		Instructions:   cfg.LLM.Instructions,
+		// A secret a tool printed never reaches the model unless the
+		// operator says so (policy.redact_model_input).
+		UnredactedModelInput: !cfg.Policy.RedactModelInput,
 	}, agentOpts...)
 
 	var platforms []string

@@ -132,6 +132,10 @@ type Policy struct {
 	// approval only inside the read sandbox. An entry is a pattern string
 	// or a mapping with command and network.
 	ReadOnlyCommands []ReadOnlyCommand `mapstructure:"read_only_commands"`
+	// RedactModelInput redacts secrets from tool results before the model
+	// receives them (default true). Turn it off only for a model that runs
+	// where the secrets already are.
+	RedactModelInput bool `mapstructure:"redact_model_input"`
 }
 
 // ReadOnlyCommand is one policy.read_only_commands entry.
@@ -284,6 +288,7 @@ var defaults = map[string]any{
 	"policy.approval_ttl":         "10m",
 	"policy.read_sandbox":         "best_effort",
 	"policy.read_only_commands":   []string{},
+	"policy.redact_model_input":   true,
 	"audit.file":                  "",
 	"log.level":                   "info",
 	"log.format":                  "text",

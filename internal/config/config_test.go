@@ -38,6 +38,27 @@ func TestDefaults(t *testing.T) {
 	if len(cps) != 1 || cps[0].Match != "console" || cps[0].Level != policy.LevelControlled || !cps[0].AllowSelfApproval {
 		t.Fatalf("default channel: %+v, want the console, controlled, self-approval allowed", cps)
 	}
+	if !c.Policy.RedactModelInput {
+		t.Fatal("policy.redact_model_input must default to true: a hosted model never sees a secret a tool printed")
+	}
+}
+
+func TestRedactModelInput(t *testing.T) {
+	c, err := Load(write(t, "policy:\n  redact_model_input: false\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Policy.RedactModelInput {
+		t.Fatal("policy.redact_model_input: false was not read")
+	}
+	t.Setenv("VIGIL_POLICY_REDACT_MODEL_INPUT", "true")
+	if c, err = Load(write(t, "policy:\n  redact_model_input: false\n")); err != nil || !c.Policy.RedactModelInput {
+		t.Fatalf("VIGIL_POLICY_REDACT_MODEL_INPUT=true did not override the file: %v %+v", err, c)
+	}
+	t.Setenv("VIGIL_POLICY_REDACT_MODEL_INPUT", "sometimes")
+	if _, err := Load(""); err == nil || !strings.Contains(err.Error(), "redact_model_input") {
+		t.Fatalf("a non-boolean policy.redact_model_input: error %v, want one naming the key", err)
+	}
 }
 
 func TestExampleConfigLoads(t *testing.T) {

@@ -236,7 +236,8 @@ func TestConcurrentDecisionsExecuteOnce(t *testing.T) {
 	for i := range 50 {
 		approvers = append(approvers, fmt.Sprintf("u%d", i))
 	}
-	chat, model, st := chatStack(t, policy.ChannelPolicy{Match: "ops", Level: policy.LevelControlled, Approvers: approvers})
+	chat, model, st := chatStack(t, policy.ChannelPolicy{Match: "ops", Level: policy.LevelControlled,
+		Operators: []string{"alice"}, Approvers: approvers})
 	writeScript(model, file)
 	th := testkit.Thread("ops", "t1")
 	chat.Say(t, th, "alice", "append a line on @localhost")
@@ -273,7 +274,8 @@ func TestConcurrentDecisionsExecuteOnce(t *testing.T) {
 func TestBindingMismatchRefused(t *testing.T) {
 	dir := t.TempDir()
 	file, other := filepath.Join(dir, "log"), filepath.Join(dir, "other")
-	chat, model, st := chatStack(t, policy.ChannelPolicy{Match: "ops", Level: policy.LevelControlled, Approvers: []string{"bob"}})
+	chat, model, st := chatStack(t, policy.ChannelPolicy{Match: "ops", Level: policy.LevelControlled,
+		Operators: []string{"alice"}, Approvers: []string{"bob"}})
 	model.Script(
 		modeltest.Calls(discoverLocal()),
 		modeltest.Calls(controlCmd(testkit.AppendLine(file))),
@@ -364,7 +366,8 @@ func TestResumeAfterRestart(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "log")
 	mem := store.NewMemory().Stores()
 	model := modeltest.New(t)
-	cp := []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled, Approvers: []string{"bob"}}}
+	cp := []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled,
+		Operators: []string{"alice"}, Approvers: []string{"bob"}}}
 	th := testkit.Thread("ops", "t1")
 
 	first := testkit.NewChat()
@@ -476,7 +479,8 @@ func TestStopDuringToolIsNotResumed(t *testing.T) {
 // platform returned its ID) still edits the card.
 func TestDecisionBeforeCardIsRemembered(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "log")
-	chat, model, st := chatStack(t, policy.ChannelPolicy{Match: "ops", Level: policy.LevelControlled, Approvers: []string{"bob"}})
+	chat, model, st := chatStack(t, policy.ChannelPolicy{Match: "ops", Level: policy.LevelControlled,
+		Operators: []string{"alice"}, Approvers: []string{"bob"}})
 	model.Script(
 		modeltest.Calls(discoverLocal()),
 		modeltest.Calls(controlCmd(testkit.AppendLine(file))),

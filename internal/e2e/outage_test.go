@@ -112,8 +112,9 @@ func TestOutageRedisRecovers(t *testing.T) {
 	// The server is this test's own: the default prefix, and its data goes
 	// with it.
 	r := startReplica(t, "solo", rds.Addr(), "vigil:", replicaOptions{
-		Model:      model,
-		Channels:   []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled, Approvers: []string{"bob"}}},
+		Model: model,
+		Channels: []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled,
+			Operators: []string{"alice"}, Approvers: []string{"bob"}}},
 		SweepEvery: 200 * time.Millisecond, // the sweeper keeps hitting the outage too
 		Observer:   metrics.New(reg),
 	})
@@ -226,8 +227,9 @@ func TestOutageWhileApprovedCallRuns(t *testing.T) {
 		"afterwards":    {modeltest.Calls(discoverLocal()), modeltest.Text("still here")},
 	})
 	r := startReplica(t, "solo", rds.Addr(), "vigil:", replicaOptions{
-		Model:      model,
-		Channels:   []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled, Approvers: []string{"bob"}}},
+		Model: model,
+		Channels: []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled,
+			Operators: []string{"alice"}, Approvers: []string{"bob"}}},
 		SweepEvery: 200 * time.Millisecond,
 		// Long enough that no renewal falls within the call (losing the
 		// lock would cancel it), short enough that the settling, which

@@ -229,8 +229,9 @@ func TestReplicasConcurrentApprovalsExecuteOnce(t *testing.T) {
 	model := modeltest.New(t)
 	routeTurns(model, map[string][]modeltest.Step{"append a line": writeSteps(file, "done")})
 	reps := startReplicas(t, 3, replicaOptions{
-		Model:    model,
-		Channels: []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled, Approvers: approvers}},
+		Model: model,
+		Channels: []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled,
+			Operators: []string{"alice"}, Approvers: approvers}},
 	})
 	th := testkit.Thread("ops", "t1")
 	reps[0].chat.Say(t, th, "alice", "append a line on @localhost")
@@ -319,7 +320,7 @@ func killMidRun(t *testing.T, crash bool) {
 	}})
 	addr := requireSharedRedis(t)
 	prefix := uniquePrefix(t, addr)
-	channels := []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelAutonomous}}
+	channels := []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelAutonomous, Operators: []string{"alice"}}}
 	aOpts := replicaOptions{Model: model, Channels: channels}
 	if crash {
 		aOpts.LockTTL = time.Second
@@ -416,8 +417,9 @@ func TestReplicasApprovalDecidedOnAnotherReplica(t *testing.T) {
 	model := modeltest.New(t)
 	routeTurns(model, map[string][]modeltest.Step{"append a line": writeSteps(file, "appended")})
 	reps := startReplicas(t, 2, replicaOptions{
-		Model:    model,
-		Channels: []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled, Approvers: []string{"bob"}}},
+		Model: model,
+		Channels: []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled,
+			Operators: []string{"alice"}, Approvers: []string{"bob"}}},
 	})
 	a, b := reps[0], reps[1]
 	th := testkit.Thread("ops", "t1")

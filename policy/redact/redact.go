@@ -1,25 +1,27 @@
 // Package redact removes secrets from text (SPEC P9). It is a filter, not a
-// decision: everything vigil posts to chat, logs or audits goes through a
-// Redactor first, whatever policy decided about the call that produced it.
+// decision: everything vigil posts to chat, logs or audits, and every tool
+// result it sends to the model, goes through a Redactor first, whatever
+// policy decided about the call that produced it.
 //
-// The rules are a hand-kept table rather than a
-// detector library: the maintained detectors (gitleaks, trufflehog) are
-// scanners with hundreds of rules and heavy dependency trees, built to find
-// secrets in repositories, not to rewrite a tool's output in place within a
-// millisecond. The table covers what shows up in infrastructure output and
-// is tested case by case, positive and negative, in redact_test.go.
+// The rules are a hand-kept table rather than a detector library: the
+// maintained detectors (gitleaks, trufflehog) are scanners with hundreds of
+// rules and heavy dependency trees, built to find secrets in repositories,
+// not to rewrite a tool's output in place within a millisecond. The table
+// covers what shows up in infrastructure output: issuers' token formats,
+// private keys, credentials in URLs, and key/value pairs whose key names a
+// secret (keys.go) in env, YAML, JSON, INI, XML, CLI-flag and prose forms.
+// It is tested case by case, secrets and look-alikes, in redact_test.go.
 //
 // Speed comes from triggers: each rule names the literal substrings without
-// which it cannot match. The text is lowered once and searched for every
-// trigger; text with none comes back unchanged without running a regexp, and
-// otherwise a rule's regexp runs only on the lines holding its trigger.
+// which it cannot match. One pass over the text finds every trigger (scan.go);
+// text with none comes back unchanged without running a regexp, and
+// otherwise a rule's regexp runs only on the lines where a trigger was found
+// and, for key/value rules, where the key around it names a secret.
 package redact
 
 import (
 	"fmt"
 	"regexp"
-	"slices"
-	"sort"
 	"strings"
 )
 
@@ -33,9 +35,15 @@ const redactedMarker = "[REDACTED"
 // redactRule is one kind of secret.
 type redactRule struct {
 	kind string
-	// triggers are lowercase literals, one of which every match contains.
+	// triggers are lowercase literals, one of which every match contains
+	// (matched without regard to ASCII case). Multiline rules match theirs
+	// exactly.
 	triggers []string
-	re       *regexp.Regexp
+	// worth, when set, reports whether a trigger found at s[i:j] makes the
+	// rule worth running on that line (a key that names a secret, followed
+	// by a separator).
+	worth func(s string, i, j int) bool
+	re    *regexp.Regexp
 	// groups are the submatches that may hold the secret; the first that
 	// took part in the match is replaced. None means the whole match.
 	groups []int
@@ -49,8 +57,6 @@ type redactRule struct {
 	replacement string
 	// multiline rules run on the whole text, before the per-line rules.
 	multiline bool
-	// needSep: a trigger counts only when a key=value separator follows it.
-	needSep bool
 }
 
 // Pattern is an operator's own secret format, added to the built-in
@@ -65,16 +71,20 @@ type Pattern struct {
 }
 
 // Redactor replaces secrets in text. The zero value is not usable; use
-// New, or the package function Redact for the built-in rules. A
+// New, or the package function String for the built-in rules. A
 // Redactor is immutable and safe for concurrent use.
 type Redactor struct {
 	rules []redactRule
+	// always are the rules without triggers (operators' patterns): they
+	// run on every text.
+	always []int
+	scan   *scanner
 }
 
 // New returns a Redactor with the built-in rules plus extra ones,
 // which run after them.
 func New(extra ...Pattern) (*Redactor, error) {
-	r := &Redactor{rules: append([]redactRule(nil), builtinRedactRules...)}
+	rules := append([]redactRule(nil), builtinRedactRules...)
 	for i, p := range extra {
 		if p.Kind == "" || p.Regexp == "" {
 			return nil, fmt.Errorf("redact pattern %d: kind and regexp are both required", i)
@@ -90,96 +100,74 @@ func New(extra ...Pattern) (*Redactor, error) {
 		if strings.Contains(p.Regexp, `\n`) {
 			return nil, fmt.Errorf("redact pattern %d (%s): must not match across lines", i, p.Kind)
 		}
-		r.rules = append(r.rules, redactRule{kind: p.Kind, re: re, groups: groups})
+		rules = append(rules, redactRule{kind: p.Kind, re: re, groups: groups})
 	}
-	return r, nil
+	return newRedactor(rules), nil
+}
+
+func newRedactor(rules []redactRule) *Redactor {
+	r := &Redactor{rules: rules}
+	for i := range rules {
+		if len(rules[i].triggers) == 0 && !rules[i].multiline {
+			r.always = append(r.always, i)
+		}
+	}
+	r.scan = newScanner(rules)
+	return r
 }
 
 // defaultRedactor holds the built-in rules; like them, it never changes.
-var defaultRedactor = &Redactor{rules: builtinRedactRules}
+var defaultRedactor = newRedactor(builtinRedactRules)
 
 // String replaces the secrets in s with the built-in rules.
 func String(s string) string { return defaultRedactor.Redact(s) }
+
+// Suspect reports whether s holds a trigger of any built-in rule. False
+// means String(s) == s, and the same for every string JSON-decoded from s:
+// no trigger holds a character JSON escapes. It lets callers skip work on
+// text that cannot hold a secret.
+func Suspect(s string) bool { return defaultRedactor.Suspect(s) }
+
+// Suspect is the package function Suspect for r's rules.
+func (r *Redactor) Suspect(s string) bool {
+	if len(r.always) > 0 {
+		return true
+	}
+	for i := range r.rules {
+		if r.rules[i].multiline && multilineTriggered(s, r.rules[i].triggers) {
+			return true
+		}
+	}
+	return r.scan.any(s)
+}
 
 // Redact replaces the secrets in s.
 func (r *Redactor) Redact(s string) string {
 	if s == "" {
 		return s
 	}
-	lower := redactLower(s)
-
 	// Whole-text rules first; they may change line structure.
-	changed := false
 	for i := range r.rules {
 		ru := &r.rules[i]
-		if ru.multiline && redactTriggered(lower, ru.triggers) {
+		if ru.multiline && multilineTriggered(s, ru.triggers) {
 			if out, ok := ru.apply(s); ok {
-				s, changed = out, true
+				s = out
 			}
 		}
-	}
-	if changed {
-		lower = redactLower(s)
 	}
 
-	// Find the lines each line rule could match: those holding one of its
-	// triggers (followed by a separator, for key=value rules).
-	var (
-		starts []int         // line starts, computed on the first hit
-		marks  map[int][]int // line number → rules to run there, in order
-		always []int         // rules without triggers
-	)
-	for i := range r.rules {
-		ru := &r.rules[i]
-		if ru.multiline {
-			continue
-		}
-		if len(ru.triggers) == 0 {
-			always = append(always, i)
-			continue
-		}
-		for _, t := range ru.triggers {
-			for off := 0; ; {
-				j := strings.Index(lower[off:], t)
-				if j < 0 {
-					break
-				}
-				p := off + j
-				off = p + len(t)
-				if ru.needSep && !redactSepFollows(lower, off) {
-					continue
-				}
-				if starts == nil {
-					starts = redactLineStarts(lower)
-					marks = make(map[int][]int)
-				}
-				line := sort.SearchInts(starts, p+1) - 1
-				if m := marks[line]; len(m) == 0 || m[len(m)-1] != i {
-					marks[line] = append(m, i)
-				}
-			}
-		}
-	}
-	if len(marks) == 0 && len(always) == 0 {
+	marks := r.scan.marks(s, r.rules)
+	if len(marks) == 0 && len(r.always) == 0 {
 		return s
 	}
 
 	var b strings.Builder
 	last := 0 // end of what has been copied to b
 	dirty := false
-	lines := make([]int, 0, len(marks))
-	for l := range marks {
-		lines = append(lines, l)
-	}
-	slices.Sort(lines)
-	for _, l := range lines {
-		start, end := starts[l], len(s)
-		if l+1 < len(starts) {
-			end = starts[l+1]
-		}
-		line := s[start:end]
+	for _, lm := range marks {
+		line := s[lm.start:lm.end]
 		out := line
-		for _, i := range marks[l] {
+		for _, i := range lm.rules {
 			if o, ok := r.rules[i].apply(out); ok {
 				out = o
 			}
@@ -191,15 +179,15 @@ func (r *Redactor) Redact(s string) string {
 			dirty = true
 			b.Grow(len(s) + 64)
 		}
-		b.WriteString(s[last:start])
+		b.WriteString(s[last:lm.start])
 		b.WriteString(out)
-		last = end
+		last = lm.end
 	}
 	if dirty {
 		b.WriteString(s[last:])
 		s = b.String()
 	}
-	for _, i := range always {
+	for _, i := range r.always {
 		if out, ok := r.rules[i].apply(s); ok {
 			s = out
 		}
@@ -207,64 +195,15 @@ func (r *Redactor) Redact(s string) string {
 	return s
 }
 
-// redactLineStarts returns the offset of every line's first byte.
-func redactLineStarts(s string) []int {
-	starts := []int{0}
-	for off := 0; ; {
-		j := strings.IndexByte(s[off:], '\n')
-		if j < 0 || off+j+1 == len(s) {
-			return starts
-		}
-		off += j + 1
-		starts = append(starts, off)
-	}
-}
-
-// redactSepFollows reports whether a key=value separator follows offset off: an
-// optional closing quote (escaped or not), blanks, then ':' or '='.
-func redactSepFollows(lower string, off int) bool {
-	if off < len(lower) && lower[off] == '\\' {
-		off++
-	}
-	if off < len(lower) && (lower[off] == '"' || lower[off] == '\'') {
-		off++
-	}
-	for off < len(lower) && (lower[off] == ' ' || lower[off] == '\t') {
-		off++
-	}
-	return off < len(lower) && (lower[off] == ':' || lower[off] == '=')
-}
-
-// redactTriggered reports whether lower holds one of the triggers.
-func redactTriggered(lower string, triggers []string) bool {
+// multilineTriggered reports whether s holds one of a multiline rule's
+// triggers, matched exactly.
+func multilineTriggered(s string, triggers []string) bool {
 	for _, t := range triggers {
-		if strings.Contains(lower, t) {
+		if strings.Contains(s, t) {
 			return true
 		}
 	}
 	return false
-}
-
-// redactLower lowers ASCII letters only, so byte offsets in the result are
-// offsets in s.
-func redactLower(s string) string {
-	hasUpper := false
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			hasUpper = true
-			break
-		}
-	}
-	if !hasUpper {
-		return s
-	}
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + ('a' - 'A')
-		}
-	}
-	return string(b)
 }
 
 // apply replaces this rule's matches in s; ok is false when nothing changed.
@@ -284,7 +223,7 @@ func (ru *redactRule) apply(s string) (string, bool) {
 			}
 		}
 		value := s[start:end]
-		if value == "" || strings.HasPrefix(value, redactedMarker) {
+		if value == "" || strings.HasPrefix(value, redactedMarker) || start < last {
 			continue
 		}
 		if ru.keep != nil && ru.keep(s, m, value) {
@@ -320,66 +259,28 @@ func redactSubmatch(s string, m []int, g int) string {
 	return s[m[2*g]:m[2*g+1]]
 }
 
-// redactPlaceholder reports values that stand for a secret without being one: a
-// shell or template variable, a mask, an empty or boolean value, or a
-// value another tool already redacted.
-func redactPlaceholder(v string) bool {
-	v = strings.Trim(v, `"'`)
-	if v == "" {
-		return true
-	}
-	switch v[0] {
-	case '$', '<', '%', '{':
-		return true
-	}
-	if strings.Trim(v, "*xX•.") == "" && len(v) >= 3 {
-		return true
-	}
-	switch strings.ToLower(v) {
-	case "true", "false", "null", "none", "nil", "yes", "no", "redacted", "data+omitted", "<redacted>", "required", "optional":
-		return true
-	}
-	return strings.HasPrefix(v, redactedMarker)
-}
-
-// redactNSSSources are /etc/nsswitch.conf sources: "passwd: files systemd" is
-// not a password.
-var redactNSSSources = map[string]bool{
-	"files": true, "compat": true, "db": true, "nis": true, "nisplus": true,
-	"systemd": true, "sss": true, "ldap": true, "winbind": true, "dns": true,
-}
-
-// redactKeyKind names a key=value secret by its key.
-func redactKeyKind(key string) string {
-	k := strings.ToLower(key)
-	switch {
-	case strings.Contains(k, "pass") || strings.HasSuffix(k, "pwd"):
-		return "password"
-	case strings.Contains(k, "secret") && (strings.Contains(k, "aws") || strings.Contains(k, "access")):
-		return "aws-secret-key"
-	case strings.HasSuffix(k, "token"):
-		return "token"
-	case strings.Contains(k, "api"):
-		return "api-key"
-	case strings.Contains(k, "accountkey") || strings.Contains(k, "sharedaccesskey"):
-		return "azure-key"
-	case strings.Contains(k, "private"):
-		return "private-key"
-	default:
-		return "secret"
-	}
-}
-
 // The value forms of key=value secrets: a double-quoted string (JSON,
 // shell), a single-quoted one, or a bare word up to whitespace or a
 // separator of the surrounding syntax (&, ;, ',', closing brackets).
-const redactValueForms = `(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"',;&}\])=][^\s"',;&}\]]*))`
+const redactValueForms = `(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"',;&}\])=<][^\s"',;&}\]<]*))`
+
+// flagValue is the value after a client's short flag: a quoted string or a
+// word that is not another flag.
+const flagValue = `("[^"\n]*"|'[^'\n]*'|[^\s"'-][^\s"']*)`
+
+// keyWords are the key-name fragments of keyed secrets (see keys.go), as a
+// regexp alternation: a key holding one of them may name a secret.
+const keyWords = `pass|pwd|secret|token|auth|cred|api[_-]?key|private|access[_-]?key|account[_-]?key|sig`
+
+// keyTriggers are keyWords as scanner triggers.
+var keyTriggers = []string{"pass", "pwd", "secret", "token", "auth", "cred", "apikey", "api_key", "api-key",
+	"private", "accesskey", "access_key", "access-key", "accountkey", "account_key", "account-key", "sig"}
 
 var builtinRedactRules = []redactRule{
 	{
 		kind:      "private-key",
 		multiline: true,
-		triggers:  []string{"private key"},
+		triggers:  []string{"PRIVATE KEY"},
 		re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)` +
 			`(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`),
 	},
@@ -388,7 +289,7 @@ var builtinRedactRules = []redactRule{
 		// connections apart.
 		kind:        "url-password",
 		triggers:    []string{"://"},
-		re:          regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>]*:([^\s/?#"'<>]+)@`),
+		re:          regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>]*:([^\s/?#"'<>@]+(?:@[^\s/?#"'<>@]+)*)@`),
 		groups:      []int{1},
 		replacement: "***",
 	},
@@ -483,45 +384,84 @@ var builtinRedactRules = []redactRule{
 		keep:     func(_ string, _ []int, v string) bool { return redactPlaceholder(v) },
 	},
 	{
-		// mysql -pSECRET (the password glued to the flag).
+		// A password glued to a short flag, or one a client takes as the
+		// next word: mysql -pSECRET, sshpass -p S, redis-cli -a S,
+		// docker login -p S, mongosh -p S, ldapsearch -w S, smbclient -U
+		// user%S, openssl -passin pass:S.
 		kind:     "password",
-		triggers: []string{"mysql", "mariadb"},
-		re:       regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p([^\s"']+|"[^"\n]*"|'[^'\n]*')`),
-		groups:   []int{1},
-		keep:     func(_ string, _ []int, v string) bool { return redactPlaceholder(v) },
-	},
-	{
-		// --password secret (a flag and its value as separate words).
-		triggers: []string{"--pass", "--token", "--secret", "--api-key", "--apikey"},
-		re: regexp.MustCompile(`(?i)(?:^|\s)(--(?:password|passwd|passphrase|token|secret|client-secret|api-key|apikey|auth-token|access-token))[ \t]+` +
-			`(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'-][^\s"']*))`),
-		groups: []int{2, 3, 4},
-		kindOf: func(s string, m []int) string { return redactKeyKind(redactSubmatch(s, m, 1)) },
+		triggers: []string{"mysql", "mariadb", "sshpass", "redis-cli", "login", "mongo", "ldap", "smbclient", "pass:"},
+		re: regexp.MustCompile(`(?:\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p([^\s"']+|"[^"\n]*"|'[^'\n]*')` +
+			`|\b(?:sshpass|mongo|mongosh|mongodump|mongorestore)\b[^\n]*?\s-p[ \t]*` + flagValue +
+			`|\bredis-cli\b[^\n]*?\s-a[ \t]*` + flagValue +
+			`|\b(?:docker|podman|helm|buildah|skopeo)[ \t]+(?:registry[ \t]+)?login\b[^\n]*?\s-p[ \t]*` + flagValue +
+			`|\bldap[a-z]*\b[^\n]*?\s-w[ \t]*` + flagValue +
+			`|\bsmbclient\b[^\n]*?\s-U[ \t]*[^\s%"']+%([^\s"']+)` +
+			`|\bpass:([^\s"']+))`),
+		groups: []int{1, 2, 3, 4, 5, 6, 7},
 		keep:   func(_ string, _ []int, v string) bool { return redactPlaceholder(v) },
 	},
 	{
-		// key=value, key: value, "key": "value", KEY='value', Password=x;
-		// for keys that end in a secret's name. The key must end there:
-		// max_tokens, token_type, PasswordAuthentication are not secrets.
-		// Every keyword ends in one of these.
-		triggers: []string{"word", "passwd", "phrase", "pwd", "secret", "token", "key"},
-		needSep:  true,
-		re: regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|` +
-			`api[_-]?key|access[_-]?key|private[_-]?key|secret[_-]?key|account[_-]?key|sharedaccesskey|auth[_-]?key))` +
-			`["']?[ \t]*[:=][ \t]*` + redactValueForms),
+		// --password secret, -token secret (a flag and its value as
+		// separate words), for flags whose name names a secret.
+		triggers: keyTriggers,
+		worth:    flagWorth,
+		re: regexp.MustCompile(`(?i)(?:^|[\s"'])(--?[a-z0-9][a-z0-9_.-]*)[ \t]+` +
+			`(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'-][^\s"']*))`),
 		groups: []int{2, 3, 4},
-		kindOf: func(s string, m []int) string { return redactKeyKind(redactSubmatch(s, m, 1)) },
+		kindOf: func(s string, m []int) string { return keyKind(redactSubmatch(s, m, 1)) },
 		keep: func(s string, m []int, v string) bool {
-			if redactPlaceholder(v) {
-				return true
-			}
-			switch strings.ToLower(redactSubmatch(s, m, 1)) {
-			case "pwd", "oldpwd": // the shell's working directory
-				return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~")
-			case "passwd": // /etc/nsswitch.conf
-				return redactNSSSources[strings.ToLower(v)]
-			}
-			return false
+			return keepKeyed(strings.TrimLeft(redactSubmatch(s, m, 1), "-"), v, true)
 		},
+	},
+	{
+		// key=value, key: value, "key": "value", KEY='value', Password=x;
+		// for keys that name a secret (keys.go decides which, and whether
+		// the value looks like one).
+		triggers: keyTriggers,
+		worth:    keyedWorth,
+		re: regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:` + keyWords + `)[A-Za-z0-9_.-]*)` +
+			`(?:\\?["'])?[ \t]*[:=][ \t]*` + redactValueForms),
+		groups: []int{2, 3, 4},
+		kindOf: func(s string, m []int) string { return keyKind(redactSubmatch(s, m, 1)) },
+		keep: func(s string, m []int, v string) bool {
+			return keepKeyed(redactSubmatch(s, m, 1), v, false)
+		},
+	},
+	{
+		// <password>secret</password>, <apiKey>…</apiKey> in XML.
+		triggers: keyTriggers,
+		worth:    xmlWorth,
+		re:       regexp.MustCompile(`(?i)<([A-Za-z0-9_.:-]*(?:` + keyWords + `)[A-Za-z0-9_.:-]*)>([^<\n]+)</`),
+		groups:   []int{2},
+		kindOf:   func(s string, m []int) string { return keyKind(redactSubmatch(s, m, 1)) },
+		keep: func(s string, m []int, v string) bool {
+			return keepKeyed(redactSubmatch(s, m, 1), v, false)
+		},
+	},
+	{
+		// Directives with a space before the secret: redis's requirepass
+		// and masterauth, .netrc's password, SQL's IDENTIFIED BY 'x' and
+		// PASSWORD 'x'.
+		kind:     "password",
+		triggers: []string{"requirepass", "masterauth", "identified", "password"},
+		re: regexp.MustCompile(`(?i)(?:^|\s)(?:requirepass|masterauth)[ \t]+("[^"\n]*"|'[^'\n]*'|[^\s"']+)` +
+			`|\bmachine\b[^\n]*?\bpassword[ \t]+([^\s"']+)` +
+			`|\b(?:identified[ \t]+(?:with[ \t]+[a-z_]+[ \t]+)?by|password)[ \t]+'([^'\n]*)'`),
+		groups: []int{1, 2, 3},
+		keep:   func(_ string, _ []int, v string) bool { return redactPlaceholder(v) },
+	},
+	{
+		// Prose: "the admin password is hunter2", "the API token for ci
+		// was abc123". Ordinary words after "is" are kept ("the password
+		// is incorrect").
+		kind:     "password",
+		triggers: []string{"password", "passphrase", "passwd", "passcode", "secret", "token", "api key", "credential"},
+		worth:    proseWorth,
+		re: regexp.MustCompile(`(?i)\b(password|passphrase|passwd|passcode|secret|token|api key|credentials?)` +
+			`(?:[ \t]+(?:for|of|on|to)[ \t]+[^\s,;]+){0,2}[ \t]+(?:is|was|are|=)[ \t]*:?[ \t]*` +
+			`(?:"([^"\n]+)"|'([^'\n]+)'|“([^”\n]+)”|([^\s"'“”,;]+[^\s"'“”,;.!?)]))`),
+		groups: []int{2, 3, 4, 5},
+		kindOf: func(s string, m []int) string { return keyKind(redactSubmatch(s, m, 1)) },
+		keep:   func(_ string, _ []int, v string) bool { return keepProse(v) },
 	},
 }

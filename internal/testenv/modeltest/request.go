@@ -38,6 +38,9 @@ type Request struct {
 	ToolDefs []ToolDef
 	// Header is a copy of the request's HTTP headers.
 	Header http.Header
+	// Body is the request body exactly as the server received it, for
+	// assertions on what left the client (no secret, no token).
+	Body string
 }
 
 // Message is one message of a request's conversation.

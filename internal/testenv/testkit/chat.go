@@ -159,16 +159,31 @@ func (c *Chat) NotifyUser(_ context.Context, th bot.ThreadRef, user, text string
 	return nil
 }
 
+// SetApprovers replaces the users the platform calls approvers in a
+// channel, while the bot runs (a power level taken away).
+func (c *Chat) SetApprovers(channel string, users ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.Approvers == nil {
+		c.Approvers = map[string][]string{}
+	}
+	c.Approvers[channel] = users
+}
+
 // UserFacts implements bot.FactSource.
 func (c *Chat) UserFacts(_ context.Context, th bot.ThreadRef, user string) (bot.UserFacts, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	source := ""
+	if len(c.Approvers[th.Channel]) > 0 {
+		source = "the channel's platform approvers"
+	}
 	for _, u := range c.Approvers[th.Channel] {
 		if u == user {
-			return bot.UserFacts{IsApprover: true}, nil
+			return bot.UserFacts{IsApprover: true, ApproverSource: source}, nil
 		}
 	}
-	return bot.UserFacts{}, nil
+	return bot.UserFacts{ApproverSource: source}, nil
 }
 
 // Posts returns everything posted in a thread, in order.

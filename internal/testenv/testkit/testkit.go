@@ -61,6 +61,8 @@ type Options struct {
 	NoRun bool
 	// Plugins are configured as plugins: MCP servers vigil starts.
 	Plugins []config.Plugin
+	// UnredactedModelInput sets policy.redact_model_input to false.
+	UnredactedModelInput bool
 }
 
 // Stack is a running vigil.
@@ -180,6 +182,7 @@ func Config(o Options) *config.Config {
 	cfg.StateDir = o.StateDir
 	cfg.Bot.UserRateLimit = o.UserRateLimit
 	cfg.Plugins = o.Plugins
+	cfg.Policy.RedactModelInput = !o.UnredactedModelInput
 	if len(o.Channels) > 0 {
 		cfg.Channels = cfg.Channels[:0]
 		for _, cp := range o.Channels {
