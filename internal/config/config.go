@@ -60,6 +60,16 @@ type Config struct {
 	Slack     Slack     `mapstructure:"slack"`
 	Matrix    Matrix    `mapstructure:"matrix"`
 	Plugins   []Plugin  `mapstructure:"plugins"`
+	// Observability, Kubernetes and Changes configure the metrics, alerts,
+	// kube and changes tools (observability.go).
+	Observability Observability `mapstructure:"observability"`
+	Kubernetes    Kubernetes    `mapstructure:"kubernetes"`
+	Changes       Changes       `mapstructure:"changes"`
+
+	// path is the file the configuration was read from ("" for none) and
+	// origins where some keys' values came from, for error messages.
+	path    string
+	origins map[string]string
 }
 
 // LLM is the model endpoint (any OpenAI-compatible API).
@@ -303,6 +313,9 @@ func Load(path string) (*Config, error) {
 	for k, val := range defaults {
 		v.SetDefault(k, val)
 	}
+	for k, val := range observabilityDefaults {
+		v.SetDefault(k, val)
+	}
 	v.SetEnvPrefix("VIGIL")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
@@ -320,6 +333,7 @@ func Load(path string) (*Config, error) {
 	var c Config
 	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		readOnlyCommandHook,
+		durationUnitHook,
 		mapstructure.StringToTimeDurationHookFunc(),
 		mapstructure.StringToSliceHookFunc(","),
 	)))
@@ -329,6 +343,7 @@ func Load(path string) (*Config, error) {
 	if len(c.Channels) == 0 {
 		c.Channels = []Channel{{Match: policy.ConsoleChannel, ControlLevel: string(policy.LevelControlled)}}
 	}
+	c.path, c.origins = path, origins(v, path, originKeys())
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -452,6 +467,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateObservability(bad)
 	if c.Slack.Enabled {
 		switch c.Slack.Mode {
 		case "socket":
@@ -535,6 +551,23 @@ func validMatch(m string, extra []string) bool {
 		}
 	}
 	return false
+}
+
+// origins records where each of keys got its value: a VIGIL_* variable,
+// the file, or the embedded defaults.
+func origins(v *viper.Viper, path string, keys []string) map[string]string {
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		switch {
+		case os.Getenv(envKey(k)) != "":
+			out[k] = "from the environment variable " + envKey(k)
+		case path != "" && v.InConfig(k):
+			out[k] = "from " + path
+		default:
+			out[k] = "from the defaults"
+		}
+	}
+	return out
 }
 
 // Redacted returns a copy safe to print: secrets are already masked by their
