@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigilops/vigil/internal/httpclient"
 	"github.com/vigilops/vigil/internal/testenv/obsbin"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/internal/httpclient"
 )
 
 // amConfig routes everything nowhere and lets NodeDown inhibit warnings on

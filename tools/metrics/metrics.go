@@ -22,9 +22,9 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/vigilops/vigil/internal/httpclient"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/internal/httpclient"
 )
 
 // API is what the tool needs of a Prometheus HTTP API; promv1.API

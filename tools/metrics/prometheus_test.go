@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,68 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigilops/vigil/internal/httpclient"
 	"github.com/vigilops/vigil/internal/testenv/obsbin"
 	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/internal/httpclient"
 )
 
-// exporter serves known series for a real Prometheus to scrape: a queue
-// that climbs 10 per second, and a checkout latency that spikes from 0.1
-// to 5 for spikeFor, starting spikeAfter after the first scrape.
-type exporter struct {
-	*httptest.Server
-	start time.Time
-
-	mu         sync.Mutex
-	spikeStart time.Time
-	spikeEnd   time.Time
-}
-
-// spike returns when the spike starts and ends; zero before the first
-// scrape.
-func (e *exporter) spike() (time.Time, time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.spikeStart, e.spikeEnd
-}
-
-const (
-	spikeAfter = 7 * time.Second
-	spikeFor   = 2500 * time.Millisecond
-)
-
-func startExporter(t *testing.T) *exporter {
+// promWithExporter starts a real Prometheus scraping e every second, with
+// an alerting and a recording rule on the queue.
+func promWithExporter(t *testing.T, e *obsbin.Exporter) *obsbin.Server {
 	t.Helper()
-	e := &exporter{start: time.Now()}
-	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now := time.Now()
-		e.mu.Lock()
-		if e.spikeStart.IsZero() {
-			e.spikeStart = now.Add(spikeAfter)
-			e.spikeEnd = e.spikeStart.Add(spikeFor)
-		}
-		latency := 0.1
-		if !now.Before(e.spikeStart) && now.Before(e.spikeEnd) {
-			latency = 5
-		}
-		e.mu.Unlock()
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprintf(w, "# TYPE vigil_test_queue_depth gauge\nvigil_test_queue_depth %g\n", 10*now.Sub(e.start).Seconds())
-		fmt.Fprintf(w, "# TYPE vigil_test_latency_seconds gauge\n")
-		fmt.Fprintf(w, "vigil_test_latency_seconds{service=\"checkout\"} %g\n", latency)
-		fmt.Fprintf(w, "vigil_test_latency_seconds{service=\"cart\"} 0.2\n")
-	}))
-	t.Cleanup(e.Close)
-	return e
-}
-
-// promWithExporter starts a real Prometheus scraping e every second, with an
-// alerting rule on the queue.
-func promWithExporter(t *testing.T, e *exporter) *obsbin.Server {
-	t.Helper()
-	u, _ := url.Parse(e.URL)
-	dir := t.TempDir()
-	rules := filepath.Join(dir, "rules.yml")
+	rules := filepath.Join(t.TempDir(), "rules.yml")
 	if err := os.WriteFile(rules, []byte(`groups:
   - name: queue
     rules:
@@ -88,22 +35,8 @@ func promWithExporter(t *testing.T, e *exporter) *obsbin.Server {
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return obsbin.Prometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: [%q]
-scrape_configs:
-  - job_name: exporter
-    static_configs:
-      - targets: [%q]
-`, rules, u.Host))
+	return obsbin.Prometheus(t, e.ScrapeConfig(fmt.Sprintf("rule_files: [%q]", rules)))
 }
-
-var (
-	realOnce sync.Once
-	realProm *obsbin.Server
-	realExp  *exporter
-)
 
 func execute(t *testing.T, tool *Tool, args string) tools.Envelope {
 	t.Helper()
@@ -134,7 +67,7 @@ func decode[T any](t *testing.T, e tools.Envelope) T {
 // Prometheus: it scrapes the test's exporter for about 15 seconds, then
 // the range summary must name the checkout spike's time and the climb.
 func TestAgainstRealPrometheus(t *testing.T) {
-	e := startExporter(t)
+	e := obsbin.StartExporter(t)
 	prom := promWithExporter(t, e)
 	ds, err := Connect(Config{Name: "main", URL: prom.URL, Auth: httpclient.Auth{}})
 	if err != nil {
@@ -142,22 +75,11 @@ func TestAgainstRealPrometheus(t *testing.T) {
 	}
 	tool := New([]Datasource{ds}, nil)
 
-	// Wait until the spike is over and a few samples after it are in.
-	deadline := time.Now().Add(40 * time.Second)
-	for {
-		if _, end := e.spike(); !end.IsZero() && time.Now().After(end.Add(4*time.Second)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Prometheus did not scrape in time:\n%s", prom.Log())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	spikeStart, spikeEnd := e.spike()
+	spikeStart, spikeEnd := e.WaitPastSpike(t, prom, 40*time.Second)
 
 	t.Run("range names the spike and the climb", func(t *testing.T) {
 		r := decode[RangeSummary](t, execute(t, tool, `{"action":"range","query":"vigil_test_latency_seconds","since":"1m","step":"1s"}`))
-		if r.SeriesTotal != 2 || r.Series[0].Series != `vigil_test_latency_seconds{instance="`+hostOf(e.URL)+`", job="exporter", service="checkout"}` {
+		if r.SeriesTotal != 2 || r.Series[0].Series != `vigil_test_latency_seconds{instance="`+e.Host()+`", job="exporter", service="checkout"}` {
 			t.Fatalf("range = %+v", r)
 		}
 		c := r.Series[0].LargestChange
@@ -236,11 +158,6 @@ func TestAgainstRealPrometheus(t *testing.T) {
 			t.Fatalf("rules = %v", rs)
 		}
 	})
-}
-
-func hostOf(raw string) string {
-	u, _ := url.Parse(raw)
-	return u.Host
 }
 
 func TestPrometheusDown(t *testing.T) {

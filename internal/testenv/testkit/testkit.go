@@ -56,6 +56,9 @@ type Options struct {
 	NoRun bool
 	// Plugins are configured as plugins: MCP servers vigil starts.
 	Plugins []config.Plugin
+	// Configure changes the configuration last (datasources, clusters,
+	// repositories).
+	Configure func(*config.Config)
 }
 
 // Stack is a running vigil.
@@ -178,6 +181,9 @@ func Config(o Options) *config.Config {
 				Viewers: cp.Viewers, Operators: cp.Operators, Approvers: cp.Approvers,
 			})
 		}
+	}
+	if o.Configure != nil {
+		o.Configure(cfg)
 	}
 	return cfg
 }
