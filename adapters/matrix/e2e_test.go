@@ -29,7 +29,7 @@ type e2e struct {
 
 // startE2E runs vigil on the Matrix adapter in a controlled room where alice
 // may ask for changes and approvers come from room power levels alone.
-func startE2E(t *testing.T, script func(file string) []modeltest.Step) *e2e {
+func startE2E(t *testing.T, script func(file string) []modeltest.Step, opts ...func(*testkit.Options)) *e2e {
 	t.Helper()
 	h := matrix.NewE2EHarness(t)
 	a, err := matrix.New(h.Config(t.TempDir()))
@@ -39,7 +39,7 @@ func startE2E(t *testing.T, script func(file string) []modeltest.Step) *e2e {
 	model := modeltest.New(t)
 	file := filepath.Join(t.TempDir(), "ran.log")
 	model.Script(script(file)...)
-	st := testkit.Start(t, testkit.Options{
+	o := testkit.Options{
 		Adapter: a,
 		Model:   model,
 		Channels: []policy.ChannelPolicy{{
@@ -51,7 +51,11 @@ func startE2E(t *testing.T, script func(file string) []modeltest.Step) *e2e {
 			// someone who is not in the room.
 			Approvers: []string{"@nobody:localhost"},
 		}},
-	})
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	st := testkit.Start(t, o)
 	select {
 	case <-a.Ready():
 	case <-time.After(30 * time.Second):
