@@ -127,7 +127,11 @@ func (t *Tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
 	if b != nil {
 		return p, b
 	}
-	p.Summary = a.summary(ds.Name)
+	name := ds.Name
+	if name == "" {
+		name = "Prometheus (none configured)"
+	}
+	p.Summary = a.summary(name)
 	return p, nil
 }
 
