@@ -277,3 +277,16 @@ func TestFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestEveryActionDeclaresItsKind(t *testing.T) {
+	k := New(Config{}).Spec().Kinds
+	for _, a := range Action("").EnumValues() {
+		want := policy.KindRead
+		if a == "silence" || a == "expire_silence" {
+			want = policy.KindWrite
+		}
+		if !k.Declares(a) || k.KindOf(a) != want {
+			t.Errorf("action %s: declared %v, kind %s, want %s", a, k.Declares(a), k.KindOf(a), want)
+		}
+	}
+}

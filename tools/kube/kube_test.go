@@ -362,3 +362,46 @@ func TestParseID(t *testing.T) {
 		}
 	}
 }
+
+func TestEveryActionDeclaresItsKind(t *testing.T) {
+	k := New(nil, nil).Spec().Kinds
+	reads := map[string]bool{"get": true, "list": true, "describe": true, "logs": true, "events": true, "rollout_history": true, "top": true}
+	for _, a := range Action("").EnumValues() {
+		want := policy.KindWrite
+		if reads[a] {
+			want = policy.KindRead
+		}
+		if !k.Declares(a) || k.KindOf(a) != want {
+			t.Errorf("action %s: declared %v, kind %s, want %s", a, k.Declares(a), k.KindOf(a), want)
+		}
+		if _, ok := kindsFor[Action(a)]; !ok {
+			t.Errorf("action %s accepts no kind", a)
+		}
+	}
+}
+
+func FuzzArgs(f *testing.F) {
+	f.Add(`{"action":"scale","namespace":"shop","kind":"deployment","name":"checkout","replicas":5}`)
+	f.Add(`{"action":"logs","namespace":"shop","name":"x","tail":10,"since":"5m","previous":true}`)
+	f.Add(`{"action":"events","kind":"node","name":"node-1"}`)
+	c := &Cluster{Name: "prod", Namespaces: []string{"shop"}}
+	tool := New([]*Cluster{c}, nil)
+	f.Fuzz(func(t *testing.T, raw string) {
+		p, b := tool.Propose(json.RawMessage(raw))
+		if b != nil {
+			return
+		}
+		a := p.Args.(Args)
+		if a.Namespace != "" && a.Namespace != "shop" {
+			t.Fatalf("accepted namespace %q outside the allowlist", a.Namespace)
+		}
+		if writes[a.Action] {
+			ref, ok := ParseID(p.Target)
+			if !ok || ref.Name != a.Name || p.Details == nil {
+				t.Fatalf("write %s has target %q, details %v", raw, p.Target, p.Details)
+			}
+		} else if p.Target != "" {
+			t.Fatalf("read %s carries target %q", raw, p.Target)
+		}
+	})
+}
