@@ -405,3 +405,44 @@ func FuzzArgs(f *testing.F) {
 		}
 	})
 }
+
+// Kubernetes objects are routed like every resource: with a pod in focus
+// (an @mention), cordoning the node it runs on is a routing mismatch that
+// names the pod, and a write to an object the session has not seen is a
+// strict-resolution refusal.
+func TestKubeResourcesAreRouted(t *testing.T) {
+	c, _ := fakeCluster(t)
+	d := NewDiscovery([]*Cluster{c}, nil)
+	d.Refresh(context.Background())
+	s := policy.NewSessionState()
+	chain, ok := d.ResolveMention("checkout-7d9f-abcde")
+	if !ok {
+		t.Fatal("pod not found")
+	}
+	s.Context.AddExplicit(chain[0], now)
+	for _, p := range chain[1:] {
+		s.Context.Add(p, now)
+	}
+	s.FSM.OnToolSuccess(policy.KindRead, "kube", "")
+	gate := policy.NewGate(policy.Rules{})
+	tool := New([]*Cluster{c}, nil)
+	decide := func(args string) policy.Decision {
+		p, b := tool.Propose(json.RawMessage(args))
+		if b != nil {
+			t.Fatal(b)
+		}
+		p.Kind = tool.Spec().Kinds.KindOf(p.Name)
+		return gate.Authorize(s, p.Action, policy.LevelControlled, now)
+	}
+	dec := decide(`{"action":"cordon","name":"node-1"}`)
+	if dec.Block == nil || dec.Block.Code != policy.CodeRoutingMismatch || !strings.Contains(dec.Block.Message, "checkout-7d9f-abcde") {
+		t.Fatalf("cordon the pod's node = %+v", dec.Block)
+	}
+	if dec := decide(`{"action":"delete_pod","namespace":"shop","name":"checkout-7d9f-abcde"}`); !dec.NeedsApproval {
+		t.Fatalf("delete the mentioned pod = %+v", dec)
+	}
+	dec = decide(`{"action":"rollout_restart","namespace":"shop","name":"cart"}`)
+	if dec.Block == nil || dec.Block.Code != policy.CodeStrictResolution {
+		t.Fatalf("restart an unseen deployment = %+v", dec.Block)
+	}
+}
