@@ -361,6 +361,9 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 		return a.refuseApproved(ctx, s, call, p, tools.Blocked(dec.Block), sink)
 	}
 	p.Execution = dec.Execution
+	// The tool learns who approved it from the call itself (a silence's
+	// created_by), never from ambient state.
+	p.ApprovedBy = d.By
 	if d.BeforeExecute != nil {
 		if err := d.BeforeExecute(ctx, p, call.Arguments); err != nil {
 			return a.refuseApproved(ctx, s, call, p, tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeActionNotAllowed, Blocked: true,

@@ -33,6 +33,7 @@ func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session
 		Summary:    redact.String(p.Summary),
 		Risk:       risk,
 		Reasons:    reasons,
+		Details:    p.Details,
 		Requester:  s.Run.Requester,
 		Channel:    s.Run.Channel,
 		Thread:     t.Key(),
@@ -116,6 +117,7 @@ func cardOf(a *policy.Approval) ApprovalCard {
 		Summary:   a.Summary,
 		Risk:      string(a.Risk),
 		Reasons:   a.Reasons,
+		Details:   cardDetails(a.Details),
 		Requester: a.Requester,
 		ExpiresAt: a.ExpiresAt,
 		Status:    cardStatus(a.Status),
@@ -123,6 +125,18 @@ func cardOf(a *policy.Approval) ApprovalCard {
 		DecidedAt: a.DecidedAt,
 		Reason:    a.Reason,
 	}
+}
+
+// cardDetails copies an approval's change lines into the card.
+func cardDetails(ds []policy.ChangeDetail) []CardDetail {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]CardDetail, len(ds))
+	for i, d := range ds {
+		out[i] = CardDetail{Label: d.Label, Value: d.Value}
+	}
+	return out
 }
 
 func cardStatus(s policy.ApprovalStatus) ApprovalStatus {

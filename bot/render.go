@@ -72,17 +72,27 @@ const (
 type ApprovalCard struct {
 	ID string
 	// Token travels in button values; never show it as text.
-	Token     string
-	Tool      string
-	Target    string
-	Command   string // the exact command or change
-	Summary   string
-	Risk      string
-	Reasons   []string
+	Token   string
+	Tool    string
+	Target  string
+	Command string // the exact command or change
+	Summary string
+	Risk    string
+	Reasons []string
+	// Details are the exact change line by line (matchers, duration,
+	// comment; cluster, namespace, object, replicas) for writes that are
+	// not a shell command. Every platform shows all of them.
+	Details   []CardDetail
 	Requester string
 	ExpiresAt time.Time
 	Status    ApprovalStatus
 	DecidedBy string
 	DecidedAt time.Time
 	Reason    string
+}
+
+// CardDetail is one labelled line of a change on an approval card.
+type CardDetail struct {
+	Label string
+	Value string
 }

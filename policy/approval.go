@@ -104,12 +104,15 @@ type Approval struct {
 	Hash string `json:"hash"`
 	// Target, Command, Summary and Reasons are for people, redacted at
 	// creation; the binding is on Tool and Args alone.
-	Target    string       `json:"target,omitempty"`
-	Command   string       `json:"command,omitempty"`
-	Summary   string       `json:"summary,omitempty"`
-	Risk      command.Risk `json:"risk,omitempty"`
-	Reasons   []string     `json:"reasons,omitempty"`
-	Requester string       `json:"requester"`
+	Target  string       `json:"target,omitempty"`
+	Command string       `json:"command,omitempty"`
+	Summary string       `json:"summary,omitempty"`
+	Risk    command.Risk `json:"risk,omitempty"`
+	Reasons []string     `json:"reasons,omitempty"`
+	// Details are the exact change line by line (see ChangeDetail),
+	// redacted at creation like the other display fields.
+	Details   []ChangeDetail `json:"details,omitempty"`
+	Requester string         `json:"requester"`
 	// Channel is the policy key of the channel the request came from.
 	Channel string `json:"channel"`
 	// Thread is the thread key of the conversation, SessionKey its session.
@@ -140,6 +143,7 @@ type ApprovalRequest struct {
 	Summary   string
 	Risk      command.Risk
 	Reasons   []string
+	Details   []ChangeDetail
 	Requester string
 	// Channel is the policy key, Thread the thread key.
 	Channel    string
@@ -188,6 +192,10 @@ func newApproval(req ApprovalRequest, now time.Time, rnd io.Reader) (*Approval, 
 	if len(reasons) == 0 {
 		reasons = nil
 	}
+	var details []ChangeDetail
+	for _, d := range req.Details {
+		details = append(details, ChangeDetail{Label: redact.String(d.Label), Value: redact.String(d.Value)})
+	}
 	return &Approval{
 		ID:         id,
 		Token:      base64.RawURLEncoding.EncodeToString(buf[:tokenBytes]),
@@ -199,6 +207,7 @@ func newApproval(req ApprovalRequest, now time.Time, rnd io.Reader) (*Approval, 
 		Summary:    redact.String(req.Summary),
 		Risk:       req.Risk,
 		Reasons:    reasons,
+		Details:    details,
 		Requester:  req.Requester,
 		Channel:    req.Channel,
 		Thread:     req.Thread,

@@ -40,6 +40,12 @@ type schemaTuner interface {
 	tuneSchema(s *jsonschema.Schema)
 }
 
+// SchemaTuner is schemaTuner for argument structs of tool packages outside
+// this one (tools/metrics, tools/kube, ...).
+type SchemaTuner interface {
+	TuneSchema(s *jsonschema.Schema)
+}
+
 // argField describes one JSON property of an argument struct.
 type argField struct {
 	name     string
@@ -314,6 +320,9 @@ func SchemaFor[T any]() (json.RawMessage, error) {
 	}
 	if tuner, ok := any(new(T)).(schemaTuner); ok {
 		tuner.tuneSchema(s)
+	}
+	if tuner, ok := any(new(T)).(SchemaTuner); ok {
+		tuner.TuneSchema(s)
 	}
 	b, err := json.Marshal(s)
 	if err != nil {

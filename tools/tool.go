@@ -34,11 +34,21 @@ type Proposal struct {
 	// Summary is a one-line description for people, e.g.
 	// "restart service nginx on web1".
 	Summary string `json:"summary"`
-	Args    any    `json:"-"`
+	// Details spell out the exact change of a write, line by line
+	// (matchers, duration; cluster, namespace, object, replicas), for its
+	// approval card. Tools that run a shell command show it as Command and
+	// may leave this empty.
+	Details []policy.ChangeDetail `json:"details,omitempty"`
+	Args    any                   `json:"-"`
 	// Execution is policy's instruction for running the call (shell,
 	// sandbox, network), copied from the Decision by the agent before
 	// Execute. The zero value means a best-effort sandbox.
 	Execution policy.Execution `json:"-"`
+	// ApprovedBy is the person who approved this call, set by the agent
+	// when it runs an approved call and empty otherwise. A tool that
+	// records who made a change (an Alertmanager silence's created_by)
+	// takes it from here.
+	ApprovedBy string `json:"-"`
 }
 
 // Result is what one execution produced: the envelope the model reads and the

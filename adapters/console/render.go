@@ -92,6 +92,9 @@ func RenderCard(c bot.ApprovalCard) string {
 		change = c.Summary
 	}
 	fmt.Fprintf(&b, "    change:    %s\n", change)
+	for _, d := range c.Details {
+		fmt.Fprintf(&b, "      %s: %s\n", d.Label, indentRest(d.Value, "        "))
+	}
 	target := c.Target
 	if target == "" {
 		target = "(none: the tool acts on no inventory resource)"

@@ -42,6 +42,15 @@ func TestRenderGolden(t *testing.T) {
 		"card_approved": RenderCard(approved),
 		"card_denied":   RenderCard(denied),
 		"card_expired":  RenderCard(expired),
+		"card_details": RenderCard(bot.ApprovalCard{
+			ID: "k3m9x2ab7r", Tool: "alerts", Summary: `silence alerts matching alertname="HighLatency" for 2h`,
+			Risk: "medium", Requester: "alice", ExpiresAt: at.Add(10 * time.Minute), Status: bot.ApprovalPending,
+			Details: []bot.CardDetail{
+				{Label: "matchers", Value: `alertname="HighLatency", service=~"checkout|cart"`},
+				{Label: "duration", Value: "2h (from when it is approved)"},
+				{Label: "comment", Value: "deploy in progress\nsee OPS-12"},
+			},
+		}),
 	}
 	for name, got := range cases {
 		t.Run(name, func(t *testing.T) {

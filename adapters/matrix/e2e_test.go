@@ -29,14 +29,14 @@ type e2e struct {
 
 // startE2E runs vigil on the Matrix adapter in a controlled room where alice
 // may ask for changes and approvers come from room power levels alone.
-func startE2E(t *testing.T, script func(file string) []modeltest.Step) *e2e {
+func startE2E(t *testing.T, script func(file string) []modeltest.Step, opts ...func(*testkit.Options)) *e2e {
 	t.Helper()
-	return startE2EWith(t, script, true)
+	return startE2EWith(t, script, true, opts...)
 }
 
 // startE2EWith is startE2E; aliceOperator false leaves the operators to the
 // approvers, that is to power level 50 and up.
-func startE2EWith(t *testing.T, script func(file string) []modeltest.Step, aliceOperator bool) *e2e {
+func startE2EWith(t *testing.T, script func(file string) []modeltest.Step, aliceOperator bool, opts ...func(*testkit.Options)) *e2e {
 	t.Helper()
 	h := matrix.NewE2EHarness(t)
 	a, err := matrix.New(h.Config(t.TempDir()))
@@ -50,7 +50,7 @@ func startE2EWith(t *testing.T, script func(file string) []modeltest.Step, alice
 	if aliceOperator {
 		operators = []string{string(h.Alice().UserID)}
 	}
-	st := testkit.Start(t, testkit.Options{
+	o := testkit.Options{
 		Adapter: a,
 		Model:   model,
 		Channels: []policy.ChannelPolicy{{
@@ -62,7 +62,11 @@ func startE2EWith(t *testing.T, script func(file string) []modeltest.Step, alice
 			// someone who is not in the room.
 			Approvers: []string{"@nobody:localhost"},
 		}},
-	})
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	st := testkit.Start(t, o)
 	select {
 	case <-a.Ready():
 	case <-time.After(30 * time.Second):

@@ -224,6 +224,16 @@ func renderCard(c bot.ApprovalCard) *event.MessageEventContent {
 		b.WriteString("\nCommand:\n" + cmd)
 		h.WriteString(`<pre><code class="language-shell">` + html.EscapeString(cmd) + "</code></pre>")
 	}
+	if len(c.Details) > 0 {
+		b.WriteString("\nChange:")
+		h.WriteString("<p>Change:</p><ul>")
+		for _, d := range c.Details {
+			v, _ := clip(d.Value, maxInlineOutput)
+			b.WriteString("\n- " + d.Label + ": " + v)
+			h.WriteString("<li>" + html.EscapeString(d.Label) + ": <code>" + escapeLines(v) + "</code></li>")
+		}
+		h.WriteString("</ul>")
+	}
 	if len(c.Reasons) > 0 {
 		b.WriteString("\nWhy approval is needed:")
 		h.WriteString("<p>Why approval is needed:</p><ul>")

@@ -102,6 +102,31 @@ func TestRenderCardGolden(t *testing.T) {
 	}
 }
 
+func TestRenderCardDetailsGolden(t *testing.T) {
+	c := bot.ApprovalCard{
+		ID: "ap-43", Token: "secret-token-never-shown", Tool: "kube", Target: "k8s_deployment:prod:shop/checkout",
+		Summary: "scale deployment shop/checkout in cluster prod to 5 replicas", Risk: "medium",
+		Requester: "@alice:localhost", ExpiresAt: time.Date(2026, 1, 2, 15, 14, 0, 0, time.UTC), Status: bot.ApprovalPending,
+		Details: []bot.CardDetail{
+			{Label: "cluster", Value: "prod"}, {Label: "namespace", Value: "shop"},
+			{Label: "object", Value: "deployment/checkout"}, {Label: "change", Value: "set replicas to 5 <was read at approval>"},
+		},
+	}
+	got, err := cardContent(c, threadRelation(testRoot, testLast))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "card_details", got)
+	for _, want := range []string{"namespace: shop", "set replicas to 5"} {
+		if !strings.Contains(got["body"].(string), want) {
+			t.Errorf("card body lacks %q", want)
+		}
+	}
+	if !strings.Contains(got["formatted_body"].(string), "&lt;was read at approval&gt;") {
+		t.Error("a detail value is not escaped in the HTML body")
+	}
+}
+
 func TestRenderEditGolden(t *testing.T) {
 	c, err := editContent("$card:localhost", testCard(bot.ApprovalApproved))
 	if err != nil {

@@ -325,6 +325,9 @@ func renderApproval(c bot.ApprovalCard) (message, error) {
 	if c.Command != "" {
 		blocks = append(blocks, section("*Command*\n"+codeBlock(truncateRunes(c.Command, maxCommandShown))))
 	}
+	if len(c.Details) > 0 {
+		blocks = append(blocks, section(detailsText(c.Details)))
+	}
 	if len(c.Reasons) > 0 {
 		var b strings.Builder
 		b.WriteString("*Why it needs approval*")
@@ -372,6 +375,8 @@ func renderApproval(c bot.ApprovalCard) (message, error) {
 		}
 		if c.Command != "" {
 			confirmText += ": " + strings.Join(strings.Fields(c.Command), " ")
+		} else if c.Summary != "" {
+			confirmText += ": " + strings.Join(strings.Fields(c.Summary), " ")
 		}
 		confirm := slack.NewConfirmationBlockObject(
 			plain("Approve and run?"),
@@ -385,6 +390,24 @@ func renderApproval(c bot.ApprovalCard) (message, error) {
 		blocks = append(blocks, slack.NewActionBlock("vigil_approval", approve, deny))
 	}
 	return message{Text: truncateRunes(fallback, maxFallbackText), Blocks: blocks}, nil
+}
+
+// detailsText lists a change line by line. A value that inline code
+// would alter (a backtick, a line break) is shown as a code block instead,
+// so the approver reads the exact value.
+func detailsText(ds []bot.CardDetail) string {
+	var b strings.Builder
+	b.WriteString("*Change*")
+	for _, d := range ds {
+		b.WriteString("\n• *" + escapeMrkdwn(d.Label) + ":* ")
+		v := truncateRunes(d.Value, maxCommandShown)
+		if strings.ContainsAny(v, "`\n") || strings.Join(strings.Fields(v), " ") != v {
+			b.WriteString("\n" + codeBlock(v))
+		} else {
+			b.WriteString(inlineCode(v))
+		}
+	}
+	return b.String()
 }
 
 func headerText(head string, c bot.ApprovalCard) string {

@@ -96,6 +96,7 @@ func TestRenderGolden(t *testing.T) {
 		{"approval_approved", render(t, approved)},
 		{"approval_denied", render(t, denied)},
 		{"approval_expired", render(t, expired)},
+		{"approval_silence", render(t, silenceCard(at))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -202,5 +203,21 @@ func TestAnswerSplitsLongText(t *testing.T) {
 		if strings.Count(text, "```")%2 != 0 {
 			t.Errorf("section %d has unbalanced fences", i)
 		}
+	}
+}
+
+// silenceCard is a write without a shell command: the change is in its
+// detail lines, one of which a backtick would alter as inline code.
+func silenceCard(at time.Time) bot.ApprovalCard {
+	return bot.ApprovalCard{
+		ID: "apr_51lenc", Token: "tok-SECRET-silence", Tool: "alerts",
+		Summary: "silence alerts matching alertname=\"HighLatency\", service=~\"checkout|cart\" for 2h",
+		Risk:    "medium", Requester: "U0ALICE", ExpiresAt: at.Add(10 * time.Minute), Status: bot.ApprovalPending,
+		Details: []bot.CardDetail{
+			{Label: "matchers", Value: `alertname="HighLatency", service=~"checkout|cart"`},
+			{Label: "duration", Value: "2h (from when it is approved)"},
+			{Label: "comment", Value: "deploy of `checkout` v2.3 in progress <ticket OPS-12>"},
+			{Label: "created by", Value: "the approver"},
+		},
 	}
 }

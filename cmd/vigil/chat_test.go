@@ -67,7 +67,8 @@ func TestChatDemo(t *testing.T) {
 	}
 	s := waitFor(func(s string) bool { return approvePrompt.MatchString(s) }, "an approval prompt")
 	id := approvePrompt.FindStringSubmatch(s)[1]
-	for _, want := range []string{"[ok] read exec on localhost: uptime", "change:    touch "} {
+	for _, want := range []string{"[ok] read exec on localhost: uptime", "change:    touch ",
+		"metrics range", "no Prometheus datasource is configured"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, s)
 		}

@@ -130,6 +130,12 @@ func New(ctx context.Context, o Options) (*App, error) {
 	exec := tools.NewRouter(inv, tools.RouterOptions{NoLocalSandbox: o.NoLocalSandbox})
 	logSandbox(log, cfg.Policy.Rules().ReadSandbox, exec)
 	all := tools.Builtins(inv, exec, extras.memory)
+	obs, err := observabilityTools(ctx, cfg, inv, exec, log)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, stopper(obs.stop))
+	all = append(all, obs.tools...)
 	for _, pc := range cfg.Plugins {
 		p, err := connectPlugin(ctx, pc, log)
 		if err != nil {
@@ -202,7 +208,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Agent:             a.Agent,
 		Stores:            a.Stores,
 		Channels:          channels,
-		Resolver:          inventoryResolver{inv},
+		Resolver:          inventoryResolver{inv: inv, live: obs.mentions},
 		ApprovalTTL:       cfg.Policy.ApprovalTTL,
 		AuditFile:         auditFile,
 		AuditOutbox:       outbox,
@@ -372,12 +378,19 @@ func openStores(ctx context.Context, c config.Store, log *slog.Logger) (bot.Stor
 	}
 }
 
-// inventoryResolver answers the bot's mention lookups from the inventory.
-type inventoryResolver struct{ inv *tools.Inventory }
+// inventoryResolver answers the bot's mention lookups from the inventory,
+// then from live providers (Kubernetes objects) when it has them.
+type inventoryResolver struct {
+	inv  *tools.Inventory
+	live mentionSource
+}
 
 func (r inventoryResolver) ResolveMention(name string) ([]policy.Resource, bool) {
 	res, ok := r.inv.Lookup(name)
 	if !ok {
+		if r.live != nil {
+			return r.live.ResolveMention(name)
+		}
 		return nil, false
 	}
 	chain := r.inv.RoutingChain(res.ID)

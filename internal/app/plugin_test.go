@@ -29,7 +29,7 @@ func TestPluginToolsRegisteredAfterBuiltins(t *testing.T) {
 	}
 	names := a.Registry.Names()
 	joined := strings.Join(names, " ")
-	if names[0] != "query" || !strings.Contains(joined, "knowledge ops_") ||
+	if names[0] != "query" || !strings.Contains(joined, "knowledge metrics alerts kube changes ops_") ||
 		!strings.Contains(joined, " ops_echo ") || !strings.HasSuffix(joined, " ops_write_note") {
 		t.Errorf("tools = %v; want the built-ins, then the plugin's", names)
 	}

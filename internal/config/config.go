@@ -63,6 +63,12 @@ type Config struct {
 	Slack     Slack     `mapstructure:"slack"`
 	Matrix    Matrix    `mapstructure:"matrix"`
 	Plugins   []Plugin  `mapstructure:"plugins"`
+	// Observability, Kubernetes and Changes configure the metrics, alerts,
+	// kube and changes tools (observability.go).
+	Observability Observability `mapstructure:"observability"`
+	Kubernetes    Kubernetes    `mapstructure:"kubernetes"`
+	Changes       Changes       `mapstructure:"changes"`
+
 	// StateDir is where vigil keeps state on this host that must survive
 	// a restart (the audit outbox); empty: none.
 	StateDir string `mapstructure:"state_dir"`
@@ -310,6 +316,16 @@ var defaults = map[string]any{
 	"matrix.e2ee":                 false,
 	"matrix.state_dir":            "",
 	"state_dir":                   "",
+	// The metrics, alerts, kube and changes tools (observability.go).
+	"observability.alertmanager.url":                     "",
+	"observability.alertmanager.bearer_token_env":        "",
+	"observability.alertmanager.basic_auth.username":     "",
+	"observability.alertmanager.basic_auth.password_env": "",
+	"observability.alertmanager.tls_ca":                  "",
+	"observability.alertmanager.timeout":                 "30s",
+	"observability.alertmanager.max_silence":             "24h",
+	"kubernetes.discovery_refresh":                       "2m",
+	"kubernetes.timeout":                                 "30s",
 }
 
 // Load reads the configuration. path may be empty: embedded defaults and the
@@ -452,6 +468,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateObservability(bad)
 	if c.Slack.Enabled {
 		switch c.Slack.Mode {
 		case "socket":

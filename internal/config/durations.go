@@ -38,6 +38,16 @@ var durationRules = []durationRule{
 		why: "Slack rate-limits user group lookups"},
 	{key: "plugins[].timeout", min: time.Second, zero: "30s", example: "30s",
 		why: "a plugin needs that long to start and answer"},
+	{key: "observability.prometheus[].timeout", min: time.Second, zero: "30s", example: "30s",
+		why: "a range query takes at least that long"},
+	{key: "observability.alertmanager.timeout", min: time.Second, example: "30s",
+		why: "an Alertmanager call takes at least that long"},
+	{key: "observability.alertmanager.max_silence", min: time.Minute, example: "24h",
+		why: "a silence shorter than that is over before anyone reads it"},
+	{key: "kubernetes.discovery_refresh", min: 10 * time.Second, example: "2m",
+		why: "listing a cluster's objects more often loads its API server"},
+	{key: "kubernetes.timeout", min: time.Second, example: "30s",
+		why: "a Kubernetes API call takes at least that long"},
 }
 
 func durationRuleFor(pattern string) (durationRule, bool) {

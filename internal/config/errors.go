@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
@@ -121,6 +122,11 @@ func showValue(key string, raw any) string {
 	case nil:
 		return "(not set)"
 	case string:
+		// A URL may carry a password (http://user:pass@host): never
+		// repeat it.
+		if u, err := url.Parse(x); err == nil && u.User != nil {
+			x = u.Redacted()
+		}
 		return strconv.Quote(x)
 	case map[string]any:
 		return "(a section)"
@@ -179,6 +185,29 @@ var examples = map[string]string{
 	"policy.read_only_commands[]":         `"mytool status"`,
 	"policy.read_only_commands[].command": `"kafka-topics --describe"`,
 	"policy.read_only_commands[].network": "true",
+
+	"observability.prometheus":                           "[{name: main, url: http://prometheus.monitoring:9090}]",
+	"observability.prometheus[].name":                    "main",
+	"observability.prometheus[].url":                     "http://prometheus.monitoring:9090",
+	"observability.prometheus[].bearer_token_env":        "PROMETHEUS_TOKEN",
+	"observability.prometheus[].basic_auth.username":     "vigil",
+	"observability.prometheus[].basic_auth.password_env": "PROMETHEUS_PASSWORD",
+	"observability.prometheus[].tls_ca":                  "/etc/vigil/ca.pem",
+	"observability.alertmanager.url":                     "http://alertmanager.monitoring:9093",
+	"observability.alertmanager.bearer_token_env":        "ALERTMANAGER_TOKEN",
+	"observability.alertmanager.basic_auth.username":     "vigil",
+	"observability.alertmanager.basic_auth.password_env": "ALERTMANAGER_PASSWORD",
+	"observability.alertmanager.tls_ca":                  "/etc/vigil/ca.pem",
+	"kubernetes.clusters":                                "[{name: prod, kubeconfig: /etc/vigil/kubeconfig, context: prod}]",
+	"kubernetes.clusters[].name":                         "prod",
+	"kubernetes.clusters[].kubeconfig":                   "/etc/vigil/kubeconfig",
+	"kubernetes.clusters[].context":                      "prod",
+	"kubernetes.clusters[].in_cluster":                   "true",
+	"kubernetes.clusters[].namespaces":                   "[shop, payments]",
+	"kubernetes.clusters[].namespaces[]":                 "shop",
+	"changes.git_repos":                                  "[{name: infra, path: /srv/infra-config}]",
+	"changes.git_repos[].name":                           "infra",
+	"changes.git_repos[].path":                           "/srv/infra-config",
 }
 
 // exampleFor returns a good value for key: from examples, the duration

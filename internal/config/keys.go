@@ -40,6 +40,8 @@ func fields() []field {
 			key := prefix + tag
 			ft := f.Type
 			switch {
+			case tag == ",squash":
+				walk(ft, prefix)
 			case ft.Kind() == reflect.Struct:
 				walk(ft, key+".")
 			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
@@ -129,6 +131,8 @@ func (c *Config) durations() []durationValue {
 			key := prefix + tag
 			fv := v.Field(i)
 			switch {
+			case tag == ",squash":
+				walk(fv, prefix)
 			case f.Type == durationType:
 				out = append(out, durationValue{key: key, d: time.Duration(fv.Int())})
 			case f.Type.Kind() == reflect.Struct:

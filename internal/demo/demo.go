@@ -19,7 +19,8 @@ import (
 // Banner labels the demo on screen.
 const Banner = `*** DEMO MODE ***
 The model is scripted (no language model is configured). The loop, policy,
-tools and approval are real and run on this machine against "localhost".
+tools and approval are real and run on this machine against "localhost";
+the metrics step asks the Prometheus in observability.prometheus, if any.
 Type a question, e.g. "how is @localhost doing?", then answer the approval.`
 
 // Model is a scripted agent.Model. It decides each step from the run's
@@ -77,6 +78,10 @@ func (m *Model) next(msgs []agent.Message, toolsOffered bool) agent.ModelRespons
 			m.call("read", map[string]any{"action": "exec", "target": "localhost", "command": "uptime"}),
 			m.call("read", map[string]any{"action": "exec", "target": "localhost", "command": "df -h /"}),
 			m.call("read", map[string]any{"action": "exec", "target": "localhost", "command": "ps -eo pid,comm,%mem --sort=-%mem | head -n 6"}),
+			// Metrics are summarised by vigil when a Prometheus is
+			// configured (observability.prometheus); without one the tool
+			// says so, and the demo shows that honestly.
+			m.call("metrics", map[string]any{"action": "range", "query": "up", "since": "1h"}),
 		)
 	case 2:
 		return calls(m.call("control", map[string]any{"action": "command", "target": "localhost",
@@ -101,6 +106,17 @@ func (m *Model) summary(results []agent.Message) string {
 			Data struct {
 				Command string `json:"command"`
 				Output  string `json:"output"`
+				// A metrics range summary.
+				Query  string `json:"query"`
+				Total  int    `json:"series_total"`
+				Series []struct {
+					Series string          `json:"series"`
+					Last   json.RawMessage `json:"last"`
+					Min    json.RawMessage `json:"min"`
+					Trend  struct {
+						Direction string `json:"direction"`
+					} `json:"trend"`
+				} `json:"series"`
 			} `json:"data"`
 			Error *struct {
 				Code    string `json:"code"`
@@ -113,6 +129,16 @@ func (m *Model) summary(results []agent.Message) string {
 		switch {
 		case env.Error != nil:
 			fmt.Fprintf(&b, "- %s: %s (%s)\n", r.Name, env.Error.Message, env.Error.Code)
+		case r.Name == "metrics":
+			fmt.Fprintf(&b, "- metrics `%s` over the last hour: %d series", env.Data.Query, env.Data.Total)
+			for i, sr := range env.Data.Series {
+				if i == 3 {
+					b.WriteString("; …")
+					break
+				}
+				fmt.Fprintf(&b, "; %s last %s, min %s, %s", sr.Series, sr.Last, sr.Min, sr.Trend.Direction)
+			}
+			b.WriteString("\n")
 		case env.Data.Command != "":
 			out := strings.TrimSpace(env.Data.Output)
 			if i := strings.IndexByte(out, '\n'); i >= 0 {

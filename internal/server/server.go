@@ -147,9 +147,22 @@ func (s *Server) check(ctx context.Context) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+	}
+	// The check was told to stop. Its own error names what hung (the
+	// state store, say), which is what an operator needs; on a loaded
+	// machine it may come a moment after the deadline, so wait briefly
+	// for it before falling back to the bare timeout.
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(readyGrace):
 		return fmt.Errorf("ready check: %w", context.Cause(ctx))
 	}
 }
+
+// readyGrace is how long a ready check that overran its deadline has to
+// report why.
+const readyGrace = 500 * time.Millisecond
 
 func writeText(w http.ResponseWriter, code int, body string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

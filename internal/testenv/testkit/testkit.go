@@ -63,6 +63,9 @@ type Options struct {
 	Plugins []config.Plugin
 	// UnredactedModelInput sets policy.redact_model_input to false.
 	UnredactedModelInput bool
+	// Configure changes the configuration last (datasources, clusters,
+	// repositories).
+	Configure func(*config.Config)
 }
 
 // Stack is a running vigil.
@@ -192,6 +195,9 @@ func Config(o Options) *config.Config {
 				Viewers: cp.Viewers, Operators: cp.Operators, Approvers: cp.Approvers,
 			})
 		}
+	}
+	if o.Configure != nil {
+		o.Configure(cfg)
 	}
 	return cfg
 }
