@@ -147,16 +147,14 @@ func (b *Bot) enqueue(ctx context.Context, t ThreadRef, j job) {
 // concurrency bound for each job. Each job's context is a child of parent
 // that the thread's cancel ends; once the bot is shutting down, a job
 // starts cancelled.
+//
+// A finished job hands over to the next one (or removes the thread) in the
+// same critical section that counts it done, so a "stop" always finds
+// either the job in progress or no work at all, never a job that already
+// ended.
 func (b *Bot) work(parent context.Context, th *thread) {
-	for {
-		b.mu.Lock()
-		if len(th.queue) == 0 {
-			th.running = false
-			th.cancel = nil
-			delete(b.threads, th.ref.Key())
-			b.mu.Unlock()
-			return
-		}
+	b.mu.Lock()
+	for len(th.queue) > 0 {
 		j := th.queue[0]
 		th.queue = th.queue[1:]
 		ctx, cancel := context.WithCancel(parent)
@@ -182,8 +180,11 @@ func (b *Bot) work(parent context.Context, th *thread) {
 		b.mu.Lock()
 		b.active--
 		b.idle.Broadcast()
-		b.mu.Unlock()
 	}
+	th.running = false
+	th.cancel = nil
+	delete(b.threads, th.ref.Key())
+	b.mu.Unlock()
 }
 
 // stop cancels the run in progress in a thread, or a run waiting on an
