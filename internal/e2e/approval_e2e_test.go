@@ -138,9 +138,10 @@ func chatStack(t *testing.T, cp policy.ChannelPolicy, mutate ...func(*testkit.Op
 	return chat, model, testkit.Start(t, o)
 }
 
+// idle waits for the bot to finish; testkit.Chat hands messages and
+// decisions to the bot before Say and Decide return.
 func idle(t *testing.T, st *testkit.Stack) {
 	t.Helper()
-	time.Sleep(20 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if err := st.Bot.WaitIdle(ctx); err != nil {
