@@ -6,6 +6,18 @@
 // A run is data, not a goroutine: when a write needs a person's approval the
 // run is left in the Session with its pending batch and the loop returns. A
 // later call to Resume, on any replica, continues it.
+//
+// How a run is driven: the caller (the bot) loads the Session and calls
+// Start for a new message, Resume with a person's Decision, or Continue for
+// a run whose process died, each with the run's context and a RunEnv. The
+// context bounds the run: cancelling it ("stop", a lost thread lock, a
+// shutdown) ends the loop before its next model call or tool execution.
+// The RunEnv is everything else the run talks to on the caller's side,
+// passed explicitly for this one call: the Sink its events go to, and the
+// Checkpoint that saves the Session whenever a crash would otherwise lose
+// work or repeat a side effect. A Checkpoint error stops the run before
+// anything further happens. The Agent itself holds only what every run
+// shares (model, tools, gate, config), so one Agent serves every thread.
 package agent
 
 import (
@@ -95,16 +107,15 @@ type DailyBudget interface {
 }
 
 // Agent runs the loop. It is safe for concurrent use by many sessions; all
-// per-run state lives in the Session passed to each call.
+// per-run state lives in the Session and the RunEnv passed to each call.
 type Agent struct {
-	model      Model
-	tools      Registry
-	cfg        Config
-	budget     DailyBudget
-	checkpoint func(ctx context.Context, s *Session) error
-	gate       *policy.Gate
-	now        func() time.Time
-	log        *slog.Logger
+	model  Model
+	tools  Registry
+	cfg    Config
+	budget DailyBudget
+	gate   *policy.Gate
+	now    func() time.Time
+	log    *slog.Logger
 }
 
 // Option configures an Agent.
@@ -122,14 +133,6 @@ func WithGate(g *policy.Gate) Option { return func(a *Agent) { a.gate = g } }
 
 // WithDailyBudget sets the shared daily token budget.
 func WithDailyBudget(b DailyBudget) Option { return func(a *Agent) { a.budget = b } }
-
-// WithCheckpoint saves the session at the points where a crash would lose
-// work or repeat a side effect: when a run starts, before a turn's tool
-// calls run, and after their results are recorded. An error stops the run
-// before its next side effect (a lost thread lock, an unreachable store).
-func WithCheckpoint(fn func(ctx context.Context, s *Session) error) Option {
-	return func(a *Agent) { a.checkpoint = fn }
-}
 
 // New builds an agent over a model and a tool registry.
 func New(model Model, reg Registry, cfg Config, opts ...Option) *Agent {
@@ -165,6 +168,20 @@ type Input struct {
 	// Context is an authoritative block the bot prepared (resolved
 	// mentions and their routing chains); empty when there is none.
 	Context string
+}
+
+// RunEnv is a run's plumbing on the caller's side, passed to each call of
+// Start, Resume or Continue and kept by nothing once the call returns.
+type RunEnv struct {
+	// Sink receives the run's events in order; nil drops them.
+	Sink Sink
+	// Checkpoint saves the session at the points where a crash would lose
+	// work or repeat a side effect: when a run starts, before a turn's
+	// tool calls run, and after their results are recorded. An error
+	// stops the run before its next side effect (the caller lost the
+	// thread's lock, the store is unreachable). Nil saves nothing
+	// (tests, benchmarks).
+	Checkpoint func(ctx context.Context, s *Session) error
 }
 
 // Status is how a call to Start or Resume ended.
@@ -217,7 +234,7 @@ var (
 )
 
 // Start begins a run for a new user message. The session must be idle.
-func (a *Agent) Start(ctx context.Context, s *Session, in Input, sink Sink) (Outcome, error) {
+func (a *Agent) Start(ctx context.Context, s *Session, in Input, env RunEnv) (Outcome, error) {
 	if s.Run != nil {
 		return Outcome{}, ErrBusy
 	}
@@ -245,18 +262,18 @@ func (a *Agent) Start(ctx context.Context, s *Session, in Input, sink Sink) (Out
 		text = in.Context + "\n\n" + text
 	}
 	s.History = append(s.History, Message{Role: RoleUser, Content: text})
-	emit(ctx, sink, s, Event{Type: EventRunStarted, Text: in.Text})
-	if err := a.save(ctx, s); err != nil {
-		return a.stopUnsaved(ctx, s, sink, err), nil
+	emit(ctx, env.Sink, s, Event{Type: EventRunStarted, Text: in.Text})
+	if err := a.save(ctx, s, env); err != nil {
+		return a.stopUnsaved(ctx, s, env.Sink, err), nil
 	}
-	return a.loop(ctx, s, sink)
+	return a.loop(ctx, s, env)
 }
 
 // Continue picks up a run whose process died mid-run, from its last
 // checkpoint. Calls that were in flight get a result saying so; a write
 // among them may have run, so the session must verify before it answers
 // (the FSM is moved as if it had).
-func (a *Agent) Continue(ctx context.Context, s *Session, sink Sink) (Outcome, error) {
+func (a *Agent) Continue(ctx context.Context, s *Session, env RunEnv) (Outcome, error) {
 	if s.Run == nil || s.Run.Pending != nil {
 		return Outcome{}, ErrNoPending
 	}
@@ -272,24 +289,24 @@ func (a *Agent) Continue(ctx context.Context, s *Session, sink Sink) (Outcome, e
 	}
 	s.Run.InFlight = nil
 	s.History = closeDanglingCalls(s.History, "vigil restarted while it ran")
-	emit(ctx, sink, s, Event{Type: EventRunStarted, Text: "continuing an interrupted run"})
-	return a.loop(ctx, s, sink)
+	emit(ctx, env.Sink, s, Event{Type: EventRunStarted, Text: "continuing an interrupted run"})
+	return a.loop(ctx, s, env)
 }
 
 // stoppedMessage ends a run whose context was cancelled ("stop").
 const stoppedMessage = "Stopped: the run was cancelled before it finished."
 
-// save checkpoints the session when a checkpoint function is set. A
-// cancelled run is not checkpointed: it is ending.
-func (a *Agent) save(ctx context.Context, s *Session) error {
+// save checkpoints the session through the run's Checkpoint, when it has
+// one. A cancelled run is not checkpointed: it is ending.
+func (a *Agent) save(ctx context.Context, s *Session, env RunEnv) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if a.checkpoint == nil {
+	if env.Checkpoint == nil {
 		return nil
 	}
 	s.UpdatedAt = a.now()
-	return a.checkpoint(ctx, s)
+	return env.Checkpoint(ctx, s)
 }
 
 // stopUnsaved ends a run that could not be checkpointed, before it does
@@ -304,7 +321,7 @@ func (a *Agent) stopUnsaved(ctx context.Context, s *Session, sink Sink, err erro
 }
 
 // Resume continues a run stopped at an approval with the person's decision.
-func (a *Agent) Resume(ctx context.Context, s *Session, d Decision, sink Sink) (Outcome, error) {
+func (a *Agent) Resume(ctx context.Context, s *Session, d Decision, env RunEnv) (Outcome, error) {
 	if s.Run == nil || s.Run.Pending == nil {
 		return Outcome{}, ErrNoPending
 	}
@@ -320,12 +337,13 @@ func (a *Agent) Resume(ctx context.Context, s *Session, d Decision, sink Sink) (
 	if !ok {
 		return Outcome{}, fmt.Errorf("agent: pending batch lost call %q", pb.ApprovalCallID)
 	}
-	var env tools.Envelope
+	sink := env.Sink
+	var res tools.Envelope
 	switch {
 	case d.Expired:
-		env = tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeApprovalRequired, Blocked: true,
+		res = tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeApprovalRequired, Blocked: true,
 			Message: "the approval expired before anyone decided; nothing was changed"}}
-		pb.Results[call.ID] = a.modelContent(env)
+		pb.Results[call.ID] = a.modelContent(res)
 		a.flushPending(s)
 		msg := "The approval expired before anyone decided; nothing was changed."
 		return a.finish(ctx, s, sink, msg, false), nil
@@ -334,17 +352,17 @@ func (a *Agent) Resume(ctx context.Context, s *Session, d Decision, sink Sink) (
 		if reason == "" {
 			reason = "no reason given"
 		}
-		env = tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeActionNotAllowed, Blocked: true,
+		res = tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeActionNotAllowed, Blocked: true,
 			Message: fmt.Sprintf("denied by %s: %s", d.By, reason),
 			Details: map[string]any{"recovery_hint": "do not retry this change; tell the user it was denied and why"}}}
-		pb.Results[call.ID] = a.modelContent(env)
-		emit(ctx, sink, s, Event{Type: EventToolResult, CallID: call.ID, Result: &env, Code: string(policy.CodeActionNotAllowed)})
+		pb.Results[call.ID] = a.modelContent(res)
+		emit(ctx, sink, s, Event{Type: EventToolResult, CallID: call.ID, Result: &res, Code: string(policy.CodeActionNotAllowed)})
 	default:
-		env = a.runApproved(ctx, s, call, d, sink)
-		pb.Results[call.ID] = a.modelContent(env)
+		res = a.runApproved(ctx, s, call, d, sink)
+		pb.Results[call.ID] = a.modelContent(res)
 	}
 	a.flushPending(s)
-	return a.loop(ctx, s, sink)
+	return a.loop(ctx, s, env)
 }
 
 // runApproved re-checks and executes the approved call, exactly once.

@@ -47,13 +47,13 @@ func BenchmarkAgentTurn(b *testing.B) {
 		{Content: "Load is low: 0.10 over the last minute."},
 	}}
 	a := agent.New(model, reg, agent.Config{})
-	sink := agent.SinkFunc(func(context.Context, agent.Event) {})
+	env := agent.RunEnv{Sink: agent.SinkFunc(func(context.Context, agent.Event) {})}
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		s := &agent.Session{Key: "bench", Policy: policy.NewSessionState()}
-		out, err := a.Start(ctx, s, agent.Input{RunID: "r", Requester: "u", Channel: "console", Level: policy.LevelControlled, Text: "how is @localhost?"}, sink)
+		out, err := a.Start(ctx, s, agent.Input{RunID: "r", Requester: "u", Channel: "console", Level: policy.LevelControlled, Text: "how is @localhost?"}, env)
 		if err != nil || out.Status != agent.StatusDone {
 			b.Fatalf("run: %v %+v", err, out)
 		}

@@ -14,8 +14,9 @@ import (
 )
 
 // loop runs model turns until a final answer, a pending approval, or a stop.
-func (a *Agent) loop(ctx context.Context, s *Session, sink Sink) (Outcome, error) {
+func (a *Agent) loop(ctx context.Context, s *Session, env RunEnv) (Outcome, error) {
 	r := s.Run
+	sink := env.Sink
 	for {
 		if ctx.Err() != nil {
 			return a.fail(ctx, s, sink, stoppedMessage), nil
@@ -84,7 +85,7 @@ func (a *Agent) loop(ctx context.Context, s *Session, sink Sink) (Outcome, error
 
 		s.History = append(s.History, Message{Role: RoleAssistant, Content: content, ToolCalls: calls})
 		r.InFlight = calls
-		if err := a.save(ctx, s); err != nil {
+		if err := a.save(ctx, s, env); err != nil {
 			return a.stopUnsaved(ctx, s, sink, err), nil
 		}
 		out, stopped := a.runBatch(ctx, s, calls, sink)
@@ -92,7 +93,7 @@ func (a *Agent) loop(ctx context.Context, s *Session, sink Sink) (Outcome, error
 		if stopped {
 			return out, nil
 		}
-		if err := a.save(ctx, s); err != nil {
+		if err := a.save(ctx, s, env); err != nil {
 			return a.stopUnsaved(ctx, s, sink, err), nil
 		}
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,7 +94,7 @@ func run(t *testing.T, a *agent.Agent, level policy.ControlLevel) (agent.Outcome
 	t.Helper()
 	s := &agent.Session{Key: "t", Policy: policy.NewSessionState()}
 	rec := &recorder{}
-	out, err := a.Start(context.Background(), s, agent.Input{RunID: "r1", Requester: "u", Role: operator, Channel: "console", Level: level, Text: "go"}, rec)
+	out, err := a.Start(context.Background(), s, agent.Input{RunID: "r1", Requester: "u", Role: operator, Channel: "console", Level: level, Text: "go"}, agent.RunEnv{Sink: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +294,7 @@ func TestContinueAfterCrash(t *testing.T) {
 	s.Policy.FSM.OnToolSuccess(policy.KindResolve, "query", "localhost")
 	s.History = []agent.Message{{Role: agent.RoleUser, Content: "go"}, {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{write}}}
 	s.Run = &agent.RunState{ID: "r", Level: policy.LevelAutonomous, InFlight: []agent.ToolCall{write}, Turn: 1}
-	out, err := a.Continue(context.Background(), s, &recorder{})
+	out, err := a.Continue(context.Background(), s, agent.RunEnv{Sink: &recorder{}})
 	if err != nil || out.Answer != "verified" {
 		t.Fatalf("continue: %+v %v", out, err)
 	}
@@ -318,5 +320,93 @@ func TestUnverifiedChangeOnTheLastTurn(t *testing.T) {
 	out, s, _ := run(t, newAgent(t, m, agent.Config{MaxTurns: 3}), policy.LevelAutonomous)
 	if !strings.HasPrefix(out.Answer, "Created it.") || !strings.Contains(out.Answer, "before verifying") || s.Run != nil {
 		t.Fatalf("answer %q run %+v, want the answer with an unverified note", out.Answer, s.Run)
+	}
+}
+
+// countingExec counts commands run and returns canned output.
+type countingExec struct{ n atomic.Int32 }
+
+func (e *countingExec) Run(ctx context.Context, r tools.Resource, s tools.RunSpec, in io.Reader) (tools.ExecResult, error) {
+	e.n.Add(1)
+	return instantExec{}.Run(ctx, r, s, in)
+}
+
+func agentWithExec(t *testing.T, m agent.Model, exec tools.Executor) *agent.Agent {
+	t.Helper()
+	reg, err := tools.NewRegistry(tools.Builtins(tools.DefaultInventory(), exec, tools.NewMemoryStore())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent.New(m, reg, agent.Config{})
+}
+
+// The run's Checkpoint is called when the run starts, before each turn's
+// tool calls run (with them recorded as in flight) and after their results
+// are in the history.
+func TestCheckpointsAroundEveryBatch(t *testing.T) {
+	m := &scripted{steps: []agent.ModelResponse{call("c1", "query", getLocal), call("c2", "read", uptime), text("fine")}}
+	a := newAgent(t, m, agent.Config{})
+	type point struct {
+		inFlight string
+		results  int
+	}
+	var got []point
+	env := agent.RunEnv{Checkpoint: func(_ context.Context, s *agent.Session) error {
+		p := point{}
+		for _, c := range s.Run.InFlight {
+			p.inFlight += c.ID
+		}
+		for _, h := range s.History {
+			if h.Role == agent.RoleTool {
+				p.results++
+			}
+		}
+		got = append(got, p)
+		return nil
+	}}
+	s := &agent.Session{Key: "t", Policy: policy.NewSessionState()}
+	out, err := a.Start(context.Background(), s, agent.Input{RunID: "r1", Requester: "u", Role: operator, Channel: "console",
+		Level: policy.LevelControlled, Text: "go"}, env)
+	if err != nil || out.Status != agent.StatusDone {
+		t.Fatalf("run: %+v %v", out, err)
+	}
+	want := []point{{"", 0}, {"c1", 0}, {"", 1}, {"c2", 1}, {"", 2}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("checkpoints (in flight, results) = %v, want %v", got, want)
+	}
+}
+
+// A checkpoint that fails (the caller lost the thread's lock) stops the run
+// before the calls it was saving for run, and says why.
+func TestFailedCheckpointStopsBeforeTheBatch(t *testing.T) {
+	for _, failAt := range []int{1, 2} {
+		t.Run(fmt.Sprint("checkpoint ", failAt), func(t *testing.T) {
+			m := &scripted{steps: []agent.ModelResponse{call("c1", "read", uptime), text("fine")}}
+			exec := &countingExec{}
+			a := agentWithExec(t, m, exec)
+			n := 0
+			env := agent.RunEnv{Sink: &recorder{}, Checkpoint: func(context.Context, *agent.Session) error {
+				n++
+				if n == failAt {
+					return errors.New("renew thread lock: locked")
+				}
+				return nil
+			}}
+			s := &agent.Session{Key: "t", Policy: policy.NewSessionState()}
+			out, err := a.Start(context.Background(), s, agent.Input{RunID: "r1", Requester: "u", Role: operator, Channel: "console",
+				Level: policy.LevelControlled, Text: "go"}, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != agent.StatusFailed || !strings.Contains(out.Answer, "could not save") || s.Run != nil {
+				t.Fatalf("outcome %+v run %+v, want the run stopped for the failed checkpoint", out, s.Run)
+			}
+			if exec.n.Load() != 0 {
+				t.Fatalf("%d commands ran after the checkpoint failed", exec.n.Load())
+			}
+			if wantCalls := failAt - 1; len(m.reqs) != wantCalls {
+				t.Fatalf("%d model calls, want %d", len(m.reqs), wantCalls)
+			}
+		})
 	}
 }

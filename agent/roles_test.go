@@ -16,7 +16,7 @@ func start(t *testing.T, a *agent.Agent, level policy.ControlLevel, who policy.R
 	t.Helper()
 	s := &agent.Session{Key: "t", Policy: policy.NewSessionState()}
 	rec := &recorder{}
-	out, err := a.Start(context.Background(), s, agent.Input{RunID: "r1", Requester: who.User, Role: who, Channel: "slack:C1", Level: level, Text: "go"}, rec)
+	out, err := a.Start(context.Background(), s, agent.Input{RunID: "r1", Requester: who.User, Role: who, Channel: "slack:C1", Level: level, Text: "go"}, agent.RunEnv{Sink: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestResumeDecidesTheRoleAgain(t *testing.T) {
 	ran := false
 	rec := &recorder{}
 	res, err := a.Resume(context.Background(), s, agent.Decision{Approved: true, By: "bob", Role: &lost,
-		BeforeExecute: func(context.Context, tools.Proposal, string) error { ran = true; return nil }}, rec)
+		BeforeExecute: func(context.Context, tools.Proposal, string) error { ran = true; return nil }}, agent.RunEnv{Sink: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,25 @@
 //
 // The bot never imports a chat platform's package: adapters implement the
 // small interfaces defined here.
+//
+// How a run is driven. HandleMessage answers at once and queues a job on
+// the message's thread: one job at a time per thread, in arrival order,
+// with a bound on jobs in progress per replica. The job takes the thread's
+// lock in the shared store and renews it while it works, loads the
+// session, decides the requester's role from the channel's policy, and
+// calls the Runner (the agent) with the job's context and an
+// agent.RunEnv built for that run: a sink that turns the run's events
+// into threaded replies, traces and audit records, and a checkpoint that
+// saves the session only while the lock is still held. Nothing of a run
+// travels in a context value; the context only says when to stop. It
+// ends when someone allowed to says "stop" (policy.MayStop), when the
+// lock is lost (the run stops before its next side effect and nothing
+// more of it is saved), or when Run's context ends (the run is left at its
+// last checkpoint, to be continued elsewhere). A run that stops at a write
+// becomes an approval and a card; a decision on any replica queues a
+// resume job on the thread. The sweeper expires lapsed approvals,
+// continues runs whose replica died from their checkpoint, and settles
+// approvals left executing.
 package bot
 
 import (

@@ -260,7 +260,7 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 		b.log.Error("resume impossible", "approval", a.ID, "err", err)
 		return
 	}
-	b.enqueue(ref.ThreadRef, job{resume: &resumeJob{approval: decided, decision: agent.Decision{
+	b.enqueue(ctx, ref.ThreadRef, job{resume: &resumeJob{approval: decided, decision: agent.Decision{
 		Approved: d.Approve, By: d.User, Reason: decided.Reason,
 	}}})
 }
@@ -297,7 +297,7 @@ func (b *Bot) approvalOutcome(outcome string) {
 }
 
 // resume continues the run waiting on a decided approval.
-func (b *Bot) resume(ctx context.Context, t ThreadRef, rj *resumeJob) {
+func (b *Bot) resume(ctx context.Context, t ThreadRef, held *heldLock, rj *resumeJob) {
 	a := rj.approval
 	s, err := b.loadSession(ctx, t)
 	if err != nil {
@@ -321,7 +321,7 @@ func (b *Bot) resume(ctx context.Context, t ThreadRef, rj *resumeJob) {
 	d.Level = level
 	role := b.requesterRole(ctx, t, s.Run)
 	d.Role = &role
-	k := b.newSink(ctx, t, s)
+	k := b.newSink(t, s)
 	if d.Approved {
 		k.approvalID, k.approvalCall = a.ID, a.CallID
 		d.BeforeExecute = func(ctx context.Context, p tools.Proposal, args string) error {
@@ -329,7 +329,7 @@ func (b *Bot) resume(ctx context.Context, t ThreadRef, rj *resumeJob) {
 		}
 	}
 	clear := b.showStatus(ctx, t, "working…")
-	out, err := b.opt.Agent.Resume(ctx, s, d, k)
+	out, err := b.opt.Agent.Resume(ctx, s, d, b.runEnv(k, held))
 	clear()
 	if k.executed != nil {
 		if _, uerr := b.opt.Stores.Approvals.UpdateApproval(context.WithoutCancel(ctx), a.ID, policy.ApprovalExecuting,
@@ -338,7 +338,7 @@ func (b *Bot) resume(ctx context.Context, t ThreadRef, rj *resumeJob) {
 		}
 		b.approvalOutcome("executed")
 	}
-	b.afterRun(ctx, t, s, out, err)
+	b.afterRun(ctx, t, held, s, out, err)
 }
 
 // claimExecution re-checks everything immediately before an approved call
@@ -381,7 +381,7 @@ func (b *Bot) expire(ctx context.Context, a *policy.Approval) {
 	b.approvalOutcome("expired")
 	b.updateCard(ctx, expired)
 	if ref, err := cardRef(expired); err == nil {
-		b.enqueue(ref.ThreadRef, job{resume: &resumeJob{approval: expired, decision: agent.Decision{Expired: true}}})
+		b.enqueue(ctx, ref.ThreadRef, job{resume: &resumeJob{approval: expired, decision: agent.Decision{Expired: true}}})
 	}
 }
 

@@ -467,8 +467,13 @@ func TestAuditOutboxOrderAndNoDuplicates(t *testing.T) {
 
 	f.lateAppends.Store(2)
 	f.auditDown.Store(false)
-	waitUntil(t, "the waiting records to reach the chain", func() bool { return len(allAudit(t, f)) >= 7 })
-	time.Sleep(200 * time.Millisecond) // a duplicate would land now
+	// Once the outbox beside the audit file is empty the delivery is over:
+	// a record leaves it only after the chain holds it, so no duplicate
+	// can still be on its way.
+	waitUntil(t, "the waiting records to reach the chain and leave the outbox", func() bool {
+		raw, err := os.ReadFile(auditFile + ".outbox")
+		return err == nil && len(raw) == 0 && len(allAudit(t, f)) >= 7
+	})
 	recs := allAudit(t, f)
 	if err := audit.VerifyChain(recs); err != nil {
 		t.Fatalf("chain broken: %v", err)

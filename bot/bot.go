@@ -19,11 +19,17 @@ import (
 	"github.com/vigilops/vigil/policy/redact"
 )
 
-// Runner is what the bot needs of the agent.
+// Runner is what the bot needs of the agent (agent.Agent implements it).
+// The bot calls Start, Resume or Continue from a job that holds the
+// thread's lock, with the job's context and an agent.RunEnv built for that
+// one run: a Sink that turns events into replies, and a Checkpoint that
+// saves the session only while the lock is still held. Abandon ends a run
+// no job is working on (one waiting on an approval, or one left by a
+// replica that died) without a model call.
 type Runner interface {
-	Start(ctx context.Context, s *agent.Session, in agent.Input, sink agent.Sink) (agent.Outcome, error)
-	Resume(ctx context.Context, s *agent.Session, d agent.Decision, sink agent.Sink) (agent.Outcome, error)
-	Continue(ctx context.Context, s *agent.Session, sink agent.Sink) (agent.Outcome, error)
+	Start(ctx context.Context, s *agent.Session, in agent.Input, env agent.RunEnv) (agent.Outcome, error)
+	Resume(ctx context.Context, s *agent.Session, d agent.Decision, env agent.RunEnv) (agent.Outcome, error)
+	Continue(ctx context.Context, s *agent.Session, env agent.RunEnv) (agent.Outcome, error)
 	Abandon(s *agent.Session, reason string)
 }
 
@@ -91,9 +97,10 @@ type Bot struct {
 	threads map[string]*thread
 	idle    *sync.Cond
 	active  int
-	// base is the parent of every job's context: Run's context, so that
-	// stopping the bot stops its jobs too.
-	base context.Context
+	// closed is set once Run's context has ended: every job in progress
+	// was cancelled then (shutdown), and jobs started later begin
+	// cancelled.
+	closed bool
 
 	outbox *auditOutbox
 }
@@ -140,7 +147,6 @@ func New(o Options) (*Bot, error) {
 		sem:      make(chan struct{}, o.MaxConcurrentRuns),
 		adapters: map[Platform]Adapter{},
 		threads:  map[string]*thread{},
-		base:     context.Background(),
 		outbox:   newAuditOutbox(o.AuditOutbox),
 	}
 	b.idle = sync.NewCond(&b.mu)
@@ -158,14 +164,14 @@ func (b *Bot) Register(a Adapter) error {
 
 // Run starts every adapter and the approval sweeper. It returns when every
 // adapter has returned (the console at end of input) or one failed, or ctx
-// is cancelled.
+// is cancelled. Jobs queued meanwhile outlive the return (WaitIdle waits
+// for them) but not ctx: when ctx ends, every job in progress is
+// cancelled, and its run left at its last checkpoint for another replica.
 func (b *Bot) Run(ctx context.Context) error {
 	if len(b.adapters) == 0 {
 		return errors.New("bot: no chat adapter is enabled")
 	}
-	b.mu.Lock()
-	b.base = ctx
-	b.mu.Unlock()
+	context.AfterFunc(ctx, b.shutdown)
 	g, gctx := errgroup.WithContext(ctx)
 	sweepCtx, stopSweep := context.WithCancel(gctx)
 	defer stopSweep()
@@ -209,13 +215,26 @@ func (b *Bot) WaitIdle(ctx context.Context) error {
 	}
 }
 
+// shutdown cancels every job in progress and makes later ones start
+// cancelled: Run's context has ended.
+func (b *Bot) shutdown() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for _, th := range b.threads {
+		if th.cancel != nil {
+			th.cancel()
+		}
+	}
+}
+
 // stopping reports whether the bot is shutting down. Work cut short by a
 // shutdown is not saved as finished: the last checkpoint stays, and
 // another replica (or this one, restarted) continues the run.
 func (b *Bot) stopping() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.base.Err() != nil
+	return b.closed
 }
 
 func (b *Bot) adapter(p Platform) (Adapter, bool) {

@@ -29,7 +29,7 @@ type sink struct {
 	roleRefused bool
 }
 
-func (b *Bot) newSink(_ context.Context, t ThreadRef, s *agent.Session) *sink {
+func (b *Bot) newSink(t ThreadRef, s *agent.Session) *sink {
 	return &sink{b: b, t: t, s: s, channel: t.ChannelKey()}
 }
 

@@ -76,7 +76,7 @@ func (b *Bot) HandleMessage(ctx context.Context, m Message) {
 		return
 	}
 	b.chatEvent(m.Thread.Platform, "handled")
-	b.enqueue(m.Thread, job{msg: &m})
+	b.enqueue(ctx, m.Thread, job{msg: &m})
 }
 
 // withinRateLimit counts a message against its sender's per-channel limit.
@@ -123,8 +123,11 @@ func (b *Bot) chatEvent(p Platform, result string) {
 	}
 }
 
-// enqueue adds work to a thread and starts its worker if idle.
-func (b *Bot) enqueue(t ThreadRef, j job) {
+// enqueue adds work to a thread and starts its worker if idle. The worker's
+// jobs get their context from ctx without its cancellation (the caller may
+// be a platform request that ends at once): a job ends when it is done,
+// stopped, its lock is lost, or the bot shuts down (shutdown).
+func (b *Bot) enqueue(ctx context.Context, t ThreadRef, j job) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	th, ok := b.threads[t.Key()]
@@ -136,26 +139,29 @@ func (b *Bot) enqueue(t ThreadRef, j job) {
 	b.active++
 	if !th.running {
 		th.running = true
-		go b.work(th)
+		go b.work(context.WithoutCancel(ctx), th)
 	}
 }
 
 // work drains a thread's queue. It holds a slot of the replica-wide
-// concurrency bound for each job.
-func (b *Bot) work(th *thread) {
-	for {
-		b.mu.Lock()
-		if len(th.queue) == 0 {
-			th.running = false
-			th.cancel = nil
-			delete(b.threads, th.ref.Key())
-			b.mu.Unlock()
-			return
-		}
+// concurrency bound for each job. Each job's context is a child of parent
+// that the thread's cancel ends; once the bot is shutting down, a job
+// starts cancelled.
+//
+// A finished job hands over to the next one (or removes the thread) in the
+// same critical section that counts it done, so a "stop" always finds
+// either the job in progress or no work at all, never a job that already
+// ended.
+func (b *Bot) work(parent context.Context, th *thread) {
+	b.mu.Lock()
+	for len(th.queue) > 0 {
 		j := th.queue[0]
 		th.queue = th.queue[1:]
-		ctx, cancel := context.WithCancel(b.base)
+		ctx, cancel := context.WithCancel(parent)
 		th.cancel = cancel
+		if b.closed {
+			cancel()
+		}
 		th.seq++
 		th.requester = ""
 		switch {
@@ -174,8 +180,11 @@ func (b *Bot) work(th *thread) {
 		b.mu.Lock()
 		b.active--
 		b.idle.Broadcast()
-		b.mu.Unlock()
 	}
+	th.running = false
+	th.cancel = nil
+	delete(b.threads, th.ref.Key())
+	b.mu.Unlock()
 }
 
 // stop cancels the run in progress in a thread, or a run waiting on an
@@ -196,7 +205,7 @@ func (b *Bot) stop(ctx context.Context, m Message) {
 		if !running {
 			// Nothing running here; a run may be waiting on an approval,
 			// and handleMessage judges the stop with that run at hand.
-			b.enqueue(m.Thread, job{msg: &m})
+			b.enqueue(ctx, m.Thread, job{msg: &m})
 			return
 		}
 		if !b.mayStop(ctx, m.Thread, m.User, requester) {
@@ -227,7 +236,7 @@ func (b *Bot) stop(ctx context.Context, m Message) {
 		b.say(ctx, m.Thread, Reply{Kind: ReplyNotice, Text: "Stopping."})
 		return
 	}
-	b.enqueue(m.Thread, job{msg: &m})
+	b.enqueue(ctx, m.Thread, job{msg: &m})
 }
 
 // stopRefused is what someone who may not stop a run is told.
@@ -243,7 +252,10 @@ func (b *Bot) mayStop(ctx context.Context, t ThreadRef, user, requester string) 
 	return policy.MayStop(user, requester, roles)
 }
 
-// runJob does one job with the thread locked across replicas.
+// runJob does one job with the thread locked across replicas. The lock is
+// passed down to whatever the job runs: the run's checkpoints renew it and
+// refuse to save once it is lost (runEnv), and afterRun does not save over
+// a thread another replica owns.
 func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 	defer b.guard(ctx, "run", t)
 	background := j.orphan || j.settle != ""
@@ -259,9 +271,8 @@ func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 		return
 	}
 	held := &heldLock{l: lock}
-	ctx = context.WithValue(ctx, heldLockKey{}, held)
 	defer func() {
-		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := lock.Unlock(uctx); err != nil && !held.lost.Load() {
 			b.log.Warn("unlock thread", "thread", t.Key(), "err", err)
@@ -272,11 +283,11 @@ func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 
 	switch {
 	case j.msg != nil:
-		b.handleMessage(ctx, t, *j.msg)
+		b.handleMessage(ctx, t, held, *j.msg)
 	case j.resume != nil:
-		b.resume(ctx, t, j.resume)
+		b.resume(ctx, t, held, j.resume)
 	case j.orphan:
-		b.continueOrphan(ctx, t)
+		b.continueOrphan(ctx, t, held)
 	case j.settle != "":
 		b.settle(ctx, t, j.settle)
 	}
@@ -289,30 +300,27 @@ type heldLock struct {
 	lost atomic.Bool
 }
 
-type heldLockKey struct{}
-
-func heldLockFrom(ctx context.Context) *heldLock {
-	h, _ := ctx.Value(heldLockKey{}).(*heldLock)
-	return h
-}
-
-// Checkpoint saves a session mid-run, after making sure this replica still
-// holds the thread: a run that lost its lock stops before its next side
-// effect. The agent calls it (agent.WithCheckpoint).
-func (b *Bot) Checkpoint(ctx context.Context, s *agent.Session) error {
-	if h := heldLockFrom(ctx); h != nil {
-		if h.lost.Load() {
-			return ErrLocked
-		}
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := h.l.Renew(rctx)
-		cancel()
-		if err != nil {
-			h.lost.Store(true)
-			return fmt.Errorf("renew thread lock: %w", err)
-		}
+// runEnv is the plumbing of one run under the lock h: its events go to k,
+// and its checkpoints save the session after making sure this replica
+// still holds the thread, so a run that lost its lock stops before its
+// next side effect.
+func (b *Bot) runEnv(k *sink, h *heldLock) agent.RunEnv {
+	return agent.RunEnv{
+		Sink: k,
+		Checkpoint: func(ctx context.Context, s *agent.Session) error {
+			if h.lost.Load() {
+				return ErrLocked
+			}
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err := h.l.Renew(rctx)
+			cancel()
+			if err != nil {
+				h.lost.Store(true)
+				return fmt.Errorf("renew thread lock: %w", err)
+			}
+			return b.saveSession(ctx, s)
+		},
 	}
-	return b.saveSession(ctx, s)
 }
 
 // lockThread takes the thread's lock, waiting while another replica holds it
@@ -432,7 +440,7 @@ func (b *Bot) subject(ctx context.Context, t ThreadRef, user string) policy.Subj
 }
 
 // handleMessage starts a run for a user's message.
-func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, m Message) {
+func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, held *heldLock, m Message) {
 	cp, ok := b.opt.Channels.Lookup(t.ChannelKey())
 	if !ok {
 		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "I am not set up to work in this channel. Ask an administrator to add it to vigil's channels."})
@@ -480,9 +488,9 @@ func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, m Message) {
 	}
 	b.markActive(ctx, t)
 	clear := b.showStatus(ctx, t, "investigating…")
-	out, err := b.opt.Agent.Start(ctx, s, in, b.newSink(ctx, t, s))
+	out, err := b.opt.Agent.Start(ctx, s, in, b.runEnv(b.newSink(t, s), held))
 	clear()
-	b.afterRun(ctx, t, s, out, err)
+	b.afterRun(ctx, t, held, s, out, err)
 }
 
 // requesterRole decides again how the role gate sees a run's requester,
@@ -507,13 +515,13 @@ func newRunID() string {
 
 // afterRun persists the session and, when the run stopped at a write,
 // creates the approval and posts its card.
-func (b *Bot) afterRun(ctx context.Context, t ThreadRef, s *agent.Session, out agent.Outcome, err error) {
+func (b *Bot) afterRun(ctx context.Context, t ThreadRef, held *heldLock, s *agent.Session, out agent.Outcome, err error) {
 	if err != nil {
 		id := newErrorID()
 		b.log.Error("run failed", "error_id", id, "thread", t.Key(), "err", err)
 		b.say(ctx, t, Reply{Kind: ReplyError, ErrorID: id, Text: "The run failed on my side."})
 	}
-	if h := heldLockFrom(ctx); h != nil && h.lost.Load() {
+	if held.lost.Load() {
 		// Another replica owns the thread now; saving would overwrite it.
 		b.log.Warn("thread lock lost; not saving the session", "thread", t.Key())
 		return
@@ -581,12 +589,12 @@ func (b *Bot) recoverOrphans(ctx context.Context) {
 		if _, ok := b.adapter(t.Platform); !ok {
 			continue // another replica serves that platform
 		}
-		b.enqueue(t, job{orphan: true})
+		b.enqueue(ctx, t, job{orphan: true})
 	}
 }
 
 // continueOrphan finishes a run whose replica died, from its checkpoint.
-func (b *Bot) continueOrphan(ctx context.Context, t ThreadRef) {
+func (b *Bot) continueOrphan(ctx context.Context, t ThreadRef, held *heldLock) {
 	s, err := b.loadSession(ctx, t)
 	if err != nil {
 		b.log.Warn("load orphaned run", "thread", t.Key(), "err", err)
@@ -605,9 +613,9 @@ func (b *Bot) continueOrphan(ctx context.Context, t ThreadRef) {
 	b.mu.Unlock()
 	b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "Picking up where the previous attempt stopped."})
 	clear := b.showStatus(ctx, t, "investigating…")
-	out, err := b.opt.Agent.Continue(ctx, s, b.newSink(ctx, t, s))
+	out, err := b.opt.Agent.Continue(ctx, s, b.runEnv(b.newSink(t, s), held))
 	clear()
-	b.afterRun(ctx, t, s, out, err)
+	b.afterRun(ctx, t, held, s, out, err)
 }
 
 // mentionContext resolves @mentions against the inventory, marks them as

@@ -19,9 +19,14 @@ type recorder struct {
 	idle      bool
 	idleNow   chan struct{}
 	onMessage func(text string)
+	// waiting receives a value each time the console starts waiting for a
+	// busy bot.
+	waiting chan struct{}
 }
 
-func newRecorder() *recorder { return &recorder{idle: true, idleNow: make(chan struct{})} }
+func newRecorder() *recorder {
+	return &recorder{idle: true, idleNow: make(chan struct{}), waiting: make(chan struct{}, 16)}
+}
 
 func (r *recorder) HandleMessage(_ context.Context, m bot.Message) {
 	r.mu.Lock()
@@ -59,12 +64,18 @@ func (r *recorder) setIdle() {
 
 // WaitIdle implements Idler.
 func (r *recorder) WaitIdle(ctx context.Context) error {
-	for {
+	for first := true; ; first = false {
 		r.mu.Lock()
 		idle, next := r.idle, r.idleNow
 		r.mu.Unlock()
 		if idle {
 			return nil
+		}
+		if first {
+			select {
+			case r.waiting <- struct{}{}:
+			default:
+			}
 		}
 		select {
 		case <-next:
@@ -178,7 +189,11 @@ func TestLinesInOrder(t *testing.T) {
 		return h.handed()
 	}
 	waitHanded(1)
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-h.waiting: // the console holds the stop until the run starts
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the console never waited for the question's run; handed %q", h.handed())
+	}
 	if got := h.handed(); len(got) != 1 {
 		t.Fatalf("stop was handed over before the question's run started: %q", got)
 	}

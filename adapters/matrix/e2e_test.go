@@ -165,10 +165,12 @@ func TestE2EApproveByReaction(t *testing.T) {
 	if n := testkit.LineCount(t, x.file); n != 1 {
 		t.Fatalf("approved write ran %d times, want exactly 1", n)
 	}
-	// A second ✅ does not run it again.
+	// A second ✅ does not run it again: the bot answers that it already
+	// ran, and is then done with it.
 	x.h.React(x.h.Mod(), card.ID, "✅")
-	x.idle(t)
-	time.Sleep(300 * time.Millisecond)
+	x.h.WaitBotMessage("the answer to the second ✅", func(e *event.Event) bool {
+		return inThread(e, root) && strings.Contains(e.Content.AsMessage().Body, "already approved by "+string(x.h.Mod().UserID))
+	})
 	x.idle(t)
 	if n := testkit.LineCount(t, x.file); n != 1 {
 		t.Fatalf("a repeated ✅ ran the write again: %d lines", n)

@@ -91,9 +91,8 @@ func TestInbound(t *testing.T) {
 		// 5. A DM: addressed, its own thread.
 		h.event(t, "Ev11", slackfake.DirectMessage(dmAlice, alice, "status of @web-01?", "1700000101.000100"), 0)
 
-		got := h.rec.waitMessages(t, 4)
-		time.Sleep(100 * time.Millisecond)
-		got = h.rec.messages()
+		h.settle(t)
+		got := h.rec.messages()
 		if len(got) != 4 {
 			t.Fatalf("delivered %d messages, want 4: %+v", len(got), got)
 		}
@@ -138,8 +137,7 @@ func TestRedeliveredEventHandledOnce(t *testing.T) {
 		h.event(t, "EvDup", ev, 0)
 		h.event(t, "EvDup", ev, 1) // Slack's retry: same event_id
 		h.event(t, "EvNext", slackfake.AppMention(chOps, alice, "<@U0VIGIL> and now?", "1700000200.000200", ""), 0)
-		h.rec.waitMessages(t, 2)
-		time.Sleep(100 * time.Millisecond)
+		h.settle(t)
 		got := h.rec.messages()
 		ids := map[string]int{}
 		for _, m := range got {
@@ -196,9 +194,9 @@ func TestClicks(t *testing.T) {
 		second := click
 		second.ActionTS = "1700000301.000002" // a real double click
 		h.interact(t, slackfake.BlockActions(second))
-		decs := h.rec.waitDecisions(t, 2)
-		time.Sleep(100 * time.Millisecond)
-		if decs = h.rec.decisions(); len(decs) != 2 {
+		h.settle(t)
+		decs := h.rec.decisions()
+		if len(decs) != 2 {
 			t.Fatalf("decisions = %+v, want 2 (the redelivery dropped)", decs)
 		}
 		d := decs[0]

@@ -3,6 +3,7 @@ package slack
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -118,6 +119,8 @@ type harness struct {
 	rec  *recorder
 	logs *logBuffer
 	base string // HTTP mode: http://addr
+	// settled counts settle calls, for unique event IDs.
+	settled int
 }
 
 type harnessOption func(*Config)
@@ -198,6 +201,40 @@ func (h *harness) event(t *testing.T, eventID string, ev slackfake.Event, retry 
 		opts = append(opts, slackfake.Retry(retry, "timeout"))
 	}
 	h.fake.WaitAck(t, h.fake.PushEventsAPI(body, opts...), wait)
+}
+
+// settle waits until the adapter has handed the bot everything sent to it
+// so far, so a test can check what was not delivered. In Socket Mode one
+// goroutine takes envelopes in order and acknowledges each before working
+// on it, so the ack of one more envelope (an ignored join) means the ones
+// before it were taken. Then a marker put behind the work in every shard
+// of every inbound queue runs only after that work has.
+func (h *harness) settle(t *testing.T) {
+	t.Helper()
+	if h.mode != ModeHTTP {
+		join := slackfake.ChannelMessage(chOps, bob, "<@U0BOB> has joined", "1000000000.000001", "")
+		join.SubType = "channel_join"
+		h.settled++
+		h.fake.WaitAck(t, h.fake.PushEventsAPI(slackfake.EventCallback(fmt.Sprint("EvSettle", h.settled), join)), wait)
+	}
+	var wg sync.WaitGroup
+	for _, ib := range []*inbox{h.a.messages, h.a.decisions, h.a.modals} {
+		for _, shard := range ib.shards {
+			wg.Add(1)
+			select {
+			case shard <- func(context.Context) { wg.Done() }:
+			case <-time.After(wait):
+				t.Fatal("an inbound queue stayed full")
+			}
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		t.Fatal("the inbound queues did not drain")
+	}
 }
 
 // interact delivers an interactivity payload.

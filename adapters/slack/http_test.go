@@ -123,12 +123,28 @@ func TestSignedRequests(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(100 * time.Millisecond)
-	if got := h.rec.messages(); len(got) != 1 {
-		t.Errorf("delivered %d messages, want only the good one: %+v", len(got), got)
+	// Inbound work is queued in order per thread (messages) and per
+	// approval (clicks). Good requests on the bad ones' threads and
+	// approval, sent after them, are delivered after anything the bad
+	// ones could have queued: once they arrive, nothing else can.
+	for _, ts := range []string{"1.1", "2.2"} {
+		if code, _ := post(t, slackfake.EventsRequest(t, events, mention("EvAfter"+ts, ts))); code != http.StatusOK {
+			t.Fatalf("sentinel message: status %d", code)
+		}
 	}
-	if got := h.rec.decisions(); len(got) != 0 {
-		t.Errorf("decisions from bad requests: %+v", got)
+	if code, _ := post(t, slackfake.InteractiveRequest(t, srv.URL+"/slack/interactive", slackfake.BlockActions(slackfake.BlockAction{
+		User: bob, Channel: chOps, MessageTS: "1.1", ActionID: actionApprove, Value: `{"id":"a","token":"t"}`, ActionTS: "9.9"}))); code != http.StatusOK {
+		t.Fatalf("sentinel click: status %d", code)
+	}
+	var ids []string
+	for _, m := range h.rec.waitMessages(t, 3) {
+		ids = append(ids, m.EventID)
+	}
+	if got := strings.Join(ids, " "); got != "EvGood EvAfter1.1 EvAfter2.2" {
+		t.Errorf("delivered messages %s, want only the good one and the two sent after the bad ones", got)
+	}
+	if got := h.rec.waitDecisions(t, 1); len(got) != 1 || got[0].EventID != "action:9.9:"+bob {
+		t.Errorf("decisions %+v, want only the one sent after the bad ones", got)
 	}
 	if strings.Contains(h.logs.String(), "tok-in-the-clear") {
 		t.Error("a button value was logged")

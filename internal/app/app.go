@@ -150,12 +150,9 @@ func New(ctx context.Context, o Options) (*App, error) {
 	}
 	a.Registry = reg
 
-	// The agent checkpoints through the bot (which checks the thread lock
-	// first); the bot is built after the agent, hence the indirection.
-	var checkpoint func(context.Context, *agent.Session) error
-	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithGate(policy.NewGate(cfg.Policy.Rules())), agent.WithCheckpoint(func(ctx context.Context, s *agent.Session) error {
-		return checkpoint(ctx, s)
-	})}
+	// Each run's checkpoints and events are the bot's, passed per run
+	// (agent.RunEnv); the agent holds only what every run shares.
+	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithGate(policy.NewGate(cfg.Policy.Rules()))}
 	if cfg.LLM.DailyTokenBudget > 0 {
 		agentOpts = append(agentOpts, agent.WithDailyBudget(extras.budget(cfg.LLM.DailyTokenBudget)))
 	}
@@ -225,7 +222,6 @@ func New(ctx context.Context, o Options) (*App, error) {
 		return nil, err
 	}
 	a.Bot = b
-	checkpoint = b.Checkpoint
 	for _, ad := range o.Adapters {
 		if err := b.Register(ad); err != nil {
 			return nil, err

@@ -138,9 +138,10 @@ func chatStack(t *testing.T, cp policy.ChannelPolicy, mutate ...func(*testkit.Op
 	return chat, model, testkit.Start(t, o)
 }
 
+// idle waits for the bot to finish; testkit.Chat hands messages and
+// decisions to the bot before Say and Decide return.
 func idle(t *testing.T, st *testkit.Stack) {
 	t.Helper()
-	time.Sleep(20 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if err := st.Bot.WaitIdle(ctx); err != nil {
@@ -456,13 +457,15 @@ func TestStopDuringToolIsNotResumed(t *testing.T) {
 	h.model.Script(modeltest.Calls(discoverLocal()), modeltest.Calls(readExec("sleep 5; echo slow")))
 	h.con.Send(t, "slow read on @localhost")
 	h.con.WaitFor(t, "[ok] discover on localhost", wait)
-	waitUntil(t, "the slow read to be proposed", func() bool { return h.model.Count() == 2 })
-	time.Sleep(100 * time.Millisecond)
+	waitUntil(t, "the slow read to be running", func() bool {
+		// Checkpointed as in flight: the state a dead replica leaves.
+		s := h.session()
+		return s.Run != nil && len(s.Run.InFlight) == 1 && s.Run.InFlight[0].Name == "read"
+	})
 	h.con.Send(t, "stop")
 	h.con.WaitFor(t, "note: Stopping.", wait)
 	h.idle()
-	time.Sleep(500 * time.Millisecond) // ten sweeps of the orphan finder
-	h.idle()
+	h.st.WaitSweeps(t, 3) // the orphan finder looked, and continued nothing
 	mustNotContain(t, h.con.Output(), "Picking up where the previous attempt stopped", "a stopped run")
 	if s := h.session(); s.Run != nil {
 		t.Fatalf("run still open after stop: %+v", s.Run)

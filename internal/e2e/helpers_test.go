@@ -56,8 +56,8 @@ func (h *harness) ask(text string) {
 
 func (h *harness) idle() {
 	h.t.Helper()
-	// Give the console goroutine a moment to hand the line to the bot.
-	time.Sleep(20 * time.Millisecond)
+	// The console has handed the lines sent so far to the bot.
+	h.con.Flush(h.t)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if err := h.st.Bot.WaitIdle(ctx); err != nil {

@@ -211,17 +211,43 @@ func TestConfinedNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	// The helper's connections close at once; the test's own sentinel
+	// connection says "s" first.
 	var accepted atomic.Int32
+	sentinel := make(chan struct{}, 1)
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			accepted.Add(1)
+			var b [1]byte
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if n, _ := c.Read(b[:]); n == 1 && b[0] == 's' {
+				sentinel <- struct{}{}
+			} else {
+				accepted.Add(1)
+			}
 			c.Close()
 		}
 	}()
+	// settle returns once the listener has taken every connection made
+	// before it: connections are accepted in order, and a sentinel made
+	// now comes after all of the helper's.
+	settle := func() {
+		t.Helper()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write([]byte("s"))
+		c.Close()
+		select {
+		case <-sentinel:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the listener never took the sentinel connection")
+		}
+	}
 	helper := func(network bool) string {
 		c := exec.Command(os.Args[0], "net-helper", ln.Addr().String())
 		var out bytes.Buffer
@@ -244,7 +270,7 @@ func TestConfinedNetwork(t *testing.T) {
 				t.Errorf("network %v: dial (mptcp %s) succeeded: %v\n%s", network, mp, dialed, out)
 			}
 		}
-		time.Sleep(50 * time.Millisecond) // let the accept loop count
+		settle()
 		if got, want := accepted.Load()-before, int32(0); network {
 			if got == 0 {
 				t.Errorf("network allowed: the listener saw no connection\n%s", out)

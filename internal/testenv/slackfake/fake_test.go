@@ -220,8 +220,21 @@ func TestSocketModeAcksAndRedelivery(t *testing.T) {
 	}
 	s.WaitAck(t, first, 2*time.Second)
 	s.WaitAck(t, skipped, 2*time.Second)
-	// Only one redelivery, ever.
-	time.Sleep(400 * time.Millisecond)
+	// Only one redelivery, ever. A sentinel pushed now and left unacked is
+	// redelivered one ack timeout later; a second redelivery of the
+	// skipped envelope, due one ack timeout after its first, would have
+	// been sent by then.
+	sentinel := s.PushEventsAPI(slackfake.EventCallback("Ev2", slackfake.AppMention("C1", "U1", "<@U0VIGIL> still there?", "4.4", "")))
+	for redelivered := false; !redelivered; {
+		select {
+		case evt := <-sm.Events:
+			if evt.Request != nil && evt.Request.EnvelopeID == sentinel && evt.Request.RetryAttempt == 1 {
+				redelivered = true
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the unacked sentinel was never redelivered")
+		}
+	}
 	n := 0
 	for _, e := range s.Sent() {
 		if e.EnvelopeID == skipped {

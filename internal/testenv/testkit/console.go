@@ -64,6 +64,32 @@ func (c *Console) Send(t testing.TB, line string) {
 	}
 }
 
+// Flush returns once the console has finished handling every line sent
+// before it (handed it to the bot, or waited as "stop" and "approve" do).
+// The console reads on while it handles a line and hands lines over one
+// at a time, so of two empty lines (which it ignores), written one after
+// the other, the second is read only after the line before them was
+// handled.
+func (c *Console) Flush(t testing.TB) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(c.in, "\n")
+		if err == nil {
+			_, err = io.WriteString(c.in, "\n")
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("console: flush: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("console: flush: the console did not finish its input for 30s")
+	}
+}
+
 // Close ends the input (Ctrl-D).
 func (c *Console) Close() { _ = c.in.Close() }
 

@@ -76,6 +76,8 @@ type Stack struct {
 	Model  *modeltest.Server
 	// Done receives the bot's Run result once it returns.
 	Done chan error
+	// sweeps counts the orphan finder's passes (WaitSweeps).
+	sweeps *sweepWatch
 }
 
 // Start builds and runs the stack; t.Cleanup stops it.
@@ -110,10 +112,19 @@ func Start(t testing.TB, o Options) *Stack {
 			t.Logf("vigil log:\n%s", logs.String())
 		}
 	})
+	// The bot sees the run index through a counter of its sweeps; the
+	// stack's Stores stay the plain ones, so a test's own look at the
+	// index is not counted as a sweep.
+	watched := *stores
+	var sweeps *sweepWatch
+	if watched.Runs != nil {
+		sweeps = newSweepWatch(watched.Runs)
+		watched.Runs = sweeps
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, app.Options{
 		Config:     cfg,
-		Stores:     stores,
+		Stores:     &watched,
 		Adapters:   append([]bot.Adapter{o.Adapter}, o.Extra...),
 		Inventory:  o.Inventory,
 		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})),
@@ -131,7 +142,7 @@ func Start(t testing.TB, o Options) *Stack {
 			c.SetIdle(a.Bot)
 		}
 	}
-	s := &Stack{App: a, Bot: a.Bot, Stores: *stores, Model: o.Model, Done: make(chan error, 1)}
+	s := &Stack{App: a, Bot: a.Bot, Stores: *stores, Model: o.Model, Done: make(chan error, 1), sweeps: sweeps}
 	if o.NoRun {
 		t.Cleanup(func() { cancel(); _ = a.Close() })
 		return s
