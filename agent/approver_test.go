@@ -56,7 +56,7 @@ func TestApprovedCallKnowsItsApprover(t *testing.T) {
 	if len(stamp.got) != 0 {
 		t.Fatal("the write ran before approval")
 	}
-	if _, err := a.Resume(context.Background(), s, agent.Decision{Approved: true, By: "U0BOB", Level: policy.LevelControlled}, &recorder{}); err != nil {
+	if _, err := a.Resume(context.Background(), s, agent.Decision{Approved: true, By: "U0BOB", Level: policy.LevelControlled}, agent.RunEnv{Sink: &recorder{}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(stamp.got) != 1 || stamp.got[0] != "U0BOB" {
