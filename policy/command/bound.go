@@ -171,6 +171,54 @@ func (f *follow) dropArg(i int) {
 	f.replace[i] = ""
 }
 
+// dropKeys marks the options with the given keys for removal: a word
+// holding only such options is dropped, a cluster is rebuilt without them
+// (-fn5 becomes -n5). Options before a verb, and quoted or escaped words,
+// cannot be edited safely.
+func (f *follow) dropKeys(c *classifier, k *call, keys ...string) {
+	uses := k.p.uses
+	for n := 0; n < len(uses); n++ {
+		u := &uses[n]
+		if !slices.Contains(keys, u.o.key) {
+			continue
+		}
+		f.found = true
+		if u.lead {
+			f.editable = false
+			continue
+		}
+		if f.replace == nil {
+			f.replace = make(map[int]string, 2)
+		}
+		if !u.cluster {
+			f.replace[u.i] = ""
+			continue
+		}
+		a := k.args[u.i]
+		if raw := c.raw(a, k.ctx); !a.static || raw != a.s {
+			f.editable = false
+			continue
+		}
+		var b strings.Builder
+		b.WriteByte('-')
+		for m := range uses {
+			v := &uses[m]
+			if v.i != u.i || v.lead || slices.Contains(keys, v.o.key) {
+				continue
+			}
+			b.WriteString(v.as[1:])
+			if v.hasVal && v.attached {
+				b.WriteString(v.val.s)
+			}
+		}
+		text := b.String()
+		if text == "-" {
+			text = ""
+		}
+		f.replace[u.i] = text
+	}
+}
+
 // dropShort marks a follow flag found inside the short cluster of argument
 // i for removal.
 func (f *follow) dropShort(c *classifier, k *call, i int, drop, valued string) {
