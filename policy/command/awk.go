@@ -27,7 +27,7 @@ func checkAwk(c *classifier, k *call) {
 	var prog strings.Builder
 	have := false
 	for _, u := range k.p.uses {
-		if u.o.key != "source" {
+		if u.key != "source" {
 			continue
 		}
 		if !u.val.static {

@@ -179,7 +179,7 @@ func (f *follow) dropKeys(c *classifier, k *call, keys ...string) {
 	uses := k.p.uses
 	for n := 0; n < len(uses); n++ {
 		u := &uses[n]
-		if !slices.Contains(keys, u.o.key) {
+		if !slices.Contains(keys, u.key) {
 			continue
 		}
 		f.found = true
@@ -203,7 +203,7 @@ func (f *follow) dropKeys(c *classifier, k *call, keys ...string) {
 		b.WriteByte('-')
 		for m := range uses {
 			v := &uses[m]
-			if v.i != u.i || v.lead || slices.Contains(keys, v.o.key) {
+			if v.i != u.i || v.lead || slices.Contains(keys, v.key) {
 				continue
 			}
 			b.WriteString(v.as[1:])

@@ -211,12 +211,24 @@ func (c *classifier) scriptIn(src string, ctx callCtx, d Dialect) {
 func (c *classifier) shScript(src string, ctx callCtx) {
 	n := len(c.findings)
 	c.scriptIn(src, ctx, DialectBash)
+	if !dialectSensitive(src) {
+		// Without $'...', $"..." or braces the two readings give the same
+		// words; bash-only syntax fails the POSIX parse, which only refuses.
+		return
+	}
 	for _, f := range c.findings[n:] {
 		if f.write {
 			return // one reading already refuses it
 		}
 	}
 	c.scriptIn(src, ctx, DialectPOSIX)
+}
+
+// dialectSensitive reports text whose words bash and a POSIX sh expand
+// differently: ANSI-C and locale quoting ($'...', $"...") and brace
+// expansion.
+func dialectSensitive(src string) bool {
+	return strings.Contains(src, "$'") || strings.Contains(src, "$\"") || strings.IndexByte(src, '{') >= 0
 }
 
 // plainText reports whether src holds only characters the shell and the
@@ -226,9 +238,11 @@ func (c *classifier) shScript(src string, ctx callCtx) {
 // same way by every shell: all are refused, naming the byte, never
 // cleaned.
 func (c *classifier) plainText(src string) bool {
+	ascii := true
 	for i := 0; i < len(src); i++ {
 		ch := src[i]
 		if ch >= 0x20 && ch != 0x7f || ch == '\t' || ch == '\n' {
+			ascii = ascii && ch < 0x80
 			continue
 		}
 		name := "control character"
@@ -241,7 +255,7 @@ func (c *classifier) plainText(src string) bool {
 		c.unknown("command", fmt.Sprintf("contains a %s (0x%02x) at offset %d", name, ch, i))
 		return false
 	}
-	if !utf8.ValidString(src) {
+	if !ascii && !utf8.ValidString(src) {
 		c.unknown("command", "contains invalid UTF-8")
 		return false
 	}

@@ -93,6 +93,9 @@ func checkAws(c *classifier, k *call) {
 			return
 		}
 	case op == "wait":
+	case awsStreaming[op]:
+		c.writer(name, RiskLow, "writes the response to an output file")
+		return
 	case strings.HasPrefix(op, "describe-") || strings.HasPrefix(op, "list-") || strings.HasPrefix(op, "get-"):
 	default:
 		c.writer(name, RiskMedium, "operation not known to be read-only")
@@ -102,6 +105,14 @@ func checkAws(c *classifier, k *call) {
 	// output file (s3api get-object BUCKET KEY OUTFILE).
 	c.awsParams(k, name, params, nil, 0)
 }
+
+// awsStreaming are the get-* operations whose response is a stream the
+// CLI writes to a file named by a positional argument (the API models'
+// streaming outputs); their other words cannot be told from that file.
+var awsStreaming = wordSet(`get-object get-object-torrent get-job-output get-media get-clip
+	get-media-for-fragment-list get-export get-sdk get-snapshot-block get-package-version-asset
+	get-configuration get-latest-configuration get-work-unit-results get-raw-message-content
+	get-images get-hls-streaming-session-url`)
 
 // awsS3LsFlags are aws s3 ls's value-less flags.
 var awsS3LsFlags = opts(reads(`--recursive --human-readable --summarize --page-size= --request-payer=
@@ -118,15 +129,16 @@ func (c *classifier) awsParams(k *call, name string, params []arg, flags *optTab
 		s := a.s
 		if strings.HasPrefix(s, "--") {
 			opt, val, hasEq := strings.Cut(s[2:], "=")
-			if o := awsGlobals.long[opt]; o != nil && o.eff != effRead {
-				c.applyOpt(k, &optUse{o: o, as: "--" + opt})
+			if o := awsGlobals.longOpt(opt); o.found() && o.info().eff != effRead {
+				u := useOf(o, 0, "--"+opt)
+				c.applyOpt(k, &u)
 				return
 			}
 			if hasEq && !awsValue(c, k, name, val) {
 				return
 			}
 			afterOpt = !hasEq
-			if flags != nil && flags.long[opt] != nil && flags.long[opt].arg == argNone {
+			if flags != nil && flags.longOpt(opt).found() && flags.longOpt(opt).opt().arg == argNone {
 				afterOpt = false
 			}
 			continue

@@ -672,7 +672,7 @@ func unbundleTar(args []arg) ([]arg, bool) {
 	out := make([]arg, 0, len(args)+len(args[0].s))
 	next := 1
 	for _, ch := range args[0].s {
-		if ch > 127 || tarTool.opts.short[byte(ch)] == nil {
+		if ch > 127 || !tarTool.opts.shortOpt(byte(ch)).found() {
 			return nil, false
 		}
 		out = append(out, lit("-"+string(ch)))

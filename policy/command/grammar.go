@@ -1,6 +1,7 @@
 package command
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -38,29 +39,91 @@ const (
 // finding.
 type valueCheck func(c *classifier, k *call, u *optUse) bool
 
-// opt is one option of a tool: its names, its value, and its effect.
+// opt is one option of a tool: its value and, through its table, its
+// effect and key. It holds no pointers: the tables live for the whole
+// process and the garbage collector would otherwise mark every option on
+// every cycle.
 type opt struct {
-	shorts string   // single-character names
-	longs  []string // long names without dashes (single-dash long names for dashLong tools)
-	arg    argKind
+	arg argKind
 	// shortFlag: the short name takes no value even though the long one
 	// takes an optional one (tail -f vs --follow[=how]).
 	shortFlag bool
-	eff       effect
-	risk      Risk
-	msg       string
-	val       valueCheck
-	// key is the name checkers look the option up by: its first long name,
-	// else its first short name.
-	key string
+	info      uint8  // index of its optInfo in the table
+	keyOff    uint16 // its key in the table's text
+	keyLen    uint8
 }
 
-// optTable is every option of one tool or verb.
+// optInfo is what the options of one group do.
+type optInfo struct {
+	eff  effect
+	risk Risk
+	msg  string
+	val  valueCheck
+}
+
+// optTable is every option of one tool or verb, kept compact: names are
+// offsets into one string, and only text and infos hold pointers.
 type optTable struct {
-	short map[byte]*opt
-	long  map[string]*opt
-	names []string // long names, for abbreviation matching
-	all   []*opt
+	text      string    // every long name, then every key, concatenated
+	opts      []opt     // pointer-free
+	infos     []optInfo // one per group
+	names     []nameRef // long names, sorted; pointer-free
+	shortKeys string    // single-character names
+	shortIdx  []uint16  // the option of each of shortKeys
+}
+
+// nameRef is one long name: text[off:off+n] names opts[opt].
+type nameRef struct {
+	off uint16
+	n   uint8
+	opt uint16
+}
+
+func (t *optTable) name(i int) string {
+	r := t.names[i]
+	return t.text[r.off : int(r.off)+int(r.n)]
+}
+
+// optRef is an option found in a table.
+type optRef struct {
+	t *optTable
+	i int
+}
+
+func (r optRef) found() bool        { return r.t != nil }
+func (r optRef) opt() *opt          { return &r.t.opts[r.i] }
+func (r optRef) info() *optInfo     { return &r.t.infos[r.t.opts[r.i].info] }
+func (r optRef) same(s optRef) bool { return r.t == s.t && r.i == s.i }
+
+// key is the name checkers look the option up by: its first long name,
+// else its first short name.
+func (r optRef) key() string {
+	o := &r.t.opts[r.i]
+	return r.t.text[o.keyOff : int(o.keyOff)+int(o.keyLen)]
+}
+
+// shortOpt returns the option with a single-character name.
+func (t *optTable) shortOpt(ch byte) optRef {
+	if i := strings.IndexByte(t.shortKeys, ch); i >= 0 {
+		return optRef{t, int(t.shortIdx[i])}
+	}
+	return optRef{}
+}
+
+// longOpt returns the option with a long name spelled out.
+func (t *optTable) longOpt(name string) optRef {
+	if i, ok := t.search(name); ok {
+		return optRef{t, int(t.names[i].opt)}
+	}
+	return optRef{}
+}
+
+// search finds name among the sorted long names: its index, or where it
+// would be.
+func (t *optTable) search(name string) (int, bool) {
+	return slices.BinarySearchFunc(t.names, name, func(r nameRef, name string) int {
+		return strings.Compare(t.text[r.off:int(r.off)+int(r.n)], name)
+	})
 }
 
 // parseStyle is how a tool's command-line parser reads options.
@@ -160,37 +223,69 @@ func unknowns(msg, spec string) optGroup {
 // opts builds an option table from groups. It panics on a malformed spec
 // or a name given twice: tables are package data, checked by the tests.
 func opts(groups ...optGroup) *optTable {
-	t := &optTable{short: make(map[byte]*opt), long: make(map[string]*opt)}
+	n := 0
 	for _, g := range groups {
+		n += len(strings.Fields(g.spec))
+	}
+	t := &optTable{opts: make([]opt, 0, n), infos: make([]optInfo, 0, len(groups))}
+	type named struct {
+		name string
+		opt  int
+	}
+	var longs []named
+	var shorts []byte
+	var keys []string
+	for _, g := range groups {
+		if len(g.spec) > 0 {
+			t.infos = append(t.infos, optInfo{eff: g.eff, risk: g.risk, msg: g.msg, val: g.val})
+		}
 		for _, entry := range strings.Fields(g.spec) {
-			o := parseOptEntry(entry)
-			o.eff, o.risk, o.msg, o.val = g.eff, g.risk, g.msg, g.val
-			t.add(o, entry)
+			o := opt{info: uint8(len(t.infos) - 1)}
+			names, shortNames := parseOptEntry(entry, &o)
+			idx := len(t.opts)
+			for j := 0; j < len(shortNames); j++ {
+				if slices.Contains(shorts, shortNames[j]) {
+					panic("command: option -" + shortNames[j:j+1] + " defined twice (" + entry + ")")
+				}
+				shorts = append(shorts, shortNames[j])
+				t.shortIdx = append(t.shortIdx, uint16(idx))
+			}
+			for _, name := range names {
+				longs = append(longs, named{name, idx})
+			}
+			if len(names) > 0 {
+				keys = append(keys, names[0])
+			} else {
+				keys = append(keys, shortNames[:1])
+			}
+			t.opts = append(t.opts, o)
 		}
 	}
+	t.shortKeys = string(shorts)
+	slices.SortFunc(longs, func(a, b named) int { return strings.Compare(a.name, b.name) })
+	var text strings.Builder
+	t.names = make([]nameRef, len(longs))
+	for j, l := range longs {
+		if j > 0 && longs[j-1].name == l.name {
+			panic("command: option " + l.name + " defined twice")
+		}
+		t.names[j] = nameRef{off: uint16(text.Len()), n: uint8(len(l.name)), opt: uint16(l.opt)}
+		text.WriteString(l.name)
+	}
+	for j, key := range keys {
+		t.opts[j].keyOff, t.opts[j].keyLen = uint16(text.Len()), uint8(len(key))
+		text.WriteString(key)
+	}
+	if text.Len() > 65535 || len(t.infos) > 255 {
+		panic("command: option table too large")
+	}
+	t.text = text.String()
 	return t
 }
 
-func (t *optTable) add(o *opt, entry string) {
-	for i := 0; i < len(o.shorts); i++ {
-		if t.short[o.shorts[i]] != nil {
-			panic("command: option -" + o.shorts[i:i+1] + " defined twice (" + entry + ")")
-		}
-		t.short[o.shorts[i]] = o
-	}
-	for _, n := range o.longs {
-		if t.long[n] != nil {
-			panic("command: option " + n + " defined twice (" + entry + ")")
-		}
-		t.long[n] = o
-		t.names = append(t.names, n)
-	}
-	t.all = append(t.all, o)
-}
-
-// parseOptEntry parses one entry of the option notation.
-func parseOptEntry(entry string) *opt {
-	o := &opt{}
+// parseOptEntry parses one entry of the option notation into o and
+// returns its long and short names.
+func parseOptEntry(entry string, o *opt) (longs []string, shorts string) {
 	names := entry
 	switch {
 	case strings.HasSuffix(entry, "[--=]"):
@@ -205,56 +300,40 @@ func parseOptEntry(entry string) *opt {
 	for _, n := range strings.Split(names, "|") {
 		switch {
 		case strings.HasPrefix(n, "--") && len(n) > 2:
-			o.longs = append(o.longs, n[2:])
+			longs = append(longs, n[2:])
 		case len(n) == 2 && n[0] == '-':
-			o.shorts += n[1:]
+			shorts += n[1:]
 		case len(n) > 2 && n[0] == '-':
-			o.longs = append(o.longs, n[1:])
+			longs = append(longs, n[1:])
 		default:
 			panic("command: bad option notation " + entry)
 		}
 	}
-	if len(o.longs) > 0 {
-		o.key = o.longs[0]
-	} else {
-		o.key = o.shorts[:1]
-	}
-	return o
-}
-
-// with returns a copy of t with more options: the tool's global options
-// plus a verb's own, for parsers that accept both after the verb.
-func (t *optTable) with(groups ...optGroup) *optTable {
-	u := opts(groups...)
-	for _, o := range t.all {
-		u.add(o, o.key)
-	}
-	return u
+	return longs, shorts
 }
 
 // lookupLong finds a long option by its exact name or, when the parser
 // accepts them, an unambiguous abbreviation. n is the number of distinct
 // options the name could abbreviate (0: none, >1: ambiguous).
-func lookupLong(tabs []*optTable, name string, abbrev bool) (o *opt, n int, full string) {
+func lookupLong(tabs []*optTable, name string, abbrev bool) (o optRef, n int, full string) {
 	for _, t := range tabs {
-		if o := t.long[name]; o != nil {
+		if o := t.longOpt(name); o.found() {
 			return o, 1, name
 		}
 	}
 	if !abbrev || name == "" {
-		return nil, 0, ""
+		return optRef{}, 0, ""
 	}
 	for _, t := range tabs {
-		for _, cand := range t.names {
-			if !strings.HasPrefix(cand, name) {
-				continue
-			}
-			c := t.long[cand]
-			if o == nil {
-				o, n, full = c, 1, cand
-			} else if c != o {
+		j, _ := t.search(name)
+		for ; j < len(t.names) && strings.HasPrefix(t.name(j), name); j++ {
+			c := optRef{t, int(t.names[j].opt)}
+			switch {
+			case !o.found():
+				o, n, full = c, 1, t.name(j)
+			case !c.same(o):
 				n++
-				full += ", --" + cand
+				full += ", --" + t.name(j)
 			}
 		}
 	}
@@ -263,7 +342,9 @@ func lookupLong(tabs []*optTable, name string, abbrev bool) (o *opt, n int, full
 
 // optUse is one option as it occurs on a command line.
 type optUse struct {
-	o      *opt
+	key    string // its key (see optRef.key)
+	info   *optInfo
+	arg    argKind
 	i      int    // index in the call's arguments of the word it came from
 	as     string // the option as written: "-o", "--out"
 	full   string // the long name it abbreviates, or ""
@@ -293,7 +374,7 @@ func (p *parsed) last(key string) *optUse {
 		return nil
 	}
 	for i := len(p.uses) - 1; i >= 0; i-- {
-		if p.uses[i].o.key == key {
+		if p.uses[i].key == key {
 			return &p.uses[i]
 		}
 	}
@@ -341,7 +422,7 @@ type tool struct {
 	style parseStyle
 	opts  *optTable
 	// verbs are the subcommands; nil for a tool without verbs.
-	verbs map[string]*verbRule
+	verbs *verbSet
 	// verbAbbrev: the tool accepts verb abbreviations (iproute2, nmcli);
 	// an abbreviation is read-only only if every verb it may name is.
 	verbAbbrev bool
@@ -393,7 +474,7 @@ func (c *classifier) scanTool(k *call, t *tool, inherited tabList, mark, omark i
 		return
 	}
 	if t.verbs == nil {
-		k.p = &parsed{uses: c.uses[mark:], ops: c.opIdx[omark:]}
+		k.setParsed(parsed{uses: c.uses[mark:], ops: c.opIdx[omark:]})
 		if t.check != nil {
 			t.check(c, k)
 		} else {
@@ -406,7 +487,7 @@ func (c *classifier) scanTool(k *call, t *tool, inherited tabList, mark, omark i
 			c.unknown(k.name, "no subcommand")
 			return
 		}
-		k.p = &parsed{uses: c.uses[mark:], ops: c.opIdx[omark:]}
+		k.setParsed(parsed{uses: c.uses[mark:], ops: c.opIdx[omark:]})
 		c.applyVerbRule(k, t.noVerb)
 		return
 	}
@@ -417,9 +498,14 @@ func (c *classifier) scanTool(k *call, t *tool, inherited tabList, mark, omark i
 	}
 	v, name := t.verb(w.s)
 	vk := c.verbCall(k, i, name)
-	defer c.freeCall()
+	c.judgeVerb(vk, t, v, w.s, name, tabs, inherited, mark, omark)
+	c.freeCall()
+}
+
+// judgeVerb scans and judges the verb call vk of tool t.
+func (c *classifier) judgeVerb(vk *call, t *tool, v *verbRule, word, name string, tabs, inherited tabList, mark, omark int) {
 	switch {
-	case v == nil && name != w.s:
+	case v == nil && name != word:
 		c.unknown(vk.name, "abbreviation may name a subcommand that writes")
 		return
 	case v == nil:
@@ -449,7 +535,7 @@ func (c *classifier) scanTool(k *call, t *tool, inherited tabList, mark, omark i
 		return
 	}
 	if v.noScan {
-		vk.p = &parsed{}
+		vk.setParsed(parsed{})
 		v.check(c, vk)
 		return
 	}
@@ -461,7 +547,7 @@ func (c *classifier) scanTool(k *call, t *tool, inherited tabList, mark, omark i
 	if _, ok := c.scanOpts(vk, st, vt.t[:vt.n], v.digits, false); !ok {
 		return
 	}
-	vk.p = &parsed{uses: c.uses[mark:], ops: c.opIdx[omark:]}
+	vk.setParsed(parsed{uses: c.uses[mark:], ops: c.opIdx[omark:]})
 	c.applyVerbRule(vk, v)
 }
 
@@ -469,7 +555,7 @@ func (c *classifier) scanTool(k *call, t *tool, inherited tabList, mark, omark i
 // abbreviation that names only read verbs of one rule. name is the verb's
 // full name for reasons.
 func (t *tool) verb(w string) (*verbRule, string) {
-	if v := t.verbs[w]; v != nil {
+	if v := t.verbs.get(w); v != nil {
 		return v, w
 	}
 	if !t.verbAbbrev || w == "" {
@@ -477,10 +563,9 @@ func (t *tool) verb(w string) (*verbRule, string) {
 	}
 	var found *verbRule
 	full := ""
-	for n, v := range t.verbs {
-		if !strings.HasPrefix(n, w) {
-			continue
-		}
+	j, _ := slices.BinarySearch(t.verbs.names, w)
+	for ; j < len(t.verbs.names) && strings.HasPrefix(t.verbs.names[j], w); j++ {
+		n, v := t.verbs.names[j], t.verbs.rules[j]
 		if v.class == ruleWrite || found != nil && found != v {
 			return nil, w + " (" + n + "?)"
 		}
@@ -585,7 +670,7 @@ func (c *classifier) scanOption(k *call, st parseStyle, tabs []*optTable, digits
 		for first < len(s) && s[first] >= '0' && s[first] <= '9' {
 			first++
 		}
-		c.uses = append(c.uses, optUse{o: digitOpt, i: i, as: s[:first], val: lit(s[1:first]), hasVal: true, cluster: first < len(s)})
+		c.uses = append(c.uses, optUse{key: "#", info: &readInfo, arg: argReq, i: i, as: s[:first], val: lit(s[1:first]), hasVal: true, cluster: first < len(s)})
 		if first == len(s) {
 			return i, true
 		}
@@ -613,26 +698,27 @@ func (c *classifier) scanOption(k *call, st parseStyle, tabs []*optTable, digits
 				c.unknown(k.name+" "+as, "ambiguous abbreviation (--"+full+")")
 				return i, false
 			}
-			u := optUse{o: o, i: i, as: as}
+			u := useOf(o, i, as)
+			oa := u.arg
 			if full != name {
 				u.full = full
 			}
 			switch {
-			case hasEq && o.arg == argNone && !st.boolValue:
+			case hasEq && oa == argNone && !st.boolValue:
 				c.unknown(k.name+" "+as, "option takes no value")
 				return i, false
 			case hasEq:
 				u.val, u.hasVal, u.attached = arg{s: val, static: true, noDash: !strings.HasPrefix(val, "-")}, true, true
-				if o.arg == argTwo {
+				if oa == argTwo {
 					if i+1 >= len(args) {
 						c.unknown(k.name+" "+as, "missing value")
 						return i, false
 					}
 					i++
 				}
-			case o.arg == argReq || o.arg == argTwo:
+			case oa == argReq || oa == argTwo:
 				need := 1
-				if o.arg == argTwo {
+				if oa == argTwo {
 					need = 2
 				}
 				if i+need >= len(args) {
@@ -656,21 +742,23 @@ func (c *classifier) scanOption(k *call, st parseStyle, tabs []*optTable, digits
 	start := i
 	for j := first; j < len(s); j++ {
 		ch := s[j]
-		var o *opt
+		var o optRef
 		for _, t := range tabs {
-			if o = t.short[ch]; o != nil {
+			if o = t.shortOpt(ch); o.found() {
 				break
 			}
 		}
 		as := "-" + s[j:j+1]
-		if o == nil {
+		if !o.found() {
 			c.unknown(k.name, "unknown option "+as)
 			return i, false
 		}
-		u := optUse{o: o, i: start, as: as, cluster: len(s) > 2}
+		u := useOf(o, start, as)
+		u.cluster = len(s) > 2
+		oa := u.arg
 		rest := s[j+1:]
 		switch {
-		case o.arg == argNone || o.shortFlag:
+		case oa == argNone || o.opt().shortFlag:
 			if st.shortEq && strings.HasPrefix(rest, "=") && st.boolValue {
 				u.val, u.hasVal, u.attached = lit(rest[1:]), true, true
 				j = len(s)
@@ -685,17 +773,17 @@ func (c *classifier) scanOption(k *call, st parseStyle, tabs []*optTable, digits
 			}
 			u.val, u.hasVal, u.attached = arg{s: rest, static: true, noDash: rest == "" || rest[0] != '-'}, true, true
 			j = len(s)
-			if o.arg == argTwo {
+			if oa == argTwo {
 				if i+1 >= len(args) {
 					c.unknown(k.name+" "+as, "missing value")
 					return i, false
 				}
 				i++
 			}
-		case o.arg == argOpt:
+		case oa == argOpt:
 		default:
 			need := 1
-			if o.arg == argTwo {
+			if oa == argTwo {
 				need = 2
 			}
 			if i+need >= len(args) {
@@ -720,8 +808,14 @@ func (c *classifier) scanOption(k *call, st parseStyle, tabs []*optTable, digits
 	return i, true
 }
 
-// digitOpt is the -NUM count of tools such as head and tail.
-var digitOpt = &opt{key: "#", arg: argReq}
+// readInfo is the effect of an option that only reads (the -NUM count of
+// head and tail).
+var readInfo = optInfo{eff: effRead}
+
+// useOf starts the use of option o at args[i], written as as.
+func useOf(o optRef, i int, as string) optUse {
+	return optUse{key: o.key(), info: o.info(), arg: o.opt().arg, i: i, as: as}
+}
 
 // valueWord vets a value taken from the next word: one that may split
 // into several words could bring more options.
@@ -736,7 +830,7 @@ func (c *classifier) valueWord(k *call, u *optUse) bool {
 // applyOpt records the effect of one option; false means it is not
 // read-only (a finding was recorded).
 func (c *classifier) applyOpt(k *call, u *optUse) bool {
-	o := u.o
+	o := u.info
 	if o.eff == effRead || boolOff(u) {
 		if o.val != nil && !boolOff(u) {
 			return o.val(c, k, u)
@@ -762,7 +856,7 @@ func (c *classifier) applyOpt(k *call, u *optUse) bool {
 
 // boolOff reports a flag turned off by its value: --watch=false.
 func boolOff(u *optUse) bool {
-	if u.o.arg != argNone || !u.hasVal {
+	if u.arg != argNone || !u.hasVal {
 		return false
 	}
 	switch u.val.s {

@@ -267,26 +267,31 @@ func checkIptables(c *classifier, k *call) {
 			case n > 1:
 				c.unknown(k.name+" "+s, "ambiguous abbreviation (--"+full+")")
 				return
-			case o == nil:
+			case !o.found():
 				continue // an extension's option
-			case o.eff != effRead:
-				c.applyOpt(k, &optUse{o: o, as: "--" + name, full: full})
+			case o.info().eff != effRead:
+				u := useOf(o, i, "--"+name)
+				if full != name {
+					u.full = full
+				}
+				c.applyOpt(k, &u)
 				return
-			case (o.arg == argReq || o.arg == argTwo) && !hasEq:
+			case (o.opt().arg == argReq || o.opt().arg == argTwo) && !hasEq:
 				i++
 			}
 		case len(s) > 1 && s[0] == '-' && s != "-":
 			for j := 1; j < len(s); j++ {
-				o := iptablesOpts.short[s[j]]
-				if o == nil {
+				o := iptablesOpts.shortOpt(s[j])
+				if !o.found() {
 					c.unknown(k.name, "unknown option -"+s[j:j+1])
 					return
 				}
-				if o.eff != effRead {
-					c.applyOpt(k, &optUse{o: o, as: "-" + s[j:j+1]})
+				if o.info().eff != effRead {
+					u := useOf(o, i, "-"+s[j:j+1])
+					c.applyOpt(k, &u)
 					return
 				}
-				if o.arg == argReq || o.arg == argTwo {
+				if a := o.opt().arg; a == argReq || a == argTwo {
 					if j+1 == len(s) {
 						i++
 					}
@@ -661,10 +666,10 @@ func checkNmcli(c *classifier, k *call) {
 			case n != 1:
 				c.unknown("nmcli "+a.s, "option not known or ambiguous")
 				return
-			case o.eff != effRead:
-				c.unknown("nmcli "+a.s, o.msg)
+			case o.info().eff != effRead:
+				c.unknown("nmcli "+a.s, o.info().msg)
 				return
-			case o.arg == argReq && !hasEq:
+			case o.opt().arg == argReq && !hasEq:
 				i++
 			}
 			continue

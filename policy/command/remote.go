@@ -62,7 +62,7 @@ func checkSSH(c *classifier, k *call) {
 	if !ok {
 		return
 	}
-	k.p = &parsed{uses: c.uses[mark:]}
+	k.setParsed(parsed{uses: c.uses[mark:]})
 	if k.p.hasAny("G", "V", "Q") {
 		c.read("ssh", "prints its configuration or version and exits")
 		return
@@ -86,7 +86,7 @@ func checkSSH(c *classifier, k *call) {
 	for i := before; i < len(c.uses); i++ {
 		c.uses[i].i += host + 1 // index in k.args
 	}
-	k.p = &parsed{uses: c.uses[mark:]}
+	k.setParsed(parsed{uses: c.uses[mark:]})
 	if cmdAt >= len(rest.args) {
 		c.unknown("ssh", "interactive session")
 		c.unbounded(k.ctx, BoundInteractiveREPL, "")
@@ -113,7 +113,7 @@ func (c *classifier) sshDropTTY(k *call, host int) string {
 	f := newFollow()
 	for i := range k.p.uses {
 		u := &k.p.uses[i]
-		if u.o.key != "t" {
+		if u.key != "t" {
 			continue
 		}
 		f.found = true

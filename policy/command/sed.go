@@ -20,7 +20,7 @@ func checkSed(c *classifier, k *call) {
 	var script strings.Builder
 	have := false
 	for _, u := range k.p.uses {
-		if u.o.key != "expression" {
+		if u.key != "expression" {
 			continue
 		}
 		if !u.val.static {

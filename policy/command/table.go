@@ -32,8 +32,16 @@ type call struct {
 	lead []arg  // words between the command word and args (global options, subcommand)
 	args []arg  // the arguments being judged
 	ctx  callCtx
-	// p is the grammar scan of args, for tools judged by a grammar.
-	p *parsed
+	// p is the grammar scan of args, for tools judged by a grammar; it
+	// points at scan, which the call holds so that it is not allocated.
+	p    *parsed
+	scan parsed
+}
+
+// setParsed records the grammar scan of k.
+func (k *call) setParsed(p parsed) {
+	k.scan = p
+	k.p = &k.scan
 }
 
 // commandTable maps every command name the classifier knows to its rule.

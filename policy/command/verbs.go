@@ -1,6 +1,9 @@
 package command
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Verb tables: helpers that build the verbs of a tool grammar.
 
@@ -27,18 +30,42 @@ func vwrites(risk Risk, names string) verbGroup {
 // vrule gives verbs their own rule.
 func vrule(r *verbRule, names string) verbGroup { return verbGroup{names, r} }
 
-// verbTable builds a verb map from groups; a name given twice panics.
-func verbTable(groups ...verbGroup) map[string]*verbRule {
-	m := make(map[string]*verbRule)
+// verbSet is a tool's verbs, sorted by name (a compact table: see
+// optTable).
+type verbSet struct {
+	names []string
+	rules []*verbRule
+}
+
+// get returns the rule of a verb spelled out, or nil.
+func (s *verbSet) get(name string) *verbRule {
+	if i, ok := slices.BinarySearch(s.names, name); ok {
+		return s.rules[i]
+	}
+	return nil
+}
+
+// verbTable builds a verb set from groups; a name given twice panics.
+func verbTable(groups ...verbGroup) *verbSet {
+	type named struct {
+		name string
+		r    *verbRule
+	}
+	var all []named
 	for _, g := range groups {
 		for _, n := range strings.Fields(g.names) {
-			if m[n] != nil {
-				panic("command: verb " + n + " defined twice")
-			}
-			m[n] = g.r
+			all = append(all, named{n, g.r})
 		}
 	}
-	return m
+	slices.SortFunc(all, func(a, b named) int { return strings.Compare(a.name, b.name) })
+	s := &verbSet{names: make([]string, len(all)), rules: make([]*verbRule, len(all))}
+	for i, v := range all {
+		if i > 0 && all[i-1].name == v.name {
+			panic("command: verb " + v.name + " defined twice")
+		}
+		s.names[i], s.rules[i] = v.name, v.r
+	}
+	return s
 }
 
 // readWith is a read verb with its own options.

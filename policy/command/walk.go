@@ -496,21 +496,21 @@ func (c *classifier) visitNode(n syntax.Node) bool {
 // a word, which is dynamic wherever it is used (a command word, a
 // redirection target or an option made of it is judged as such).
 func (c *classifier) substitution(stmts []*syntax.Stmt, ctx callCtx) {
-	c.substDepth++
-	defer func() { c.substDepth-- }()
-	if c.substDepth > maxNesting {
+	if c.substDepth >= maxNesting {
 		c.unknown("$(...)", "substitutions nested too deep to classify")
 		return
 	}
-	ctx.nest = 1 // no rewrite reaches inside a substitution
 	if len(stmts) == 0 {
 		c.read("$(...)", "empty substitution")
 		return
 	}
+	c.substDepth++
+	ctx.nest = 1 // no rewrite reaches inside a substitution
 	for _, st := range stmts {
 		syntax.Walk(st, c.visit)
 		c.stmt(st, ctx)
 	}
+	c.substDepth--
 }
 
 // arithm flags arithmetic that reads variables: bash evaluates a variable's
