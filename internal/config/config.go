@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 )
 
 // Secret is a configuration value that must never be printed: String,
@@ -115,11 +116,22 @@ type Server struct {
 // Policy holds global policy settings.
 type Policy struct {
 	ApprovalTTL time.Duration `mapstructure:"approval_ttl"`
+	// HTTPReadURLs are URL prefixes the operator declares read-only for
+	// HTTP clients (http://host:port/path) and kubectl get --raw (/path):
+	// see command.ParseURLPrefix. Validate refuses a malformed one.
+	HTTPReadURLs []string `mapstructure:"http_read_urls"`
 }
 
-// Rules are the policy gate's settings from policy.*.
+// Rules are the policy gate's settings from policy.*. The configuration
+// was validated when it was loaded, so every prefix parses.
 func (p Policy) Rules() policy.Rules {
-	return policy.Rules{}
+	prefixes := make([]command.URLPrefix, 0, len(p.HTTPReadURLs))
+	for _, s := range p.HTTPReadURLs {
+		if u, err := command.ParseURLPrefix(s); err == nil {
+			prefixes = append(prefixes, u)
+		}
+	}
+	return policy.Rules{Command: command.Options{HTTPReadURLs: prefixes}}
 }
 
 // Audit configures the audit file.
@@ -227,6 +239,7 @@ var defaults = map[string]any{
 	"bot.user_rate_limit":         20,
 	"server.listen":               "",
 	"policy.approval_ttl":         "10m",
+	"policy.http_read_urls":       []string{},
 	"audit.file":                  "",
 	"log.level":                   "info",
 	"log.format":                  "text",
@@ -273,6 +286,7 @@ func Load(path string) (*Config, error) {
 	var c Config
 	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		mapstructure.StringToTimeDurationHookFunc(),
+		mapstructure.StringToSliceHookFunc(","),
 		mapstructure.StringToSliceHookFunc(","),
 	)))
 	if err != nil {
@@ -357,6 +371,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Policy.ApprovalTTL <= 0 {
 		bad("policy.approval_ttl", "must be a positive duration such as 10m")
+	}
+	for i, u := range c.Policy.HTTPReadURLs {
+		if _, err := command.ParseURLPrefix(u); err != nil {
+			bad(fmt.Sprintf("policy.http_read_urls[%d]", i), "%v", err)
+		}
 	}
 	if c.Inventory.File != "" {
 		if _, err := os.Stat(c.Inventory.File); err != nil {
