@@ -182,6 +182,16 @@ func (c *classifier) script(src string, ctx callCtx) {
 	if i := netDevice(src); i >= 0 {
 		c.construct(src[i:min(len(src), i+len("/dev/tcp/")+24)], RiskMedium, "network device path: bash opens a connection")
 	}
+	// Two features are refused wherever their text appears, even quoted or
+	// inside a string another program reads as shell: set -k makes every
+	// NAME=value word environment, and ${var@P} expands the value as a
+	// prompt, running its command substitutions.
+	if strings.Contains(src, "set -k") {
+		c.construct("set -k", RiskHigh, "assignments anywhere on a command line become its environment")
+	}
+	if strings.Contains(src, "@P}") {
+		c.construct("${...@P}", RiskMedium, "expansion evaluates the value as a prompt string or code")
+	}
 	c.reader.Reset(src)
 	f, err := c.parser.Parse(&c.reader, "")
 	if err != nil {

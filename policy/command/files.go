@@ -279,18 +279,26 @@ var uniqTool = &tool{
 // expansion among the operands may become that output.
 func outputOperand(n int) checkFunc {
 	return func(c *classifier, k *call) {
-		if len(k.p.ops) > n {
-			c.writer(k.name, RiskMedium, "writes its output operand")
-			return
+		if c.noOutputOperand(k, n) {
+			c.readOnly(k)
 		}
-		for _, i := range k.p.ops {
-			if a := k.args[i]; !a.static || a.glob {
-				c.unknown(k.name+" "+c.displayWord(a, k.ctx), "glob or expansion may expand into the output operand")
-				return
-			}
-		}
-		c.readOnly(k)
 	}
+}
+
+// noOutputOperand reports (recording a finding otherwise) that k has no
+// operand number n and no operand that could expand into one.
+func (c *classifier) noOutputOperand(k *call, n int) bool {
+	if len(k.p.ops) > n {
+		c.writer(k.name, RiskMedium, "writes its output operand")
+		return false
+	}
+	for _, i := range k.p.ops {
+		if a := k.args[i]; !a.static || a.glob {
+			c.unknown(k.name+" "+c.displayWord(a, k.ctx), "glob or expansion may expand into the output operand")
+			return false
+		}
+	}
+	return true
 }
 
 // Compressors replace their input files unless they write to stdout
@@ -367,11 +375,9 @@ var lz4Tool = &tool{
 		writes(RiskMedium, "removes the source files", `--rm`),
 	),
 	check: func(c *classifier, k *call) {
-		if !k.p.hasAny("multiple", "r") && len(k.p.ops) > 1 {
-			c.writer("lz4", RiskMedium, "writes its second operand")
-			return
+		if k.p.hasAny("multiple", "r") || c.noOutputOperand(k, 1) {
+			checkCompressor(c, k)
 		}
-		checkCompressor(c, k)
 	},
 }
 

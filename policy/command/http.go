@@ -10,7 +10,7 @@ import "strings"
 // curl (7.x matches long options by unambiguous prefix, ignoring case;
 // an option spelled in another case is unknown here, which fails closed).
 var curlTool = &tool{
-	name: "curl", style: styleGNU, net: true,
+	name: "curl", style: styleGNU,
 	opts: opts(
 		reads(`--abstract-unix-socket= --anyauth --aws-sigv4= --basic --cacert= --capath=
 			-E|--cert= --cert-status --cert-type= --ciphers= --compressed --compressed-ssh

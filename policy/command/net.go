@@ -310,10 +310,15 @@ func checkIptablesList(c *classifier, k *call) {
 		c.unknown(k.name, "no listing command")
 		return
 	}
+	chains := 0
 	for _, i := range k.p.ops {
-		if !isNumber(k.args[i].s) && len(k.p.ops) > 1 {
-			c.unknown(k.name+" "+k.args[i].s, "extra argument")
-			return
+		// A chain name, and -w's wait time, which iptables takes from the
+		// next word when it is a number.
+		if !isNumber(k.args[i].s) {
+			if chains++; chains > 1 {
+				c.unknown(k.name+" "+k.args[i].s, "extra argument")
+				return
+			}
 		}
 	}
 	c.read(k.name+" -L", "lists rules")

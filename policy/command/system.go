@@ -110,7 +110,7 @@ var systemctlTool = &tool{
 
 // journalFollow and journalCount are the keys checkJournalctl looks at.
 var journalctlTool = &tool{
-	name: "journalctl", style: styleGNU,
+	name: "journalctl", style: styleGNU, digitOpts: true,
 	opts: opts(
 		reads(`--system --user -M|--machine= -m|--merge -D|--directory= --file= --root=
 			--namespace= -S|--since= -U|--until= -c|--cursor= --after-cursor= -b|--boot[=]

@@ -23,6 +23,7 @@ type rule struct {
 	risk  Risk                         // for ruleWrite
 	check func(c *classifier, k *call) // for ruleCheck
 	tool  *tool                        // for ruleTool
+	net   bool                         // talks over the network when it reads
 }
 
 // call is one simple command being classified.
@@ -65,6 +66,13 @@ func buildCommandTable() map[string]rule {
 		for name, g := range group {
 			t[name] = rule{class: ruleTool, tool: g}
 		}
+	}
+	// Database clients connect to their server (over TCP unless given a
+	// socket); their checkers inspect the statements.
+	for _, name := range []string{"psql", "mysql", "mariadb"} {
+		r := t[name]
+		r.net = true
+		t[name] = r
 	}
 	return t
 }

@@ -113,7 +113,7 @@ func checkRunsProgram(c *classifier, k *call) {
 }
 
 // runsVerb runs an arbitrary program.
-var runsVerb = &verbRule{class: ruleCheck, check: checkRunsProgram}
+var runsVerb = &verbRule{class: ruleCheck, check: checkRunsProgram, noScan: true}
 
 // maxOperands returns a check that reads with at most n operands; more
 // are unknown (an extra word after a read verb may be another verb).

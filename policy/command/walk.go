@@ -307,6 +307,9 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 	}
 	k := c.newCall(call{name: name, word: word, args: rest, ctx: ctx})
 	defer c.freeCall()
+	if r.net {
+		c.net = true
+	}
 	switch {
 	case !known && c.funcs[name] && trusted && ctx.chain == 0 && ctx.nest == 0:
 		// A function defined earlier in the script, called by the shell
@@ -462,6 +465,12 @@ func (c *classifier) visitNode(n syntax.Node) bool {
 		}
 		c.substitution(x.Stmts, ctx)
 		return false
+	case *syntax.DblQuoted:
+		if x.Dollar {
+			// bash looks $"..." up in the locale's message catalogue and
+			// expands the translation again.
+			c.construct(`$"..."`, RiskMedium, "locale translation is expanded again")
+		}
 	case *syntax.ExtGlob:
 		// zsh reads *(e:cmd:) and similar glob qualifiers as code.
 		c.construct(x.Op.String()+"...)", RiskMedium, "extended glob may run code in zsh")
