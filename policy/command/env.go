@@ -19,7 +19,7 @@ var inertEnv = map[string]bool{
 	"CLICOLOR_FORCE": true, "FORCE_COLOR": true, "SYSTEMD_COLORS": true,
 	"SYSTEMD_PAGERSECURE": true, "SYSTEMD_URLIFY": true,
 	"DOCKER_CONTEXT": true,
-	"PGPASSWORD": true, "PGHOST": true, "PGPORT": true, "PGUSER": true,
+	"PGPASSWORD":     true, "PGHOST": true, "PGPORT": true, "PGUSER": true,
 	"PGDATABASE": true, "PGCONNECT_TIMEOUT": true, "PGSSLMODE": true,
 	"PGAPPNAME": true, "MYSQL_PWD": true, "MYSQL_HOST": true,
 	"MYSQL_TCP_PORT": true, "REDISCLI_AUTH": true,
