@@ -7,7 +7,7 @@ import "testing"
 func benchCommands(b *testing.B) []string {
 	b.Helper()
 	var cmds []string
-	for _, file := range []string{"mutating.tsv", "readonly.tsv", "bounded.tsv"} {
+	for _, file := range corpusFiles {
 		for _, r := range mustLoad(b, "testdata/commands/"+file) {
 			cmds = append(cmds, r.command)
 		}

@@ -340,7 +340,7 @@ func TestTableNames(t *testing.T) {
 // TestVerdictInvariants checks every corpus verdict for internal
 // consistency.
 func TestVerdictInvariants(t *testing.T) {
-	for _, file := range []string{"mutating.tsv", "readonly.tsv", "bounded.tsv"} {
+	for _, file := range corpusFiles {
 		for _, r := range mustLoad(t, "testdata/commands/"+file) {
 			checkInvariants(t, r.command, Classify(r.command))
 		}
@@ -379,7 +379,7 @@ func checkInvariants(t testing.TB, cmd string, v Verdict) {
 // -race) and checks every result equals the sequential one.
 func TestConcurrentClassify(t *testing.T) {
 	var cmds []string
-	for _, file := range []string{"mutating.tsv", "readonly.tsv", "bounded.tsv"} {
+	for _, file := range corpusFiles {
 		for _, r := range mustLoad(t, "testdata/commands/"+file) {
 			cmds = append(cmds, r.command)
 		}

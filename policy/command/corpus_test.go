@@ -12,6 +12,9 @@ import (
 	"testing"
 )
 
+// corpusFiles are the labelled corpora under testdata/commands.
+var corpusFiles = []string{"mutating.tsv", "readonly.tsv", "bounded.tsv", "adversarial.tsv"}
+
 // corpusRow is one line of a labelled command corpus.
 type corpusRow struct {
 	command, expected, note string
@@ -106,6 +109,22 @@ func TestCorpusMutating(t *testing.T) {
 	writes, reads := checkIntentCorpus(t, mustLoad(t, "testdata/commands/mutating.tsv"))
 	if writes < 170 || reads != 0 {
 		t.Errorf("mutating.tsv: %d write rows and %d read rows, want at least 170 writes and no reads", writes, reads)
+	}
+}
+
+// TestCorpusAdversarial is the second-generation review's corpus (issue
+// 10): disguised writes of each class, and the daily reads the first
+// classifier refused, each with a note naming its trick.
+func TestCorpusAdversarial(t *testing.T) {
+	rows := mustLoad(t, "testdata/commands/adversarial.tsv")
+	writes, reads := checkIntentCorpus(t, rows)
+	if writes < 200 || reads < 100 {
+		t.Errorf("adversarial.tsv: %d write rows and %d read rows, want at least 200 and 100", writes, reads)
+	}
+	for _, r := range rows {
+		if strings.TrimSpace(r.note) == "" {
+			t.Errorf("%s: %q has no note naming its trick", r.where, r.command)
+		}
 	}
 }
 

@@ -61,7 +61,7 @@ func expands(w *syntax.Word) bool {
 }
 
 func FuzzClassifyCommand(f *testing.F) {
-	for _, file := range []string{"mutating.tsv", "readonly.tsv", "bounded.tsv"} {
+	for _, file := range corpusFiles {
 		rows, err := loadCorpus("testdata/commands/" + file)
 		if err != nil {
 			f.Fatalf("seed corpus: %v", err)

@@ -620,6 +620,9 @@ func (c *classifier) scanOpts(k *call, st parseStyle, tabs []*optTable, digits, 
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if ended {
+			if stopAtOperand {
+				return i, true // a verb after "--"
+			}
 			c.opIdx = append(c.opIdx, i)
 			continue
 		}

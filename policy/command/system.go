@@ -284,7 +284,7 @@ var (
 			vrule(netReadVerb, "query service openpgp tlsa"),
 			vreads("status statistics show-cache show-server-state monitor"),
 			vwrites(RiskMedium, "flush-caches reset-statistics reset-server-features revert"),
-			vrule(setterVerb(1), "dns domain default-route llmnr mdns dnssec dnsovertls nta"),
+			vrule(&verbRule{class: ruleCheck, check: resolvectlLinkSetting}, "dns domain default-route llmnr mdns dnssec dnsovertls nta"),
 			vrule(setterVerb(0), "log-level"),
 		),
 	}
@@ -342,6 +342,21 @@ var (
 		),
 	}
 )
+
+// resolvectlLinkSetting: "resolvectl dns [LINK [SERVER...]]" shows a
+// link's setting with at most the link, and sets it with more; -i names
+// the link, so then any operand sets.
+func resolvectlLinkSetting(c *classifier, k *call) {
+	n := 1
+	if k.p.has("interface") {
+		n = 0
+	}
+	if len(k.p.ops) > n {
+		c.writer(k.name, RiskMedium, "sets a link's setting")
+		return
+	}
+	c.readOnly(k)
+}
 
 // checkService: the SysV service wrapper, "service NAME ACTION"; only
 // status and --status-all read.
