@@ -275,18 +275,14 @@ func (c *classifier) plainText(src string) bool {
 // netDevice returns the offset of a /dev/tcp or /dev/udp path in s, or -1:
 // bash opens a network connection for a redirection to one.
 func netDevice(s string) int {
-	for i := strings.Index(s, "/dev/"); i >= 0; {
-		rest := s[i+len("/dev/"):]
-		if strings.HasPrefix(rest, "tcp") || strings.HasPrefix(rest, "udp") {
-			return i
-		}
-		j := strings.Index(rest, "/dev/")
-		if j < 0 {
-			return -1
-		}
-		i += len("/dev/") + j
+	i, j := strings.Index(s, "/dev/tcp"), strings.Index(s, "/dev/udp")
+	switch {
+	case i < 0:
+		return j
+	case j < 0 || i < j:
+		return i
 	}
-	return -1
+	return j
 }
 
 // verdict turns the findings into the caller's Verdict.
