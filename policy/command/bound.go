@@ -97,32 +97,6 @@ func lastSourceWord(args []arg) *syntax.Word {
 	return nil
 }
 
-// stripShort removes the flags in drop from a short-option cluster such as
-// -fu, stopping at the first option in valued (whose value is the rest of
-// the cluster). It returns "" when nothing is left, and ok=false when the
-// word was quoted or escaped and cannot be edited safely.
-func stripShort(a arg, raw, drop, valued string) (string, bool) {
-	if !a.static || raw != a.s || len(raw) < 2 || raw[0] != '-' {
-		return "", false
-	}
-	var b strings.Builder
-	b.WriteByte('-')
-	for i := 1; i < len(raw); i++ {
-		ch := raw[i]
-		if strings.IndexByte(valued, ch) >= 0 {
-			b.WriteString(raw[i:])
-			break
-		}
-		if strings.IndexByte(drop, ch) < 0 {
-			b.WriteByte(ch)
-		}
-	}
-	if b.Len() == 1 {
-		return "", true
-	}
-	return b.String(), true
-}
-
 // follow collects where a command's follow (or other unbounded) flags sit,
 // so a rewrite can drop them.
 type follow struct {
@@ -217,20 +191,4 @@ func (f *follow) dropKeys(c *classifier, k *call, keys ...string) {
 		}
 		f.replace[u.i] = text
 	}
-}
-
-// dropShort marks a follow flag found inside the short cluster of argument
-// i for removal.
-func (f *follow) dropShort(c *classifier, k *call, i int, drop, valued string) {
-	f.found = true
-	a := k.args[i]
-	text, ok := stripShort(a, c.raw(a, k.ctx), drop, valued)
-	if !ok {
-		f.editable = false
-		return
-	}
-	if f.replace == nil {
-		f.replace = make(map[int]string, 2)
-	}
-	f.replace[i] = text
 }

@@ -10,8 +10,9 @@ import (
 // options); scanTool interprets that description over a command line the
 // way the tool's own parser would, and records a finding for anything the
 // description does not cover. The descriptions live in the per-concern
-// files (grammars_*.go); each is written in the small notation parsed by
-// opts below, so that a tool's whole option table reads as one entry.
+// files (system.go, files.go, net.go, ...); each is written in the small
+// notation parsed by opts below, so that a tool's whole option table reads
+// as one entry.
 
 // argKind says whether and how an option takes a value.
 type argKind uint8
@@ -867,12 +868,4 @@ func boolOff(u *optUse) bool {
 		return true
 	}
 	return false
-}
-
-// optName is an option use as written, for reasons.
-func (u *optUse) name() string {
-	if u.full != "" {
-		return u.as + " (--" + u.full + ")"
-	}
-	return u.as
 }

@@ -2,7 +2,10 @@ package command
 
 import "strings"
 
-// optSpec describes how a command parses its options, getopt style: short
+// optSpec is the first-generation option scanner, kept for the SQL
+// clients' checkers (inspect.go); every other tool is described by a
+// grammar (grammar.go). It describes how a command parses its options,
+// getopt style: short
 // options cluster (-abc), a short option's value may be attached (-n5) or
 // the next word, long options take values as --name=v or --name v.
 type optSpec struct {

@@ -114,23 +114,3 @@ func checkRunsProgram(c *classifier, k *call) {
 
 // runsVerb runs an arbitrary program.
 var runsVerb = &verbRule{class: ruleCheck, check: checkRunsProgram, noScan: true}
-
-// maxOperands returns a check that reads with at most n operands; more
-// are unknown (an extra word after a read verb may be another verb).
-func maxOperands(n int) checkFunc {
-	return func(c *classifier, k *call) {
-		if len(k.p.ops) > n {
-			c.unknown(k.name+" "+k.args[k.p.ops[n]].s, "extra argument after a read-only subcommand")
-			return
-		}
-		c.readOnly(k)
-	}
-}
-
-// operandValues returns the static operands of k.
-func (k *call) operand(i int) (arg, bool) {
-	if k.p == nil || i >= len(k.p.ops) {
-		return arg{}, false
-	}
-	return k.args[k.p.ops[i]], true
-}
