@@ -361,13 +361,15 @@ var kubectlTool = &tool{
 	opts: kubectlGlobals,
 	verbs: verbTable(
 		vrule(checkWith(opts(
-			reads(kubectlPrint+` -A|--all-namespaces --chunk-size= --field-selector= -f|--filename=
-				--ignore-not-found -k|--kustomize= --output-watch-events -R|--recursive -l|--selector=
+			reads(kubectlPrint+` -A|--all-namespaces --chunk-size= --field-selector=
+				--ignore-not-found --output-watch-events -R|--recursive -l|--selector=
 				--server-print --subresource= -w|--watch --watch-only`),
 			readsVal(kubectlRaw, `--raw=`),
+			readsVal(kubectlFilename, `-f|--filename=`),
+			kubectlKustomize,
 		), checkKubectlWatch), "get"),
-		vrule(readWith(opts(reads(`-A|--all-namespaces --chunk-size= -f|--filename= -k|--kustomize=
-			-R|--recursive -l|--selector= --show-events`))), "describe"),
+		vrule(readWith(opts(reads(`-A|--all-namespaces --chunk-size= -R|--recursive -l|--selector=
+			--show-events`), readsVal(kubectlFilename, `-f|--filename=`), kubectlKustomize)), "describe"),
 		vrule(checkWith(opts(reads(`--all-containers --all-pods -c|--container= -f|--follow
 			--ignore-errors --insecure-skip-tls-verify-backend --limit-bytes= --max-log-requests=
 			--pod-running-timeout= --prefix -p|--previous -l|--selector= --since= --since-time=
@@ -379,7 +381,8 @@ var kubectlTool = &tool{
 			--sort-by= --verbs= --no-headers`))), "api-resources"),
 		vrule(readVerb, "api-versions options completion"),
 		vrule(readWith(opts(reads(kubectlPrint+` --all -A|--all-namespaces --field-selector=
-			-f|--filename= --for= --local -R|--recursive -l|--selector= --timeout=`))), "wait"),
+			--for= --local -R|--recursive -l|--selector= --timeout=`),
+			readsVal(kubectlFilename, `-f|--filename=`))), "wait"),
 		vrule(checkWith(opts(reads(kubectlPrint+` -A|--all-namespaces --chunk-size= --for= --types=
 			-w|--watch`)), checkKubectlWatch), "events"),
 		vrule(&verbRule{class: ruleCheck, opts: opts(reads(`-c|--container= -f|--filename=
@@ -434,13 +437,30 @@ var (
 		)}
 	kubectlRolloutTool = &tool{name: "kubectl rollout", style: stylePflag, globalsAfterVerb: true,
 		verbs: verbTable(
-			vrule(readWith(opts(reads(`-f|--filename= -k|--kustomize= -R|--recursive --revision=
-				-l|--selector= --timeout= -w|--watch`))), "status"),
-			vrule(readWith(opts(reads(kubectlPrint+` -f|--filename= -k|--kustomize= -R|--recursive
-				--revision= -l|--selector=`))), "history"),
+			vrule(readWith(opts(reads(`-R|--recursive --revision= -l|--selector= --timeout= -w|--watch`),
+				readsVal(kubectlFilename, `-f|--filename=`), kubectlKustomize)), "status"),
+			vrule(readWith(opts(reads(kubectlPrint+` -R|--recursive --revision= -l|--selector=`),
+				readsVal(kubectlFilename, `-f|--filename=`), kubectlKustomize)), "history"),
 			vwrites(RiskMedium, "restart undo pause resume"),
 		)}
 )
+
+// kubectlFilename: -f names manifests to read; a URL is fetched with a
+// GET, which must name no action.
+func kubectlFilename(c *classifier, k *call, u *optUse) bool {
+	if !u.val.static {
+		c.unknown(k.name+" "+u.as, "dynamic file name")
+		return false
+	}
+	if strings.Contains(u.val.s, "://") {
+		return c.checkURL(k, u.val, "")
+	}
+	return true
+}
+
+// kubectlKustomize: -k builds a kustomization, whose bases may be remote
+// repositories that kustomize clones.
+var kubectlKustomize = unknowns("kustomize may fetch and build remote bases", `-k|--kustomize=`)
 
 // kubectlRaw: get --raw sends a GET to any API path, including services
 // and pods through the API proxy, which act on GET as they please; only
@@ -538,7 +558,7 @@ var helmTool = &tool{
 		vrule(readWith(opts(reads(`--keyring=`))), "verify"),
 		vrule(checkWith(opts(
 			reads(`-a|--api-versions= --atomic --ca-file= --cert-file= --create-namespace
-				--dependency-update --description= --devel --disable-openapi-validation --dry-run[=]
+				--description= --devel --disable-openapi-validation --dry-run[=]
 				--enable-dns -g|--generate-name --include-crds --insecure-skip-tls-verify --is-upgrade
 				--key-file= --keyring= --kube-version= -l|--labels= --name-template= --no-hooks
 				--pass-credentials --password= --plain-http --release-name --render-subchart-notes
@@ -546,7 +566,7 @@ var helmTool = &tool{
 				-s|--show-only= --skip-crds --skip-schema-validation --skip-tests --timeout=
 				--username= --validate -f|--values= --verify --version= --wait --wait-for-jobs
 				--hide-notes`),
-			writes(RiskLow, "writes files", `--output-dir=`),
+			writes(RiskLow, "writes files", `--output-dir= --dependency-update`),
 			execs("runs a post-renderer program", `--post-renderer= --post-renderer-args=`),
 		), func(c *classifier, k *call) { c.readOnly(k) }), "template"),
 		vrule(nestedVerb(&tool{name: "helm repo", style: stylePflag, globalsAfterVerb: true,
@@ -568,8 +588,11 @@ var helmDependencyTool = &tool{name: "helm dependency", style: stylePflag, globa
 // crictl (urfave/cli): options before the operands, -name or --name.
 var crictlTool = &tool{
 	name: "crictl", style: styleGoFlag, globalsAfterVerb: false,
-	opts: opts(reads(`-r|-runtime-endpoint= -i|-image-endpoint= -t|-timeout= -D|-debug -c|-config=
-		-enable-tracing -tracing-endpoint= -tracing-sampling-rate-per-million= -h|-help -v|-version`)),
+	opts: opts(
+		reads(`-r|-runtime-endpoint= -i|-image-endpoint= -t|-timeout= -D|-debug -c|-config=
+			-tracing-sampling-rate-per-million= -h|-help -v|-version`),
+		nets("sends traces to a collector", `-enable-tracing -tracing-endpoint=`),
+	),
 	verbs: verbTable(
 		vrule(readWith(opts(reads(`-a|-all -q|-quiet -o|-output= -name= -label= -pod= -p= -state= -s=
 			-id= -last= -latest -l -no-trunc -image= -resolve-image-path -v|-verbose -namespace=

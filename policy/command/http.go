@@ -14,7 +14,7 @@ var curlTool = &tool{
 	opts: opts(
 		reads(`--abstract-unix-socket= --anyauth --aws-sigv4= --basic --cacert= --capath=
 			-E|--cert= --cert-status --cert-type= --ciphers= --compressed --compressed-ssh
-			--connect-timeout= --connect-to= -C|--continue-at= --crlfile= --curves= --delegation=
+			--connect-timeout= --connect-to= -C|--continue-at= --crlfile= --curves=
 			--digest -q|--disable --disable-eprt --disable-epsv --disallow-username-in-url
 			--dns-interface= --dns-ipv4-addr= --dns-ipv6-addr= --dns-servers= --doh-cert-status
 			--doh-insecure --doh-url= --egd-file= --etag-compare= --expect100-timeout= -f|--fail
@@ -65,6 +65,7 @@ var curlTool = &tool{
 			--output-dir= -c|--cookie-jar= --libcurl= --etag-save= --hsts= --alt-svc= --create-dirs
 			--xattr`),
 		nets("sends credentials read from a netrc file", `-n|--netrc --netrc-file= --netrc-optional`),
+		nets("delegates the local Kerberos credentials to the server", `--delegation=`),
 		execs("loads code or runs a helper program", `--engine= --ntlm-wb`),
 		unknowns("option not known to be read-only", `-K|--config= --proto-default= --request-target=
 			--variable= --metalink --ipfs-gateway=`),
@@ -175,17 +176,19 @@ var wgetTool = &tool{
 			-S|--server-response --spider -T|--timeout= --dns-timeout= --connect-timeout=
 			--read-timeout= -w|--wait= --waitretry= --random-wait --no-proxy -Q|--quota=
 			--bind-address= --limit-rate= --no-dns-cache --restrict-file-names= --ignore-case
-			-4|--inet4-only -6|--inet6-only --prefer-family= --user= --password= --no-iri
-			--local-encoding= --remote-encoding= --http-user= --http-password= --no-cache
-			--default-page= --ignore-length --compression= --max-redirect= --proxy-user=
-			--proxy-password= --save-headers -U|--user-agent= --no-http-keep-alive --no-cookies
+			-4|--inet4-only -6|--inet6-only --prefer-family= --no-iri
+			--local-encoding= --remote-encoding= --no-cache
+			--default-page= --ignore-length --compression= --max-redirect=
+			--save-headers --no-http-keep-alive --no-cookies
 			--keep-session-cookies --content-disposition --content-on-error --auth-no-challenge
 			--secure-protocol= --https-only --no-check-certificate --certificate=
 			--certificate-type= --private-key= --private-key-type= --ca-certificate=
 			--ca-directory= --crl-file= --pinnedpubkey= --ciphers= --no-hsts --ftp-user=
 			--ftp-password= --no-remove-listing --no-glob --no-passive-ftp --retr-symlinks
 			--ftps-implicit --ftps-resume-ssl --ftps-clear-data-connection --ftps-fallback-to-ftp
-			--referer= --trust-server-names --no-parent`),
+			--trust-server-names --no-parent`),
+		readsVal(noControlValue, `-U|--user-agent= --referer= --user= --password= --http-user=
+			--http-password= --proxy-user= --proxy-password=`),
 		readsVal(wgetNoFlags, `-n=`),
 		readsVal(wgetOutput, `-O|--output-document=`),
 		readsVal(curlMethod, `--method=`),

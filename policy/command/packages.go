@@ -262,10 +262,11 @@ func checkSnapLogs(c *classifier, k *call) {
 // and --cache-dir write.
 var pipGlobals = opts(
 	reads(`-h|--help --debug --isolated --require-virtualenv -v|--verbose -V|--version -q|--quiet
-		--no-input --keyring-provider= --proxy= --retries= --timeout= --exists-action= --trusted-host=
+		--no-input --proxy= --retries= --timeout= --exists-action= --trusted-host=
 		--cert= --client-cert= --no-cache-dir --disable-pip-version-check --no-color
 		--no-python-version-warning --use-feature= --use-deprecated= --resume-retries=`),
 	execs("runs another Python interpreter", `--python=`),
+	execs("may run the keyring program", `--keyring-provider=`),
 	writes(RiskLow, "writes a file", `--log= --log-file= --cache-dir=`),
 )
 

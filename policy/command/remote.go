@@ -30,8 +30,8 @@ var sshSafeOptions = map[string]bool{
 	"hostkeyalgorithms": true, "pubkeyacceptedkeytypes": true, "pubkeyacceptedalgorithms": true,
 	"connectionattempts": true, "compression": true, "addressfamily": true,
 	"numberofpasswordprompts": true,
-	"hashknownhosts":          true, "checkhostip": true, "updatehostkeys": true,
-	"kexalgorithms": true, "ciphers": true, "macs": true, "proxyjump": true,
+	"checkhostip":             true,
+	"kexalgorithms":           true, "ciphers": true, "macs": true, "proxyjump": true,
 	"kbdinteractiveauthentication": true, "gssapiauthentication": true,
 	"hostname": true, "tcpkeepalive": true, "visualhostkey": true,
 }

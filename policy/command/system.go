@@ -121,10 +121,11 @@ var journalctlTool = &tool{
 			--verify-key= --force -h|--help --version -N|--fields -F|--field= --list-boots
 			--disk-usage --verify --header --list-catalog --dump-catalog --new-id128
 			--list-namespaces --image-policy= --truncate-newline -I --invocation=
-			--list-invocations -l|--full --list-fields --synchronize-on-exit=`),
+			--list-invocations -l|--full --list-fields`),
 		systemdImage,
 		writes(RiskMedium, "changes the journal", `--vacuum-size= --vacuum-files= --vacuum-time=
-			--sync --relinquish-var --smart-relinquish-var --flush --rotate --update-catalog`),
+			--sync --relinquish-var --smart-relinquish-var --flush --rotate --update-catalog
+			--synchronize-on-exit=`),
 		writes(RiskMedium, "creates sealing keys", `--setup-keys`),
 		writes(RiskLow, "writes the cursor to a file", `--cursor-file=`),
 	),
@@ -543,9 +544,9 @@ var (
 			reads(`-d|--no-encoding -o|--output= -k|--list-filesystems -s|--match-tag= -t|--match-token=
 				-l|--list-one -L|--label= -U|--uuid= -p|--probe -i|--info -S|--size= -O|--offset=
 				-u|--usages= -n|--match-types= -D|--no-part-details -H|--hint= -h|--help
-				-V|--version -w|--wipe-cache`),
+				-V|--version`),
 			readsVal(devNullOnly("blkid -c", "writes the cache to the file"), `-c|--cache-file=`),
-			writes(RiskLow, "rewrites the cache", `-g|--garbage-collect`),
+			writes(RiskLow, "rewrites the cache", `-g|--garbage-collect -w|--wipe-cache`),
 		),
 	}
 	fuserTool = &tool{

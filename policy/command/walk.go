@@ -173,6 +173,11 @@ func (c *classifier) redirect(r *syntax.Redirect, ctx callCtx) (input, null bool
 	case syntax.DplIn:
 		return true, false
 	case syntax.RdrIn:
+		if len(r.Word.Parts) == 1 {
+			if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+				return true, false // < <(cmd): a pipe from cmd, classified in turn
+			}
+		}
 		t := c.resolve(r.Word)
 		if !t.static || t.glob {
 			// bash opens /dev/tcp/HOST/PORT as a connection: an input path
