@@ -391,10 +391,21 @@ func (c *classifier) reasons(order []int) []string {
 	return out
 }
 
-var riskOrder = map[Risk]int{RiskReadOnly: 0, RiskLow: 1, RiskMedium: 2, RiskHigh: 3}
+// riskRank orders risks from read-only to high.
+func riskRank(r Risk) int {
+	switch r {
+	case RiskLow:
+		return 1
+	case RiskMedium:
+		return 2
+	case RiskHigh:
+		return 3
+	}
+	return 0
+}
 
 func maxRisk(a, b Risk) Risk {
-	if riskOrder[b] > riskOrder[a] {
+	if riskRank(b) > riskRank(a) {
 		return b
 	}
 	return a
