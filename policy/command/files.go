@@ -32,6 +32,12 @@ var fileTools = map[string]*tool{
 	"readelf": binutilsTool("readelf", readelfOpts),
 	"size":    binutilsTool("size", sizeOpts),
 	"strings": binutilsTool("strings", stringsOpts),
+	"tree":    treeTool,
+	"yq":      yqTool,
+	"xmllint": xmllintTool,
+	"rg":      rgTool,
+	"fd":      fdTool,
+	"fdfind":  fdTool,
 	"awk":     awkTool("awk"),
 	"gawk":    awkTool("gawk"),
 	"mawk":    awkTool("mawk"),
@@ -62,12 +68,6 @@ var fileCheckers = map[string]checkFunc{
 	"tar":     checkTar,
 	"unzip":   checkUnzip,
 	"xxd":     checkXxd,
-	"tree":    checkTree,
-	"yq":      checkYq,
-	"xmllint": checkXmllint,
-	"rg":      checkRg,
-	"fd":      checkFd,
-	"fdfind":  checkFd,
 }
 
 func checkRm(c *classifier, k *call) {
@@ -781,90 +781,111 @@ func checkXxd(c *classifier, k *call) {
 	c.readOnly(k)
 }
 
-// checkTree: -o writes the listing to a file; -R with -H writes HTML files.
-func checkTree(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("tree", "dynamic argument")
-			return
-		}
-		if len(a.s) > 1 && a.s[0] == '-' && a.s[1] != '-' && strings.ContainsAny(a.s, "oR") {
-			c.writer("tree -o", RiskLow, "writes a file")
-			return
-		}
-		if strings.HasPrefix(a.s, "--") && isPrefixOf(strings.SplitN(a.s[2:], "=", 2)[0], "output") {
-			c.writer("tree "+a.s, RiskLow, "writes a file")
-			return
-		}
-	}
-	c.readOnly(k)
+// tree (2.1 --help) takes each value of a clustered option from the next
+// word (-Lo 2 out is -L 2 -o out), so a value attached to a short option
+// is refused; long options take "--charset X" or "--charset=X" and are
+// never abbreviated.
+var treeTool = &tool{
+	name: "tree", style: parseStyle{clusters: true, permute: true},
+	opts: opts(
+		reads(`-a -d -l -f -x -L= -P= -I= --gitignore --gitfile= --ignore-case --matchdirs
+			--metafirst --prune --info --infofile= --noreport --charset= --filelimit= -q -N -Q
+			-p -u -g -s -h --si --du -D --timefmt= -F --inodes --device -v -t -c -U -r
+			--dirsfirst --filesfirst --sort= -i -A -S -n -C -X -J -H= -T= --nolinks --hintro=
+			--houtro= --fromfile --fflinks --version --help`),
+		writes(RiskLow, "writes a file", `-o=`),
+		writes(RiskLow, "writes HTML files in every directory", `-R`),
+	),
 }
 
-// checkYq: -i/--inplace edits files and -s/--split-exp writes them.
-func checkYq(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("yq", "dynamic argument")
-			return
-		}
-		s := a.s
-		if len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.ContainsAny(s, "is") ||
-			strings.HasPrefix(s, "--") && matchesAnyLong(strings.SplitN(s[2:], "=", 2)[0], "inplace", "in-place", "split-exp") {
-			c.writer("yq "+s, RiskMedium, "writes files")
-			return
-		}
-	}
-	c.readOnly(k)
+// yq is two programs under one name: kislyuk's jq wrapper (Python
+// argparse, abbreviations accepted, other options passed to jq) and
+// mikefarah's Go yq (cobra). The union of their options is tabled and
+// parsed the argparse way (an abbreviation resolves to the option it
+// names, so a prefix of --in-place still writes); -i edits in place in
+// both, and mikefarah's -s (split) writes files, so -s is refused for
+// both though it is jq's harmless slurp.
+var yqTool = &tool{
+	name: "yq", style: styleArgparse,
+	opts: opts(
+		reads(`-h|--help -y|--yaml-output|--yml-output -Y|--yaml-roundtrip|--yml-roundtrip
+			--yaml-output-grammar-version|--yml-out-ver= -w|--width= --indentless-lists|--indentless
+			-R|--raw-input --tab --arg== --argjson== --slurpfile== --rawfile== --args
+			--jsonargs -r|--raw-output|--unwrapScalar -c|--compact-output -e|--exit-status
+			-n|--null-input -j|--join-output|--tojson -a|--ascii-output -S|--sort-keys -C|--colors
+			-M|--no-colors --indent= -I= -f|--from-file|--front-matter= -o|--output-format=
+			-p|--input-format= -N|--no-doc -P|--prettyPrint -0|--nul-output -v|--verbose -V|--version
+			--header-preprocess --expression= -x|--xml-output -t|--toml-output --seq --stream`),
+		writes(RiskMedium, "writes files", `-i|--in-place|--inplace -s|--split-exp= --split-exp-file=`),
+	),
 }
 
-// checkXmllint: --output writes a file and --shell can save files.
-func checkXmllint(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("xmllint", "dynamic argument")
-			return
-		}
-		name := strings.SplitN(strings.TrimLeft(a.s, "-"), "=", 2)[0]
-		if strings.HasPrefix(a.s, "-") && (name == "o" || len(name) >= 2 && isPrefixOf(name, "output") || isPrefixOf(name, "shell")) {
-			c.writer("xmllint "+a.s, RiskLow, "writes files")
-			return
-		}
-	}
-	c.readOnly(k)
+// xmllint reads its options with one dash or two, spelled out. --output
+// writes a file and --shell is a shell that can save documents.
+var xmllintTool = &tool{
+	name: "xmllint", style: styleDashLong,
+	opts: opts(
+		reads(`-version -debug -debugent -copy -recover -huge -noent -noenc -noout -path= -load-trace
+			-nonet -nocompact -htmlout -nowrap -valid -postvalid -dtdvalid= -dtdvalidfpi= -quiet
+			-timing -repeat -insert -compress -html -xmlout -nodefdtd -push -pushsmall -memory
+			-maxmem= -nowarning -noblanks -nocdata -format -encode= -dropdtd -pretty= -c14n -c14n11
+			-exc-c14n -nsclean -testIO -catalogs -nocatalogs -auto -xinclude -noxincludenode
+			-nofixup-base-uris -loaddtd -dtdattr -stream -walker -pattern= -chkregister -relaxng=
+			-schema= -schematron= -sax1 -sax -oldxml10 -xpath= -help`),
+		writes(RiskLow, "writes a file", `-output|-o=`),
+		writes(RiskLow, "an interactive shell that can save documents", `-shell`),
+	),
 }
 
-// checkRg: ripgrep's --pre runs a program on every file and
-// --hostname-bin runs one for hyperlinks.
-func checkRg(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("rg", "dynamic argument")
-			return
-		}
-		if a.s == "--" {
-			break
-		}
-		name, _, _ := strings.Cut(a.s, "=")
-		if name == "--pre" || name == "--hostname-bin" {
-			c.construct("rg "+name, RiskMedium, "runs a program")
-			return
-		}
-	}
-	c.readOnly(k)
+// ripgrep: --pre runs a program on every file and --hostname-bin one for
+// hyperlinks; the rest shape the search and its output.
+var rgTool = &tool{
+	name: "rg", style: styleExact,
+	opts: opts(
+		reads(`-A|--after-context= --auto-hybrid-regex --no-auto-hybrid-regex -B|--before-context=
+			--binary --no-binary --block-buffered --no-block-buffered -b|--byte-offset --no-byte-offset
+			-s|--case-sensitive --color= --colors= --column --no-column -C|--context=
+			--context-separator= --no-context-separator -c|--count --count-matches --crlf --no-crlf
+			--debug --trace --dfa-size-limit= -E|--encoding= --no-encoding --engine=
+			--field-context-separator= --field-match-separator= -f|--file= --files
+			-l|--files-with-matches --files-without-match -F|--fixed-strings --no-fixed-strings
+			-L|--follow --no-follow -g|--glob= --glob-case-insensitive --no-glob-case-insensitive
+			-h|--help --heading --no-heading -.|--hidden --no-hidden --iglob= -i|--ignore-case
+			--ignore-file= --ignore-file-case-insensitive --no-ignore-file-case-insensitive
+			--include-zero --no-include-zero -v|--invert-match --no-invert-match --json --no-json
+			--line-buffered --no-line-buffered -n|--line-number -N|--no-line-number -x|--line-regexp
+			-M|--max-columns= --max-columns-preview --no-max-columns-preview -m|--max-count=
+			-d|--max-depth|--maxdepth= --max-filesize= --mmap --no-mmap -U|--multiline --no-multiline
+			--multiline-dotall --no-multiline-dotall --no-config -I|--no-filename -H|--with-filename
+			--no-ignore --ignore --no-ignore-dot --ignore-dot --no-ignore-exclude --ignore-exclude
+			--no-ignore-files --ignore-files --no-ignore-global --ignore-global --no-ignore-messages
+			--ignore-messages --no-ignore-parent --ignore-parent --no-ignore-vcs --ignore-vcs
+			--no-messages --messages --no-pcre2-unicode --pcre2-unicode --no-require-git --require-git
+			--no-unicode --unicode -0|--null --null-data --one-file-system --no-one-file-system
+			-o|--only-matching --passthru|--passthrough --path-separator= -P|--pcre2 --no-pcre2
+			--pcre2-version -p|--pretty -q|--quiet --regex-size-limit= -e|--regexp= -r|--replace=
+			-z|--search-zip --no-search-zip -S|--smart-case --sort= --sortr= --stats --no-stats -a|--text
+			--no-text -j|--threads= --trim --no-trim -t|--type= --type-list -T|--type-not= --type-add=
+			--type-clear= -u|--unrestricted -V|--version --vimgrep -w|--word-regexp --generate=
+			--hyperlink-format= --stop-on-nonmatch`),
+		execs("runs a program", `--pre= --hostname-bin=`),
+		reads(`--pre-glob= --no-pre`),
+	),
 }
 
-// checkFd: fd's -x/-X/--exec run commands.
-func checkFd(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown(k.name, "dynamic argument")
-			return
-		}
-		s := a.s
-		if strings.HasPrefix(s, "--exec") || len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.ContainsAny(s, "xX") {
-			c.unknown(k.name+" --exec", "runs commands")
-			return
-		}
-	}
-	c.readOnly(k)
+// fd: -x/-X run a command for the results.
+var fdTool = &tool{
+	name: "fd", style: styleExact,
+	opts: opts(
+		reads(`-H|--hidden -I|--no-ignore -u|--unrestricted --no-ignore-vcs --no-ignore-parent
+			-s|--case-sensitive -i|--ignore-case -g|--glob --regex -F|--fixed-strings --and=
+			-a|--absolute-path -l|--list-details -L|--follow -p|--full-path -0|--print0 --max-results=
+			-1 -q|--quiet --show-errors --base-directory= --path-separator= --strip-cwd-prefix[=]
+			-d|--max-depth= --min-depth= --exact-depth= -E|--exclude= --prune -t|--type= -e|--extension=
+			-S|--size= --changed-within|--change-newer-than|--newer= --changed-before|--change-older-than|--older=
+			-o|--owner= --format= --ignore-file= -c|--color= -j|--threads= --search-path= --one-file-system
+			-h|--help -V|--version --hyperlink[=] --no-hidden --ignore --no-require-git --ignore-vcs`),
+		execs("runs a command for each result", `-x|--exec -X|--exec-batch`),
+		reads(`--batch-size=`),
+	),
 }
