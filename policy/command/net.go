@@ -23,6 +23,10 @@ var netTools = map[string]*tool{
 	"host":           hostTool,
 	"nft":            nftTool,
 	"ipset":          ipsetTool,
+	"netstat":        netstatTool,
+	"arp":            arpTool,
+	"route":          routeTool,
+	"conntrack":      conntrackTool,
 }
 
 // netCheckers are network tools with syntaxes of their own.
@@ -38,15 +42,11 @@ var netCheckers = map[string]checkFunc{
 	"arptables":        checkEbtables,
 	"ufw":              checkUfw,
 	"firewall-cmd":     checkFirewallCmd,
-	"conntrack":        checkConntrack,
-	"tc":               checkShowVerb("show", "list", "ls", "sh"),
-	"bridge":           checkShowVerb("show", "list", "ls", "sh"),
-	"route":            checkRoute,
-	"arp":              checkArp,
+	"tc":               checkShowVerb(tcGlobals, tcObjects, "show", "sho", "sh", "list", "lst"),
+	"bridge":           checkShowVerb(bridgeGlobals, bridgeObjects, "show", "sho", "sh", "list", "lst"),
 	"ifconfig":         checkIfconfig,
 	"ethtool":          checkEthtool,
 	"nmcli":            checkNmcli,
-	"netstat":          checkNetstat,
 	"nslookup":         checkNslookup,
 	"dig":              checkDig,
 	"nc":               checkNetcat,
@@ -105,33 +105,105 @@ var ipObjects = map[string]string{
 var ipReadCommands = map[string]bool{"": true, "show": true, "sh": true, "sho": true, "list": true,
 	"lst": true, "ls": true, "l": true, "get": true, "help": true}
 
-// ipGlobalValued are ip's global options that take a value; -batch reads
-// commands from a file and -force keeps going after errors in one.
-var ipGlobalValued = map[string]bool{"n": true, "netns": true, "f": true, "family": true, "l": true,
-	"loops": true, "rc": true, "rcvbuf": true}
+// iprouteOpt is one global option of an iproute2 tool. The tools match
+// a word against their options in a fixed order, each word standing for
+// the first option it is a prefix of ("-b" is -batch in ip, "-br"
+// -brief), or only exactly (exact).
+type iprouteOpt struct {
+	name  string
+	exact bool
+	value bool // takes the next word
+	batch bool // reads commands from a file
+}
 
-// checkIP: "ip [options] OBJECT [show|list|get ...]" reads; add, del, set,
-// flush and the rest write; "ip netns exec NS CMD" runs CMD.
-func checkIP(c *classifier, k *call) {
+// ipGlobals, tcGlobals and bridgeGlobals are the global options of ip,
+// tc and bridge in the order their main() tries them (iproute2 6.x
+// ip.c, tc.c, bridge.c). -color takes an optional attached =WHEN.
+var (
+	ipGlobals = []iprouteOpt{{name: "-loops", value: true}, {name: "-family", value: true},
+		{name: "-4", exact: true}, {name: "-6", exact: true}, {name: "-0", exact: true},
+		{name: "-M", exact: true}, {name: "-B", exact: true}, {name: "-human"},
+		{name: "-human-readable"}, {name: "-iec"}, {name: "-stats"}, {name: "-statistics"},
+		{name: "-details"}, {name: "-resolve"}, {name: "-oneline"}, {name: "-timestamp"},
+		{name: "-tshort"}, {name: "-Version"}, {name: "-force"}, {name: "-batch", value: true, batch: true},
+		{name: "-brief"}, {name: "-json"}, {name: "-pretty"}, {name: "-rcvbuf", value: true},
+		{name: "-color"}, {name: "-help"}, {name: "-netns", value: true}, {name: "-Numeric"},
+		{name: "-all"}, {name: "-echo", exact: true}}
+	tcGlobals = []iprouteOpt{{name: "-stats"}, {name: "-statistics"}, {name: "-details"},
+		{name: "-raw"}, {name: "-pretty"}, {name: "-graph"}, {name: "-Version"}, {name: "-iec"},
+		{name: "-help"}, {name: "-force"}, {name: "-batch", value: true, batch: true},
+		{name: "-netns", value: true}, {name: "-names"}, {name: "-nm"}, {name: "-cf", value: true},
+		{name: "-conf", value: true}, {name: "-color"}, {name: "-timestamp"}, {name: "-tshort"},
+		{name: "-json"}, {name: "-oneline"}, {name: "-echo"}}
+	bridgeGlobals = []iprouteOpt{{name: "-help"}, {name: "-Version"}, {name: "-stats"},
+		{name: "-statistics"}, {name: "-details"}, {name: "-oneline"}, {name: "-timestamp"},
+		{name: "-family", value: true}, {name: "-4", exact: true}, {name: "-6", exact: true},
+		{name: "-color"}, {name: "-compressvlans"}, {name: "-force"}, {name: "-json"},
+		{name: "-pretty"}, {name: "-batch", value: true, batch: true}, {name: "-netns", value: true},
+		{name: "-Numeric"}}
+)
+
+// iprouteGlobals scans the global options of an iproute2 tool and
+// returns the index of the first operand; ok is false when an option is
+// unknown or reads commands from a file (every prefix of -batch is
+// refused, whatever the order says).
+func (c *classifier) iprouteGlobals(k *call, table []iprouteOpt) (int, bool) {
 	args := k.args
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
 		if !a.static {
-			c.unknown("ip", "dynamic argument")
-			return
-		}
-		if !strings.HasPrefix(a.s, "-") {
+			if a.split || !a.noDash {
+				c.unknown(k.name, "dynamic argument")
+				return i, false
+			}
 			break
 		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a.s, "-"), "=")
-		switch {
-		case name == "b" || isPrefixOf(name, "batch") || isPrefixOf(name, "force") && len(name) >= 3:
-			c.unknown("ip "+a.s, "reads commands from a file")
-			return
-		case ipGlobalValued[name]:
-			i++
+		w := a.s
+		if !strings.HasPrefix(w, "-") || w == "-" {
+			break
 		}
+		if strings.HasPrefix(w, "--") {
+			w = w[1:]
+		}
+		name := w
+		if strings.HasPrefix(w, "-c") {
+			name, _, _ = strings.Cut(w, "=") // -color=WHEN
+		}
+		if len(name) > 1 && strings.HasPrefix("-batch", name) {
+			c.unknown(k.name+" "+a.s, "reads commands from a file")
+			return i, false
+		}
+		var found *iprouteOpt
+		for j := range table {
+			o := &table[j]
+			if o.exact && name == o.name || !o.exact && strings.HasPrefix(o.name, name) {
+				found = o
+				break
+			}
+		}
+		if found == nil || name != w && found.name != "-color" {
+			c.unknown(k.name, "unknown option "+a.s)
+			return i, false
+		}
+		if found.value {
+			i++
+			if i >= len(args) {
+				c.unknown(k.name+" "+a.s, "missing value")
+				return i, false
+			}
+		}
+	}
+	return i, true
+}
+
+// checkIP: "ip [options] OBJECT [show|list|get ...]" reads; add, del, set,
+// flush and the rest write; "ip netns exec NS CMD" runs CMD.
+func checkIP(c *classifier, k *call) {
+	args := k.args
+	i, ok := c.iprouteGlobals(k, ipGlobals)
+	if !ok {
+		return
 	}
 	if i >= len(args) {
 		c.readOnly(k)
@@ -459,106 +531,54 @@ var ipsetTool = &tool{
 	globalsAfterVerb: true,
 }
 
-// checkShowVerb returns a checker for "tool [options] OBJECT show ...";
-// -b/-batch read commands from a file.
-func checkShowVerb(reads ...string) checkFunc {
+// tcObjects and bridgeObjects are the objects of tc and bridge in the
+// order their do_cmd() matches a prefix against them.
+var (
+	tcObjects     = []string{"qdisc", "class", "filter", "chain", "actions", "action", "monitor", "exec", "help"}
+	bridgeObjects = []string{"link", "fdb", "mdb", "vlan", "vni", "monitor", "help"}
+)
+
+// checkShowVerb returns a checker for "tool [options] OBJECT show ...":
+// the object alone, or with one of the listing commands, reads; monitor
+// streams; any other command changes the configuration.
+func checkShowVerb(globals []iprouteOpt, objects []string, reads ...string) checkFunc {
 	return func(c *classifier, k *call) {
-		operands := 0
-		for _, a := range k.args {
+		i, ok := c.iprouteGlobals(k, globals)
+		if !ok {
+			return
+		}
+		rest := k.args[i:]
+		for _, a := range rest {
 			if !a.static {
 				c.unknown(k.name, "dynamic argument")
 				return
 			}
-			if strings.HasPrefix(a.s, "-") {
-				name := strings.TrimLeft(a.s, "-")
-				if name == "b" || isPrefixOf(name, "batch") || isPrefixOf(name, "force") && len(name) >= 2 {
-					c.unknown(k.name+" "+a.s, "reads commands from a file")
-					return
-				}
-				continue
-			}
-			operands++
-			if operands == 2 {
-				if matchOneOf(a.s, reads...) {
-					c.read(k.name+" "+a.s, "read-only")
-					return
-				}
-				if a.s == "monitor" {
-					c.unbounded(k.ctx, BoundUnboundedStream, "")
-					c.read(k.name+" monitor", "read-only")
-					return
-				}
-				c.writer(k.name+" "+a.s, RiskMedium, "known writer")
-				return
+		}
+		if len(rest) == 0 {
+			c.unknown(k.name, "no object")
+			return
+		}
+		obj := ""
+		for _, o := range objects {
+			if strings.HasPrefix(o, rest[0].s) {
+				obj = o
+				break
 			}
 		}
-		if operands == 1 {
-			c.readOnly(k) // "tc qdisc" alone shows
-			return
-		}
-		c.unknown(k.name, "no command")
-	}
-}
-
-// checkConntrack: -L, -G, -S, -C list; -E streams events; -D, -F, -U, -I
-// change the table. Every mode on the line is looked at.
-func checkConntrack(c *classifier, k *call) {
-	mode := ""
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("conntrack", "dynamic argument")
-			return
-		}
-		switch a.s {
-		case "-D", "--delete", "-F", "--flush", "-U", "--update", "-I", "--create", "-R", "--load-file":
-			c.writer("conntrack "+a.s, RiskHigh, "changes connection tracking")
-			return
-		case "-E", "--event":
+		switch {
+		case obj == "":
+			c.unknown(k.name+" "+rest[0].s, "object not known")
+		case obj == "monitor":
 			c.unbounded(k.ctx, BoundUnboundedStream, "")
-			mode = "-E"
-		case "-L", "--dump", "-G", "--get", "-S", "--stats", "-C", "--count":
-			if mode == "" {
-				mode = a.s
-			}
+			c.read(k.name+" monitor", "read-only")
+		case obj == "help" || len(rest) == 1:
+			c.read(k.name+" "+obj, "read-only")
+		case matchOneOf(rest[1].s, reads...):
+			c.read(k.name+" "+obj+" "+rest[1].s, "read-only")
+		default:
+			c.writer(k.name+" "+obj+" "+rest[1].s, RiskMedium, "known writer")
 		}
 	}
-	if mode == "" {
-		c.unknown("conntrack", "no command")
-		return
-	}
-	c.read("conntrack "+mode, "read-only")
-}
-
-// checkRoute: "route -n" lists; add and del change routes.
-func checkRoute(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("route", "dynamic argument")
-			return
-		}
-		if !strings.HasPrefix(a.s, "-") {
-			c.writer("route "+a.s, RiskHigh, "changes routes")
-			return
-		}
-	}
-	c.readOnly(k)
-}
-
-// checkArp: -a/-n list; -s and -d change the table, -f loads entries
-// from a file.
-func checkArp(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("arp", "dynamic argument")
-			return
-		}
-		if strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.ContainsAny(a.s, "sdf") ||
-			matchOneOf(a.s, "--set", "--delete", "--file") {
-			c.writer("arp "+a.s, RiskMedium, "changes the ARP table")
-			return
-		}
-	}
-	c.readOnly(k)
 }
 
 // checkIfconfig: no arguments, -a, -s or one interface name show; anything
@@ -807,16 +827,6 @@ var tcpdumpTool = &tool{
 		}
 		c.readOnly(k)
 	},
-}
-
-// checkNetstat: -c repeats forever.
-func checkNetstat(c *classifier, k *call) {
-	for _, a := range k.args {
-		if a.static && (a.s == "--continuous" || len(a.s) > 1 && a.s[0] == '-' && a.s[1] != '-' && strings.ContainsRune(a.s, 'c')) {
-			c.unbounded(k.ctx, BoundUnboundedStream, "")
-		}
-	}
-	c.readOnly(k)
 }
 
 var ssTool = &tool{
@@ -1096,4 +1106,78 @@ func checkNftCommands(c *classifier, k *call) {
 		}
 	}
 	c.read("nft list", "read-only")
+}
+
+// netstat (net-tools 2.10, getopt_long): -c repeats forever; it has no
+// option that writes.
+var netstatTool = &tool{
+	name: "netstat", style: styleGNU,
+	opts: opts(reads(`-r|--route -i|--interfaces -g|--groups -s|--statistics -M|--masquerade
+		-v|--verbose -W|--wide -n|--numeric --numeric-hosts --numeric-ports --numeric-users
+		-N|--symbolic -e|--extend -p|--programs -o|--timers -c|--continuous -l|--listening -a|--all
+		-F|--fib -C|--cache -Z|--context -t|--tcp -u|--udp -U|--udplite -S|--sctp -w|--raw -x|--unix
+		--ax25 --ipx --netrom --inet --inet6 -4 -6 -A|--protocol= -T|--notrim -h|--help
+		-V|--version`)),
+	check: func(c *classifier, k *call) {
+		if k.p.has("continuous") {
+			c.unbounded(k.ctx, BoundUnboundedStream, "")
+		}
+		c.readOnly(k)
+	},
+}
+
+// arp (net-tools): -s and -d change the table, -f loads entries from a
+// file; operands are host names to show.
+var arpTool = &tool{
+	name: "arp", style: styleGNU,
+	opts: opts(
+		reads(`-a|--all -e -v|--verbose -n|--numeric -i|--device= -D|--use-device -A|-p|--protocol=
+			-H|-t|--hw-type= -h|--help -V|--version`),
+		states(RiskMedium, "changes the ARP table", `-s|--set -d|--delete -f|--file`),
+	),
+}
+
+// route (net-tools) lists with options only; an operand (add, del,
+// flush, an address family's route) changes routes.
+var routeTool = &tool{
+	name: "route", style: styleGNU,
+	opts: opts(reads(`-v|--verbose -n|--numeric -N|--symbolic -e|--extend -F|--fib -C|--cache
+		-A= -4 -6 --inet --inet6 -h|--help -V|--version`)),
+	check: func(c *classifier, k *call) {
+		if len(k.p.ops) > 0 {
+			c.writer("route "+k.args[k.p.ops[0]].s, RiskHigh, "changes routes")
+			return
+		}
+		c.readOnly(k)
+	},
+}
+
+// conntrack (getopt_long, with the protocol extensions' options merged
+// in): -L, -G, -S, -C list; -E streams events; -D, -F, -U, -I, -R change
+// the table, and -z zeroes the counters of what it lists.
+var conntrackTool = &tool{
+	name: "conntrack", style: styleGNU,
+	opts: opts(
+		reads(`-L|--dump[=] -G|--get[=] -S|--stats[=] -C|--count[=] -E|--event[=]
+			-s|--orig-src|--src= -d|--orig-dst|--dst= -r|--reply-src= -q|--reply-dst=
+			-p|--proto|--protonum= -t|--timeout= -m|--mark= -c|--secmark= -e|--event-mask=
+			-n|--src-nat[=] -g|--dst-nat[=] -j|--any-nat[=] -w|--zone= --orig-zone= --reply-zone=
+			-b|--buffer-size= -o|--output= -l|--label= -f|--family= -u|--status= -V|--version
+			-h|--help --sport|--orig-port-src= --dport|--orig-port-dst= --reply-port-src=
+			--reply-port-dst= --state= --icmp-type= --icmp-code= --icmp-id= --mask-src= --mask-dst=
+			--tuple-src= --tuple-dst= -x|--xml`),
+		states(RiskHigh, "changes connection tracking", `-D|--delete[=] -F|--flush[=] -U|--update[=]
+			-I|--create[=] -A|--add[=] -R|--load-file= --label-add= --label-del[=]
+			-z|--zero`),
+	),
+	check: func(c *classifier, k *call) {
+		switch {
+		case k.p.has("event"):
+			c.unbounded(k.ctx, BoundUnboundedStream, "")
+		case !k.p.hasAny("dump", "get", "stats", "count", "version", "help"):
+			c.unknown("conntrack", "no command")
+			return
+		}
+		c.read("conntrack", "read-only")
+	},
 }

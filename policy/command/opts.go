@@ -127,24 +127,6 @@ func (s *optScan) next() (token, bool) {
 	return s.next()
 }
 
-// isPrefixOf reports whether a long option as given (possibly abbreviated,
-// as getopt_long accepts) could name full. It is how deny checks match
-// options of GNU tools: "--rot" could be "--rotate".
-func isPrefixOf(given, full string) bool {
-	return given != "" && strings.HasPrefix(full, given)
-}
-
-// matchesAnyLong reports whether a long option name, possibly abbreviated,
-// could be one of names.
-func matchesAnyLong(given string, names ...string) bool {
-	for _, n := range names {
-		if isPrefixOf(given, n) {
-			return true
-		}
-	}
-	return false
-}
-
 // optText is an option as written, for reasons.
 func optText(t token) string {
 	switch t.kind {

@@ -52,20 +52,11 @@ var systemTools = map[string]*tool{
 
 // systemCheckers are system tools whose syntax is not getopt-like.
 var systemCheckers = map[string]checkFunc{
-	"service":       checkService,
-	"htop":          checkHtop,
-	"btop":          checkHtop,
-	"atop":          checkHtop,
-	"glances":       checkHtop,
-	"nmon":          checkHtop,
-	"iotop":         checkBatchCount,
-	"slabtop":       checkSlabtop,
-	"systemd-cgtop": checkBatchCount,
-	"lsof":          checkLsof,
-	"sensors":       checkSensors,
-	"apachectl":     checkApachectl,
-	"apache2ctl":    checkApachectl,
-	"kill":          checkKill,
+	"service":    checkService,
+	"lsof":       checkLsof,
+	"apachectl":  checkApachectl,
+	"apache2ctl": checkApachectl,
+	"kill":       checkKill,
 }
 
 // systemdRemote are the options of systemd tools that reach another
@@ -443,14 +434,6 @@ func checkTop(c *classifier, k *call) {
 		}
 		c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, e))
 	}
-	c.readOnly(k)
-}
-
-// checkHtop: full-screen monitors never end; top -b -n 1 is the bounded
-// equivalent. They have no option that writes (htop's setup screen saves
-// settings, but only interactively).
-func checkHtop(c *classifier, k *call) {
-	c.unbounded(k.ctx, BoundUnboundedStream, c.splice(k, "top -b -n 1"))
 	c.readOnly(k)
 }
 
@@ -947,49 +930,4 @@ var mailqTool = &tool{
 		}
 		c.readOnly(k)
 	},
-}
-
-// checkBatchCount: iotop and systemd-cgtop end with -n/--iterations.
-func checkBatchCount(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown(k.name, "dynamic argument")
-			return
-		}
-	}
-	for _, a := range k.args {
-		if a.s == "-n" || strings.HasPrefix(a.s, "--iter") || len(a.s) > 2 && a.s[0] == '-' && a.s[1] != '-' && strings.ContainsRune(a.s, 'n') {
-			c.readOnly(k)
-			return
-		}
-	}
-	c.unbounded(k.ctx, BoundUnboundedStream, "")
-	c.readOnly(k)
-}
-
-// checkSlabtop: -o prints once.
-func checkSlabtop(c *classifier, k *call) {
-	streamsUnless(c, k, "-o", "-o", "--once")
-}
-
-// checkLsof: lsof has no option that writes or runs programs; -r/+r
-// repeat forever.
-func checkLsof(c *classifier, k *call) {
-	for _, a := range k.args {
-		if a.static && (strings.HasPrefix(a.s, "-r") || strings.HasPrefix(a.s, "+r")) {
-			c.unbounded(k.ctx, BoundUnboundedStream, "")
-		}
-	}
-	c.readOnly(k)
-}
-
-// checkSensors: -s sets limits.
-func checkSensors(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static || a.s == "-s" || a.s == "--set" || strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.ContainsRune(a.s, 's') {
-			c.writer("sensors -s", RiskMedium, "sets limits")
-			return
-		}
-	}
-	c.readOnly(k)
 }

@@ -89,7 +89,7 @@ var checkerGroups = []map[string]checkFunc{
 // unknown.
 var toolGroups = []map[string]*tool{
 	wrapperTools, fileTools, systemTools, packageTools, netTools, containerTools,
-	storageTools, gitTools, cloudTools, readerTools,
+	storageTools, gitTools, cloudTools, readerTools, monitorTools,
 }
 
 // writerPrefixes name families of writers: mkfs.ext4, fsck.xfs, ...
