@@ -763,6 +763,11 @@ func checkXxd(c *classifier, k *call) {
 			c.unknown("xxd "+c.displayWord(a, k.ctx), "glob or expansion may expand into the output operand")
 			return
 		}
+		if name := strings.TrimLeft(a.s, "-"); strings.HasPrefix(a.s, "-") && name != "" &&
+			strings.IndexByte("abCcEeghilnoprRsduv", name[0]) < 0 {
+			c.unknown("xxd", "unknown option "+a.s)
+			return
+		}
 		switch strings.TrimLeft(a.s, "-") {
 		case "c", "cols", "g", "groupsize", "l", "len", "s", "seek", "o", "offset", "n", "name", "R":
 			if strings.HasPrefix(a.s, "-") {

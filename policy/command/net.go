@@ -27,6 +27,11 @@ var netTools = map[string]*tool{
 	"arp":            arpTool,
 	"route":          routeTool,
 	"conntrack":      conntrackTool,
+	"traceroute":     tracerouteTool("traceroute"),
+	"traceroute6":    tracerouteTool("traceroute6"),
+	"tracepath":      tracepathTool("tracepath"),
+	"tracepath6":     tracepathTool("tracepath6"),
+	"getent":         getentTool,
 }
 
 // netCheckers are network tools with syntaxes of their own.
@@ -52,10 +57,6 @@ var netCheckers = map[string]checkFunc{
 	"nc":               checkNetcat,
 	"ncat":             checkNetcat,
 	"netcat":           checkNetcat,
-	"traceroute":       netRead,
-	"traceroute6":      netRead,
-	"tracepath":        netRead,
-	"tracepath6":       netRead,
 	"openssl":          checkOpenssl,
 	"ssh":              checkSSH,
 	"curl":             checkCurl,
@@ -63,14 +64,6 @@ var netCheckers = map[string]checkFunc{
 	"http":             checkHTTPie,
 	"https":            checkHTTPie,
 	"pg_isready":       checkPgIsReady,
-	"getent":           netRead,
-}
-
-// netRead: a reader that talks over the network (traceroute sends probes
-// the command cannot fill with local data; getent may ask DNS or LDAP).
-func netRead(c *classifier, k *call) {
-	c.net = true
-	c.readOnly(k)
 }
 
 // noControl refuses a word with control characters: a line break in a
@@ -867,6 +860,17 @@ var hostTool = &tool{
 	),
 }
 
+// nslookupSets are the settings nslookup takes as -name[=value] (BIND 9
+// nslookup.c, matched without regard to case, with the abbreviations it
+// accepts); -port sends the queries to another port, which is checked.
+var nslookupSets = map[string]bool{"all": true, "class": true, "cl": true, "debug": true,
+	"deb": true, "nodebug": true, "nodeb": true, "d2": true, "nod2": true, "domain": true,
+	"do": true, "search": true, "sea": true, "nosearch": true, "nosea": true, "port": true,
+	"po": true, "querytype": true, "q": true, "type": true, "ty": true, "recurse": true,
+	"rec": true, "norecurse": true, "norec": true, "retry": true, "ret": true, "timeout": true,
+	"ti": true, "vc": true, "novc": true, "fail": true, "nofail": true, "ndots": true,
+	"sil": true, "silent": true, "nosil": true, "nosilent": true}
+
 // checkNslookup: "nslookup [-option...] name [server]" looks one name up;
 // without a name it reads commands (which can set another port or server)
 // from stdin or a person.
@@ -879,7 +883,13 @@ func checkNslookup(c *classifier, k *call) {
 			return
 		}
 		if strings.HasPrefix(a.s, "-") && a.s != "-" {
-			if opt, val, ok := strings.Cut(a.s[1:], "="); ok && (opt == "port" || opt == "po") && val != "53" {
+			opt, val, _ := strings.Cut(a.s[1:], "=")
+			opt = strings.ToLower(opt)
+			switch {
+			case !nslookupSets[opt]:
+				c.unknown("nslookup", "unknown option "+a.s)
+				return
+			case (opt == "port" || opt == "po") && val != "53":
 				c.writer("nslookup "+a.s, RiskMedium, "sends DNS queries to a port other than 53")
 				return
 			}
@@ -1180,4 +1190,54 @@ var conntrackTool = &tool{
 		}
 		c.read("conntrack", "read-only")
 	},
+}
+
+// tracerouteTool: traceroute (Butskoy's, with its own option parser:
+// values attached or in the next word, long names spelled out) sends
+// probes it builds itself; it has no option that writes or sends local
+// data. -A asks a whois server for AS paths.
+func tracerouteTool(name string) *tool {
+	return &tool{
+		name: name, style: styleExact, net: true,
+		opts: opts(reads(`-4 -6 -d|--debug -F|--dont-fragment -f|--first= -g|--gateway= -I|--icmp
+			-T|--tcp -i|--interface= -m|--max-hops= -N|--sim-queries= -n -p|--port= -t|--tos=
+			-l|--flowlabel= -w|--wait= -q|--queries= -r -s|--source= -z|--sendwait=
+			-e|--extensions -A|--as-path-lookups -M|--module= -O|--options= --sport= --fwmark=
+			-U|--udp -D|--dccp -P|--protocol= --mtu --back -V|--version --help`)),
+	}
+}
+
+// tracepathTool: tracepath (iputils) sends its own probes.
+func tracepathTool(name string) *tool {
+	return &tool{
+		name: name, style: styleGNU, net: true,
+		opts: opts(reads(`-4 -6 -b -l= -m= -n -p= -V -h`)),
+	}
+}
+
+// getent looks entries up through NSS, which may ask DNS, LDAP or other
+// servers. -s names the NSS service (a module getent loads), so it must
+// be one of the common ones.
+var getentTool = &tool{
+	name: "getent", style: styleGNU, net: true,
+	opts: opts(
+		reads(`-A|--no-addrconfig -i|--no-idn -?|--help --usage -V|--version`),
+		readsVal(nssService, `-s|--service=`),
+	),
+}
+
+// nssService accepts the NSS services shipped by glibc and the usual
+// distributions, optionally per database (hosts:files).
+func nssService(c *classifier, k *call, u *optUse) bool {
+	v := u.val.s
+	if _, after, ok := strings.Cut(v, ":"); ok {
+		v = after
+	}
+	if u.val.static && matchOneOf(v, "files", "db", "dns", "compat", "nis", "nisplus", "hesiod",
+		"systemd", "sss", "ldap", "myhostname", "mymachines", "resolve", "winbind", "wins",
+		"mdns", "mdns4", "mdns6", "mdns_minimal", "mdns4_minimal", "mdns6_minimal") {
+		return true
+	}
+	c.unknown(k.name+" "+u.as+" "+u.val.s, "NSS service not known (getent loads its module)")
+	return false
 }
