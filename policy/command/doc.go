@@ -30,9 +30,12 @@
 //	files.go      file and text tools (find, sort, tar, less, ...)
 //	readers.go    readers with one dangerous option (locate, lxc-info)
 //	awk.go, sed.go  program and script inspection
-//	system.go     systemd, journal, kernel and monitoring tools
+//	system.go     systemd, journal, kernel and service tools
+//	monitors.go   top-like monitors, lsof, sensors
 //	packages.go   package managers
-//	net.go        network tools; http.go curl, wget, httpie, openssl
+//	net.go        network tools (iproute2's ordered option matching,
+//	              iptables, DNS tools, netcat); http.go curl, wget,
+//	              httpie, openssl
 //	url.go        URL action words and policy.http_read_urls prefixes
 //	remote.go     ssh and exec into containers and guests
 //	containers.go, storage.go, git.go, cloud.go (aws, gcloud, az,
