@@ -21,15 +21,19 @@ var containerTools = map[string]*tool{
 // first operand (docker run, docker exec, docker top).
 var stylePflagStop = parseStyle{clusters: true, attached: true, shortEq: true, boolValue: true}
 
-// dockerHost vets -H/--host: a local socket or a TCP daemon; ssh://
-// runs ssh with the user's configuration.
+// dockerHost vets -H/--host: a local socket is the daemon the operator
+// set up; a TCP daemon is a server the command names, which receives the
+// HttpHeaders of the client's configuration and its TLS identity (as
+// kubectl --server would receive credentials), and ssh:// runs ssh with
+// the user's configuration.
 func dockerHost(c *classifier, k *call, u *optUse) bool {
 	v := u.val
-	if v.static && (strings.HasPrefix(v.s, "unix://") || strings.HasPrefix(v.s, "tcp://") || strings.HasPrefix(v.s, "fd://") || strings.HasPrefix(v.s, "npipe://")) {
-		if strings.HasPrefix(v.s, "tcp://") {
-			c.net = true
-		}
+	if v.static && (strings.HasPrefix(v.s, "unix://") || strings.HasPrefix(v.s, "fd://") || strings.HasPrefix(v.s, "npipe://")) {
 		return true
+	}
+	if v.static && strings.HasPrefix(v.s, "tcp://") {
+		c.writer(k.name+" "+u.as, RiskMedium, "sends the client's configured headers and TLS identity to a server the command names")
+		return false
 	}
 	c.unknown(k.name+" "+u.as+" "+c.displayWord(v, k.ctx), "daemon address may run ssh")
 	return false

@@ -25,7 +25,7 @@ var oracleWriters = map[string]bool{
 // the literal command words of simple commands that are known writers,
 // inside substitutions too (which run). kill writes unless it sends signal
 // 0 or lists signals, passwd unless it shows a status (-S), and sudo runs
-// its command unless it lists (-l). ok
+// its command unless it lists (-l, -Bl). ok
 // is false if src does not parse.
 func oracleFindings(src string) (writers []string, ok bool) {
 	f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
@@ -49,7 +49,7 @@ func oracleFindings(src string) (writers []string, ok bool) {
 			writers = append(writers, word)
 		case word == "passwd" && !strings.HasPrefix(second, "-S"):
 			writers = append(writers, word)
-		case word == "sudo" && !strings.HasPrefix(second, "-l") && second != "-n" && second != "-V" && second != "-U":
+		case word == "sudo" && !sudoLists(second) && second != "-n" && second != "-V" && second != "-U":
 			writers = append(writers, word)
 		case expands(x.Args[0]):
 			writers = append(writers, "(dynamic command word)")
@@ -57,6 +57,12 @@ func oracleFindings(src string) (writers []string, ok bool) {
 		return true
 	})
 	return writers, true
+}
+
+// sudoLists reports a first option of sudo that lists (-l, a cluster
+// with l such as -Bl, --list).
+func sudoLists(w string) bool {
+	return w == "--list" || strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w, "l")
 }
 
 // expands reports whether a word contains a parameter expansion, so that
