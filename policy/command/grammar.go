@@ -549,7 +549,34 @@ func (c *classifier) judgeVerb(vk *call, t *tool, v *verbRule, word, name string
 		return
 	}
 	vk.setParsed(parsed{uses: c.uses[mark:], ops: c.opIdx[omark:]})
+	vk.of = t
+	if v.class == ruleRead && name != "help" && !c.noExtraVerb(vk, t) {
+		return
+	}
 	c.applyVerbRule(vk, v)
+}
+
+// noExtraVerb refuses an operand of a verb that spells another of the
+// tool's verbs not known to read (one that writes, runs a program, opens
+// an editor or is judged by its own check: docker ps rm x, helm list
+// uninstall x, git log push): it is an extra verb for any parser that
+// reads the line differently, or a name that reads like one. Verbs that
+// only read and nested verb groups are left as names, and verbs judged by
+// a check of their own vet their operands themselves (kubectl get events
+// names a resource type).
+func (c *classifier) noExtraVerb(k *call, t *tool) bool {
+	for _, i := range k.p.ops {
+		a := k.args[i]
+		if !a.static {
+			continue
+		}
+		r := t.verbs.get(a.s)
+		if r != nil && r.class != ruleRead && r.sub == nil {
+			c.unknown(k.name+" "+a.s, "extra subcommand after a read-only one")
+			return false
+		}
+	}
+	return true
 }
 
 // verb finds a verb by name or, for tools that accept them, by an

@@ -227,6 +227,9 @@ func checkVirshArgs(c *classifier, k *call) {
 			return
 		}
 	}
+	if k.of != nil && !c.noExtraVerb(k, k.of) {
+		return
+	}
 	c.readOnly(k)
 }
 

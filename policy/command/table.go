@@ -37,6 +37,9 @@ type call struct {
 	// points at scan, which the call holds so that it is not allocated.
 	p    *parsed
 	scan parsed
+	// of is the tool whose verb this call is (for checks that vet their
+	// operands against the tool's other verbs).
+	of *tool
 }
 
 // setParsed records the grammar scan of k.
