@@ -4,10 +4,10 @@ import "testing"
 
 // benchCommands is the whole labelled corpus, plus the shared one when it
 // is present.
-func benchCommands(b *testing.B) []string {
+func benchCommands(b *testing.B, files []string) []string {
 	b.Helper()
 	var cmds []string
-	for _, file := range corpusFiles {
+	for _, file := range files {
 		for _, r := range mustLoad(b, "testdata/commands/"+file) {
 			cmds = append(cmds, r.command)
 		}
@@ -24,7 +24,18 @@ func benchCommands(b *testing.B) []string {
 // BenchmarkClassifyCorpus classifies the corpus one command per operation,
 // so ns/op and allocs/op are per command, averaged over the corpus.
 func BenchmarkClassifyCorpus(b *testing.B) {
-	cmds := benchCommands(b)
+	benchCorpus(b, corpusFiles)
+}
+
+// BenchmarkClassifyFirstCorpus is the corpus as it was before the
+// adversarial rows (the first-generation classifier's), for comparing
+// builds on the same commands.
+func BenchmarkClassifyFirstCorpus(b *testing.B) {
+	benchCorpus(b, corpusFiles[:3])
+}
+
+func benchCorpus(b *testing.B, files []string) {
+	cmds := benchCommands(b, files)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

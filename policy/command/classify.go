@@ -198,7 +198,12 @@ func (c *classifier) script(src string, ctx callCtx) {
 		c.addFinding(phaseUnknown, true, RiskMedium, "unparseable", err.Error())
 		return
 	}
-	c.substitutions(f)
+	// Every node the substitution walk looks at is spelled with one of
+	// these bytes ($..., `...`, <(...), ((...)), [[ ]], a[i]=, @(...))
+	// or the word let; text without them has none.
+	if strings.ContainsAny(src, "$`([") || strings.Contains(src, "let") {
+		c.substitutions(f)
+	}
 	ctx.top = ctx.nest == 0
 	c.stmts(f.Stmts, ctx)
 }
