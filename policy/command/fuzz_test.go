@@ -1,6 +1,7 @@
 package command
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,14 +19,15 @@ var oracleWriters = map[string]bool{
 	"install": true, "rsync": true, "scp": true, "wipefs": true, "fdisk": true, "parted": true,
 	"swapoff": true, "modprobe": true, "insmod": true, "rmmod": true, "umount": true,
 	"chattr": true, "setfacl": true, "fallocate": true, "tee": true, "eval": true, "exec": true,
-	"doas": true, "source": true, ".": true, "alias": true, "trap": true,
+	"doas": true, "source": true, ".": true, "alias": true,
 }
 
 // oracleFindings walks src independently of the classifier and returns
 // the literal command words of simple commands that are known writers,
 // inside substitutions too (which run). kill writes unless it sends signal
-// 0 or lists signals, passwd unless it shows a status (-S), and sudo runs
-// its command unless it lists (-l, -Bl). ok
+// 0 or lists signals, passwd unless it shows a status or help (-S, -aS, -h), and sudo runs
+// its command unless it lists (-l, -B -l) or shows help (-h alone); trap
+// sets a trap unless it lists them. ok
 // is false if src does not parse.
 func oracleFindings(src string) (writers []string, ok bool) {
 	f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
@@ -37,19 +39,21 @@ func oracleFindings(src string) (writers []string, ok bool) {
 		if !isCall || len(x.Args) == 0 {
 			return true
 		}
-		word := x.Args[0].Lit()
+		word := litOf(x.Args[0])
 		second := ""
 		if len(x.Args) > 1 {
-			second = x.Args[1].Lit()
+			second = litOf(x.Args[1])
 		}
 		switch {
 		case oracleWriters[word]:
 			writers = append(writers, word)
+		case word == "trap" && !onlyWords(x.Args[1:], "-l", "-p"):
+			writers = append(writers, word)
 		case word == "kill" && second != "-0" && second != "-l" && second != "-L" && second != "-s" && second != "-n":
 			writers = append(writers, word)
-		case word == "passwd" && !strings.HasPrefix(second, "-S"):
+		case word == "passwd" && !passwdShows(x.Args[1:]):
 			writers = append(writers, word)
-		case word == "sudo" && !sudoLists(second) && second != "-n" && second != "-V" && second != "-U":
+		case word == "sudo" && !sudoRunsNothing(x.Args[1:]):
 			writers = append(writers, word)
 		case expands(x.Args[0]):
 			writers = append(writers, "(dynamic command word)")
@@ -59,10 +63,98 @@ func oracleFindings(src string) (writers []string, ok bool) {
 	return writers, true
 }
 
-// sudoLists reports a first option of sudo that lists (-l, a cluster
-// with l such as -Bl, --list).
-func sudoLists(w string) bool {
-	return w == "--list" || strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w, "l")
+// litOf returns a word's value with quotes removed when it is made of
+// literal text and quoted literal text only ('-0'', "ls"), else "".
+func litOf(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			if strings.Contains(x.Value, "\\") {
+				return ""
+			}
+			b.WriteString(x.Value)
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				return ""
+			}
+			b.WriteString(x.Value)
+		case *syntax.DblQuoted:
+			for _, q := range x.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok || strings.Contains(l.Value, "\\") {
+					return ""
+				}
+				b.WriteString(l.Value)
+			}
+		default:
+			return ""
+		}
+	}
+	return b.String()
+}
+
+// onlyWords reports whether every word is one of the literals (trap
+// alone, -l and -p list traps).
+func onlyWords(ws []*syntax.Word, lits ...string) bool {
+	for _, w := range ws {
+		if !slices.Contains(lits, litOf(w)) {
+			return false
+		}
+	}
+	return true
+}
+
+// passwdShows reports a passwd option word that shows the status or help
+// (-S or -h in any cluster, --status, --help) among the leading options.
+func passwdShows(ws []*syntax.Word) bool {
+	for _, w := range ws {
+		l := litOf(w)
+		if l == "--status" || l == "--help" || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.ContainsAny(l, "Sh") {
+			return true
+		}
+		if !strings.HasPrefix(l, "-") {
+			return false
+		}
+	}
+	return false
+}
+
+// sudoRunsNothing reports sudo options that list (-l in any cluster,
+// --list), show the version or, alone, help (-h). Short options that take
+// a value (-u user) skip it; the first other word ends the options.
+func sudoRunsNothing(ws []*syntax.Word) bool {
+	if len(ws) == 1 && litOf(ws[0]) == "-h" {
+		return true
+	}
+	for i := 0; i < len(ws); i++ {
+		w := litOf(ws[i])
+		switch {
+		case w == "--list" || w == "--version" || w == "-V":
+			return true
+		case w == "" || w == "--" || !strings.HasPrefix(w, "-"):
+			return false
+		case strings.HasPrefix(w, "--"):
+			if !strings.Contains(w, "=") && slices.Contains([]string{"--user", "--group", "--prompt",
+				"--role", "--type", "--other-user", "--chdir", "--chroot", "--close-from",
+				"--login-class", "--auth-type", "--command-timeout"}, w) {
+				i++
+			}
+		default:
+			for j := 1; j < len(w); j++ {
+				if w[j] == 'l' {
+					return true
+				}
+				if strings.IndexByte("aCcDgprRtTUu", w[j]) >= 0 {
+					if j == len(w)-1 {
+						i++
+					}
+					break
+				}
+			}
+		}
+	}
+	return false
 }
 
 // expands reports whether a word contains a parameter expansion, so that

@@ -162,7 +162,7 @@ func checkSudo(c *classifier, k *call) {
 		c.read("sudo -l", "lists privileges, runs nothing")
 		return
 	}
-	if k.p.has("version") || k.p.has("host") && len(k.p.uses) == 1 && len(k.p.ops) == 0 {
+	if k.p.has("version") || k.p.has("host") && !k.p.last("host").hasVal && len(k.p.uses) == 1 && len(k.p.ops) == 0 {
 		c.read("sudo", "version or help")
 		return
 	}

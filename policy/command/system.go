@@ -576,6 +576,10 @@ var (
 				c.writer("passwd", RiskMedium, "changes a password")
 				return
 			}
+			if !k.p.has("status") {
+				c.read("passwd -h", "shows help")
+				return
+			}
 			c.read("passwd -S", "shows password status")
 		},
 	}
