@@ -64,7 +64,7 @@ func oracleFindings(src string) (writers []string, ok bool) {
 }
 
 // litOf returns a word's value with quotes removed when it is made of
-// literal text and quoted literal text only ('-0'', "ls"), else "".
+// literal text and quoted literal text only ('-0”, "ls"), else "".
 func litOf(w *syntax.Word) string {
 	var b strings.Builder
 	for _, p := range w.Parts {
@@ -142,7 +142,7 @@ func sudoRunsNothing(ws []*syntax.Word) bool {
 			}
 		default:
 			for j := 1; j < len(w); j++ {
-				if w[j] == 'l' {
+				if w[j] == 'l' || w[j] == 'V' {
 					return true
 				}
 				if strings.IndexByte("aCcDgprRtTUu", w[j]) >= 0 {
