@@ -106,11 +106,12 @@ func onlyWords(ws []*syntax.Word, lits ...string) bool {
 }
 
 // passwdShows reports a passwd option word that shows the status or help
-// (-S or -h in any cluster, --status, --help) among the leading options.
+// (-S or -h in any cluster, --status, --help and their abbreviations) among the leading options.
 func passwdShows(ws []*syntax.Word) bool {
 	for _, w := range ws {
 		l := litOf(w)
-		if l == "--status" || l == "--help" || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.ContainsAny(l, "Sh") {
+		long := len(l) > 2 && strings.HasPrefix(l, "--") && (strings.HasPrefix("--status", l) || strings.HasPrefix("--help", l))
+		if long || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.ContainsAny(l, "Sh") {
 			return true
 		}
 		if !strings.HasPrefix(l, "-") {
@@ -130,7 +131,8 @@ func sudoRunsNothing(ws []*syntax.Word) bool {
 	for i := 0; i < len(ws); i++ {
 		w := litOf(ws[i])
 		switch {
-		case w == "--list" || w == "--version" || w == "-V":
+		case len(w) >= 4 && strings.HasPrefix(w, "--") && (strings.HasPrefix("--list", w) || strings.HasPrefix("--version", w)),
+			w == "-V":
 			return true
 		case w == "" || w == "--" || !strings.HasPrefix(w, "-"):
 			return false
