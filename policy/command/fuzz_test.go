@@ -114,7 +114,7 @@ func passwdShows(ws []*syntax.Word) bool {
 		if long || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.ContainsAny(l, "Sh") {
 			return true
 		}
-		if !strings.HasPrefix(l, "-") {
+		if l == "--" {
 			return false
 		}
 	}
