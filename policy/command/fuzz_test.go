@@ -63,17 +63,15 @@ func oracleFindings(src string) (writers []string, ok bool) {
 	return writers, true
 }
 
-// litOf returns a word's value with quotes removed when it is made of
-// literal text and quoted literal text only ('-0”, "ls"), else "".
+// litOf returns a word's value with quotes and backslashes removed when
+// it is made of literal text and quoted literal text only (-0 written
+// as '-0', "-0" or -\0), else "".
 func litOf(w *syntax.Word) string {
 	var b strings.Builder
 	for _, p := range w.Parts {
 		switch x := p.(type) {
 		case *syntax.Lit:
-			if strings.Contains(x.Value, "\\") {
-				return ""
-			}
-			b.WriteString(x.Value)
+			b.WriteString(unescape(x.Value, ""))
 		case *syntax.SglQuoted:
 			if x.Dollar {
 				return ""
@@ -82,14 +80,35 @@ func litOf(w *syntax.Word) string {
 		case *syntax.DblQuoted:
 			for _, q := range x.Parts {
 				l, ok := q.(*syntax.Lit)
-				if !ok || strings.Contains(l.Value, "\\") {
+				if !ok {
 					return ""
 				}
-				b.WriteString(l.Value)
+				b.WriteString(unescape(l.Value, "$`\"\\\n"))
 			}
 		default:
 			return ""
 		}
+	}
+	return b.String()
+}
+
+// unescape removes the backslashes the shell removes: before any byte
+// outside quotes (special == ""), before the special bytes inside double
+// quotes; a backslash-newline disappears.
+func unescape(s, special string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (special == "" || strings.IndexByte(special, s[i+1]) >= 0) {
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		b.WriteByte(s[i])
 	}
 	return b.String()
 }
