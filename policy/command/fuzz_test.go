@@ -144,8 +144,10 @@ func passwdShows(ws []*syntax.Word) bool {
 // --list), show the version or, alone, help (-h). Short options that take
 // a value (-u user) skip it; the first other word ends the options.
 func sudoRunsNothing(ws []*syntax.Word) bool {
-	if len(ws) == 1 && litOf(ws[0]) == "-h" {
-		return true
+	if len(ws) == 1 {
+		if w := litOf(ws[0]); w == "-h" || len(w) >= 5 && strings.HasPrefix("--help", w) {
+			return true
+		}
 	}
 	for i := 0; i < len(ws); i++ {
 		w := litOf(ws[i])

@@ -150,7 +150,7 @@ var sudoTool = &tool{
 			-D|--chdir= -E|--preserve-env[--=] -e|--edit -g|--group= -H|--set-home -h|--host[=]
 			-i|--login -l|--list -N|--no-update -n|--non-interactive -P|--preserve-groups
 			-p|--prompt= -R|--chroot= -r|--role= -S|--stdin -s|--shell -T|--command-timeout=
-			-t|--type= -U|--other-user= -u|--user= -V|--version`),
+			-t|--type= -U|--other-user= -u|--user= -V|--version --help`),
 		unknowns("runs a password helper program", `-A|--askpass`),
 		states(RiskLow, "changes the cached credentials", `-K|--remove-timestamp -k|--reset-timestamp -v|--validate`),
 	),
@@ -162,7 +162,10 @@ func checkSudo(c *classifier, k *call) {
 		c.read("sudo -l", "lists privileges, runs nothing")
 		return
 	}
-	if k.p.has("version") || k.p.has("host") && !k.p.last("host").hasVal && len(k.p.uses) == 1 && len(k.p.ops) == 0 {
+	// -V, --help and -h without a host show text; a word after them may be
+	// a remote host (-h HOST) or a command, so they must stand alone.
+	help := k.p.has("help") || k.p.has("host") && !k.p.last("host").hasVal
+	if (k.p.has("version") || help && len(k.p.uses) == 1) && len(k.p.ops) == 0 {
 		c.read("sudo", "version or help")
 		return
 	}
