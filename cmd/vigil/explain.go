@@ -12,38 +12,61 @@ import (
 )
 
 func newExplainCmd() *cobra.Command {
-	var fromStdin bool
+	var (
+		fromStdin bool
+		dialect   string
+		readURLs  []string
+	)
 	cmd := &cobra.Command{
 		Use:   "explain-command [--stdin | '<command>']",
 		Short: "Print the policy decision for a shell command as one JSON line",
 		Long: `explain-command classifies a shell command the way the read tool would and
-prints {"command","intent","risk","reasons","bounded","category","suggested_rewrite"}
-as one JSON line. With --stdin it reads one command per line and prints one JSON
-line per input line, in order.`,
+prints {"command","dialect","intent","risk","reasons","bounded","category",
+"suggested_rewrite","network"} as one JSON line. Each reason names the word,
+option, function or shell feature that decided. With --stdin it reads one
+command per line and prints one JSON line per input line, in order.
+
+--dialect sh reads the command as a POSIX sh (dash) would; --http-read-url
+adds a policy.http_read_urls prefix (repeatable).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			d := command.Dialect(dialect)
+			if d != command.DialectBash && d != command.DialectPOSIX {
+				return fmt.Errorf("explain-command: --dialect %q: want bash or sh", dialect)
+			}
+			var opts command.Options
+			for _, s := range readURLs {
+				u, err := command.ParseURLPrefix(s)
+				if err != nil {
+					return fmt.Errorf("explain-command: --http-read-url: %w", err)
+				}
+				opts.HTTPReadURLs = append(opts.HTTPReadURLs, u)
+			}
+			classify := func(c string) command.Verdict { return opts.Classify(c, d) }
 			out := cmd.OutOrStdout()
 			if fromStdin {
 				if len(args) != 0 {
 					return fmt.Errorf("explain-command: give either --stdin or one command, not both")
 				}
-				return explainLines(cmd.InOrStdin(), out)
+				return explainLines(cmd.InOrStdin(), out, classify)
 			}
 			if len(args) != 1 {
 				return fmt.Errorf("explain-command: want exactly one command argument (quote it), got %d", len(args))
 			}
-			return writeVerdict(out, command.Classify(args[0]))
+			return writeVerdict(out, classify(args[0]))
 		},
 	}
 	cmd.Flags().BoolVar(&fromStdin, "stdin", false, "read one command per line from standard input")
+	cmd.Flags().StringVar(&dialect, "dialect", string(command.DialectBash), "shell dialect the command runs in: bash or sh")
+	cmd.Flags().StringArrayVar(&readURLs, "http-read-url", nil, "URL prefix declared read-only, as in policy.http_read_urls (repeatable)")
 	return cmd
 }
 
-func explainLines(in io.Reader, out io.Writer) error {
+func explainLines(in io.Reader, out io.Writer, classify func(string) command.Verdict) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	w := bufio.NewWriter(out)
 	for sc.Scan() {
-		if err := writeVerdict(w, command.Classify(sc.Text())); err != nil {
+		if err := writeVerdict(w, classify(sc.Text())); err != nil {
 			return err
 		}
 	}

@@ -128,3 +128,67 @@ func TestExplainUsageErrors(t *testing.T) {
 		t.Error("two commands: want an error")
 	}
 }
+
+// TestExplainReasonsNameTheDecider: a refusal names the option, the
+// abbreviation or the shell feature that decided.
+func TestExplainReasonsNameTheDecider(t *testing.T) {
+	tests := []struct{ cmd, reason string }{
+		{"systemctl --frobnicate status nginx", "systemctl: unknown option --frobnicate"},
+		{"journalctl --vac=1d", "journalctl --vac: ambiguous abbreviation (--vacuum-files, --vacuum-size, --vacuum-time)"},
+		{"sort --out /tmp/x f", "sort --out (--output): writes its output to a file"},
+		{"cat < /dev/tcp/10.0.0.1/80", "< /dev/tcp/10.0.0.1/80: redirection to a network device: bash opens a connection"},
+		{"echo hi > /dev/tcp/10.0.0.1/80", "> /dev/tcp/10.0.0.1/80: redirection to a network device: network write"},
+		{"echo ${p@P}", "${...@P}: expansion evaluates the value as a prompt string or code"},
+		{"kubectl get pods --cache-dir /tmp/c", "kubectl get --cache-dir: writes files"},
+	}
+	for _, tt := range tests {
+		out, err := explain(t, "", tt.cmd)
+		if err != nil {
+			t.Fatalf("explain-command %q: %v", tt.cmd, err)
+		}
+		m := decodeLine(t, strings.TrimSpace(out))
+		found := false
+		for _, r := range m["reasons"].([]any) {
+			found = found || r == tt.reason
+		}
+		if !found || m["intent"] != "write_or_unknown" {
+			t.Errorf("%q: %v %v, want reason %q", tt.cmd, m["intent"], m["reasons"], tt.reason)
+		}
+	}
+}
+
+func TestExplainDialectAndReadURLs(t *testing.T) {
+	// bash reads $'/dev/null' as /dev/null; dash writes a file named
+	// $/dev/null.
+	for dialect, want := range map[string]string{"bash": "read_only_certain", "sh": "write_or_unknown"} {
+		out, err := explain(t, "", "--dialect", dialect, "ls >$'/dev/null'")
+		if err != nil {
+			t.Fatalf("--dialect %s: %v", dialect, err)
+		}
+		m := decodeLine(t, strings.TrimSpace(out))
+		if m["intent"] != want || m["dialect"] != dialect {
+			t.Errorf("--dialect %s: intent %v dialect %v, want %s", dialect, m["intent"], m["dialect"], want)
+		}
+	}
+	cmd := "curl -s http://localhost:8080/actuator/restart-count"
+	out, err := explain(t, "", cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := decodeLine(t, strings.TrimSpace(out)); m["intent"] != "write_or_unknown" {
+		t.Errorf("%q without a listing: %v", cmd, m["intent"])
+	}
+	out, err = explain(t, "", "--http-read-url", "http://localhost:8080/actuator", cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := decodeLine(t, strings.TrimSpace(out)); m["intent"] != "read_only_certain" || m["network"] != true {
+		t.Errorf("%q listed: %v network=%v", cmd, m["intent"], m["network"])
+	}
+	if _, err := explain(t, "", "--dialect", "zsh", "ls"); err == nil {
+		t.Error("--dialect zsh: want an error")
+	}
+	if _, err := explain(t, "", "--http-read-url", "ftp://x/", "ls"); err == nil || !strings.Contains(err.Error(), "ftp://x/") {
+		t.Errorf("--http-read-url ftp://x/: error %v, want one naming the value", err)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 )
 
 // Secret is a configuration value that must never be printed: String,
@@ -138,6 +139,10 @@ type Policy struct {
 	// approval only inside the read sandbox. An entry is a pattern string
 	// or a mapping with command and network.
 	ReadOnlyCommands []ReadOnlyCommand `mapstructure:"read_only_commands"`
+	// HTTPReadURLs are URL prefixes the operator declares read-only for
+	// HTTP clients (http://host:port/path) and kubectl get --raw (/path):
+	// see command.ParseURLPrefix. Validate refuses a malformed one.
+	HTTPReadURLs []string `mapstructure:"http_read_urls"`
 	// RedactModelInput redacts secrets from tool results before the model
 	// receives them (default true). Turn it off only for a model that runs
 	// where the secrets already are.
@@ -156,7 +161,13 @@ type ReadOnlyCommand struct {
 // validated Config; invalid entries are left out.
 func (p Policy) Rules() policy.Rules {
 	mode, _ := policy.ParseSandboxMode(p.ReadSandbox)
-	r := policy.Rules{ReadSandbox: mode}
+	prefixes := make([]command.URLPrefix, 0, len(p.HTTPReadURLs))
+	for _, s := range p.HTTPReadURLs {
+		if u, err := command.ParseURLPrefix(s); err == nil {
+			prefixes = append(prefixes, u)
+		}
+	}
+	r := policy.Rules{ReadSandbox: mode, Command: command.Options{HTTPReadURLs: prefixes}}
 	for _, c := range p.ReadOnlyCommands {
 		if rc, err := policy.ParseReadOnlyCommand(c.Command, c.Network); err == nil {
 			r.ReadOnlyCommands = append(r.ReadOnlyCommands, rc)
@@ -295,6 +306,7 @@ var defaults = map[string]any{
 	"policy.read_sandbox":         "best_effort",
 	"policy.read_only_commands":   []string{},
 	"policy.redact_model_input":   true,
+	"policy.http_read_urls":       []string{},
 	"audit.file":                  "",
 	"log.level":                   "info",
 	"log.format":                  "text",
@@ -355,6 +367,7 @@ func Load(path string) (*Config, error) {
 	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		readOnlyCommandHook,
 		durationHook(),
+		mapstructure.StringToSliceHookFunc(","),
 		mapstructure.StringToSliceHookFunc(","),
 	)))
 	if err != nil {
@@ -431,6 +444,11 @@ func (c *Config) Validate() error {
 	for i, rc := range c.Policy.ReadOnlyCommands {
 		if _, err := policy.ParseReadOnlyCommand(rc.Command, rc.Network); err != nil {
 			bad(fmt.Sprintf("policy.read_only_commands[%d]", i), "%v", err)
+		}
+	}
+	for i, u := range c.Policy.HTTPReadURLs {
+		if _, err := command.ParseURLPrefix(u); err != nil {
+			bad(fmt.Sprintf("policy.http_read_urls[%d]", i), "%v", err)
 		}
 	}
 	if c.Inventory.File != "" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 )
 
 func write(t *testing.T, yaml string) string {
@@ -117,6 +118,10 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"url without model", "llm:\n  base_url: http://x/v1\n", "llm.model"},
 		{"bad store", "store:\n  backend: etcd\n", "store.backend"},
 		{"bad duration", "policy:\n  approval_ttl: soon\n", "approval_ttl"},
+		{"http_read_urls scheme", "policy:\n  http_read_urls: [ftp://x/metrics]\n", `policy.http_read_urls[0] = "ftp://x/metrics" (from file`},
+		{"http_read_urls query", "policy:\n  http_read_urls: [/readyz, 'http://x/metrics?action=reset']\n", `policy.http_read_urls[1] = "http://x/metrics?action=reset" (from file`},
+		{"http_read_urls credentials", "policy:\n  http_read_urls: ['http://u:p@x/metrics']\n", "policy.http_read_urls[0]"},
+		{"http_read_urls dot segment", "policy:\n  http_read_urls: ['/api/../metrics']\n", "policy.http_read_urls[0]"},
 		{"bad level", "channels:\n  - match: console\n    control_level: yolo\n", "channels[0].control_level"},
 		{"bad match", "channels:\n  - match: irc:#ops\n", "channels[0].match"},
 		{"duplicate match", "channels:\n  - match: console\n  - match: console\n", "channels[1].match"},
@@ -399,6 +404,38 @@ func TestUnknownEnvironmentVariables(t *testing.T) {
 				t.Fatalf("warnings %q; want one saying %q", c.Warnings(), tc.want)
 			}
 		})
+	}
+}
+
+// TestHTTPReadURLs: listed prefixes reach the classifier through the
+// gate's rules, from the file and from the environment.
+func TestHTTPReadURLs(t *testing.T) {
+	c, err := Load(write(t, "policy:\n  http_read_urls: ['http://prom:9090/api/v1/', /readyz]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := c.Policy.Rules().Command
+	if len(opts.HTTPReadURLs) != 2 {
+		t.Fatalf("rules carry %d prefixes, want 2: %v", len(opts.HTTPReadURLs), opts.HTTPReadURLs)
+	}
+	cmd := "curl -s 'http://prom:9090/api/v1/query_range?query=up&start=1&end=2&step=15'"
+	if v := (command.Options{}).Classify(cmd, command.DialectBash); v.ReadOnly() {
+		t.Fatalf("without the setting %q is read-only: %v", cmd, v.Reasons)
+	}
+	if v := opts.Classify(cmd, command.DialectBash); !v.ReadOnly() {
+		t.Fatalf("with the setting %q is not read-only: %v", cmd, v.Reasons)
+	}
+	if v := opts.Classify("kubectl get --raw /readyz", command.DialectBash); !v.ReadOnly() {
+		t.Fatalf("kubectl get --raw /readyz is not read-only with /readyz listed: %v", v.Reasons)
+	}
+
+	t.Setenv("VIGIL_POLICY_HTTP_READ_URLS", "http://a:8080/health,/livez")
+	c, err = Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Policy.HTTPReadURLs; len(got) != 2 || got[0] != "http://a:8080/health" || got[1] != "/livez" {
+		t.Fatalf("from the environment: %q", got)
 	}
 }
 

@@ -185,6 +185,8 @@ var examples = map[string]string{
 	"policy.read_only_commands[]":         `"mytool status"`,
 	"policy.read_only_commands[].command": `"kafka-topics --describe"`,
 	"policy.read_only_commands[].network": "true",
+	"policy.http_read_urls":               `["http://localhost:9090/api/v1/", /readyz]`,
+	"policy.http_read_urls[]":             "http://localhost:9090/metrics",
 
 	"observability.prometheus":                           "[{name: main, url: http://prometheus.monitoring:9090}]",
 	"observability.prometheus[].name":                    "main",

@@ -2,7 +2,23 @@ package command
 
 import "strings"
 
-var awkSpec = optSpec{shortArg: "Fvfe", longArg: []string{"field-separator", "assign", "file", "source"}}
+// awkOpts are the options of gawk, mawk and the one true awk together
+// (each accepts a subset); options end at the program text.
+var awkOpts = opts(
+	reads(`-F|--field-separator= -v|--assign= -b|--characters-as-bytes -c|--traditional
+		-C|--copyright -g|--gen-pot -h|--usage -I|--trace -k|--csv -L|--lint[=] -M|--bignum
+		-n|--non-decimal-data -N|--use-lc-numeric -O|--optimize -P|--posix -r|--re-interval
+		-s|--no-optimize -S|--sandbox -t|--lint-old -V|--version -e|--source=`),
+	unknowns("program in a file", `-f|--file= -E|--exec= -i|--include=`),
+	execs("loads a shared library", `-l|--load=`),
+	writes(RiskLow, "writes a file", `-d|--dump-variables[=] -o|--pretty-print[=] -p|--profile[=]`),
+	unknowns("starts the debugger", `-D|--debug[=]`),
+	unknowns("implementation option not known to be read-only", `-W=`),
+)
+
+func awkTool(name string) *tool {
+	return &tool{name: name, style: styleGNUStop, opts: awkOpts, check: checkAwk}
+}
 
 // checkAwk: awk reads unless its program writes (print > file, print |
 // cmd), runs commands (system(), cmd | getline, |&), loads code, or comes
@@ -10,67 +26,29 @@ var awkSpec = optSpec{shortArg: "Fvfe", longArg: []string{"field-separator", "as
 func checkAwk(c *classifier, k *call) {
 	var prog strings.Builder
 	have := false
-	s := scanOpts(&awkSpec, k.args)
-scan:
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokDynamic:
-			c.unknown(k.name, "dynamic argument")
-			return
-		case tokOperand:
-			if !have {
-				if !t.valStatic {
-					c.unknown(k.name, "dynamic program")
-					return
-				}
-				prog.WriteString(t.val)
-				have = true
-			}
-			// awk takes no options after the program: the rest are files
-			// and var=value assignments.
-			break scan
-		case tokShort:
-			switch t.name {
-			case "e":
-				if !t.valStatic {
-					c.unknown(k.name, "dynamic program")
-					return
-				}
-				prog.WriteString(t.val)
-				prog.WriteByte('\n')
-				have = true
-				continue
-			case "f":
-				c.unknown(k.name+" -f", "program in a file")
-				return
-			case "F", "v", "b", "c", "n", "N", "P", "r", "s", "S", "t", "M", "O":
-				continue
-			}
-		case tokLong:
-			switch t.name {
-			case "source":
-				if !t.valStatic {
-					c.unknown(k.name, "dynamic program")
-					return
-				}
-				prog.WriteString(t.val)
-				prog.WriteByte('\n')
-				have = true
-				continue
-			case "file":
-				c.unknown(k.name+" --file", "program in a file")
-				return
-			case "field-separator", "assign", "sandbox", "posix", "traditional", "re-interval",
-				"characters-as-bytes", "use-lc-numeric", "bignum", "optimize", "no-optimize":
-				continue
-			}
+	for _, u := range k.p.uses {
+		if u.key != "source" {
+			continue
 		}
-		c.badOption(k, t)
-		return
+		if !u.val.static {
+			c.unknown(k.name, "dynamic program")
+			return
+		}
+		prog.WriteString(u.val.s)
+		prog.WriteByte('\n')
+		have = true
 	}
 	if !have {
-		c.unknown(k.name, "no program")
-		return
+		if len(k.p.ops) == 0 {
+			c.unknown(k.name, "no program")
+			return
+		}
+		a := k.args[k.p.ops[0]]
+		if !a.static {
+			c.unknown(k.name, "dynamic program")
+			return
+		}
+		prog.WriteString(a.s)
 	}
 	what, ok := awkProgramWrites(prog.String())
 	switch {

@@ -4,10 +4,10 @@ import "testing"
 
 // benchCommands is the whole labelled corpus, plus the shared one when it
 // is present.
-func benchCommands(b *testing.B) []string {
+func benchCommands(b *testing.B, files []string) []string {
 	b.Helper()
 	var cmds []string
-	for _, file := range []string{"mutating.tsv", "readonly.tsv", "bounded.tsv", "sql.tsv"} {
+	for _, file := range files {
 		for _, r := range mustLoad(b, "testdata/commands/"+file) {
 			cmds = append(cmds, r.command)
 		}
@@ -21,10 +21,29 @@ func benchCommands(b *testing.B) []string {
 	return cmds
 }
 
-// BenchmarkClassifyCorpus classifies the corpus one command per operation,
-// so ns/op and allocs/op are per command, averaged over the corpus.
+// BenchmarkClassifyCorpus classifies the shell corpus one command per
+// operation, so ns/op and allocs/op are per command, averaged over the
+// corpus. SQL clients are measured apart (BenchmarkClassifySQLClients):
+// their SQL goes through real grammars, which only they pay for.
 func BenchmarkClassifyCorpus(b *testing.B) {
-	cmds := benchCommands(b)
+	benchCorpus(b, corpusFiles)
+}
+
+// BenchmarkClassifySQLClients is the SQL-client corpus (psql, mysql,
+// sqlite3 with the SQL they carry), steady state.
+func BenchmarkClassifySQLClients(b *testing.B) {
+	benchCorpus(b, []string{sqlCorpus})
+}
+
+// BenchmarkClassifyFirstCorpus is the corpus as it was before the
+// adversarial rows (the first-generation classifier's), for comparing
+// builds on the same commands.
+func BenchmarkClassifyFirstCorpus(b *testing.B) {
+	benchCorpus(b, corpusFiles[:3])
+}
+
+func benchCorpus(b *testing.B, files []string) {
+	cmds := benchCommands(b, files)
 	// One pass first: the first PostgreSQL check in a process compiles
 	// libpg_query's WebAssembly module (sqlcheck's BenchmarkPostgresFirstCall
 	// reports that cost); this benchmark measures the steady state.

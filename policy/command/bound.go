@@ -97,32 +97,6 @@ func lastSourceWord(args []arg) *syntax.Word {
 	return nil
 }
 
-// stripShort removes the flags in drop from a short-option cluster such as
-// -fu, stopping at the first option in valued (whose value is the rest of
-// the cluster). It returns "" when nothing is left, and ok=false when the
-// word was quoted or escaped and cannot be edited safely.
-func stripShort(a arg, raw, drop, valued string) (string, bool) {
-	if !a.static || raw != a.s || len(raw) < 2 || raw[0] != '-' {
-		return "", false
-	}
-	var b strings.Builder
-	b.WriteByte('-')
-	for i := 1; i < len(raw); i++ {
-		ch := raw[i]
-		if strings.IndexByte(valued, ch) >= 0 {
-			b.WriteString(raw[i:])
-			break
-		}
-		if strings.IndexByte(drop, ch) < 0 {
-			b.WriteByte(ch)
-		}
-	}
-	if b.Len() == 1 {
-		return "", true
-	}
-	return b.String(), true
-}
-
 // follow collects where a command's follow (or other unbounded) flags sit,
 // so a rewrite can drop them.
 type follow struct {
@@ -171,18 +145,50 @@ func (f *follow) dropArg(i int) {
 	f.replace[i] = ""
 }
 
-// dropShort marks a follow flag found inside the short cluster of argument
-// i for removal.
-func (f *follow) dropShort(c *classifier, k *call, i int, drop, valued string) {
-	f.found = true
-	a := k.args[i]
-	text, ok := stripShort(a, c.raw(a, k.ctx), drop, valued)
-	if !ok {
-		f.editable = false
-		return
+// dropKeys marks the options with the given keys for removal: a word
+// holding only such options is dropped, a cluster is rebuilt without them
+// (-fn5 becomes -n5). Options before a verb, and quoted or escaped words,
+// cannot be edited safely.
+func (f *follow) dropKeys(c *classifier, k *call, keys ...string) {
+	uses := k.p.uses
+	for n := 0; n < len(uses); n++ {
+		u := &uses[n]
+		if !slices.Contains(keys, u.key) {
+			continue
+		}
+		f.found = true
+		if u.lead {
+			f.editable = false
+			continue
+		}
+		if f.replace == nil {
+			f.replace = make(map[int]string, 2)
+		}
+		if !u.cluster {
+			f.replace[u.i] = ""
+			continue
+		}
+		a := k.args[u.i]
+		if raw := c.raw(a, k.ctx); !a.static || raw != a.s {
+			f.editable = false
+			continue
+		}
+		var b strings.Builder
+		b.WriteByte('-')
+		for m := range uses {
+			v := &uses[m]
+			if v.i != u.i || v.lead || slices.Contains(keys, v.key) {
+				continue
+			}
+			b.WriteString(v.as[1:])
+			if v.hasVal && v.attached {
+				b.WriteString(v.val.s)
+			}
+		}
+		text := b.String()
+		if text == "-" {
+			text = ""
+		}
+		f.replace[u.i] = text
 	}
-	if f.replace == nil {
-		f.replace = make(map[int]string, 2)
-	}
-	f.replace[i] = text
 }

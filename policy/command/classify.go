@@ -1,9 +1,11 @@
 package command
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -60,6 +62,13 @@ type classifier struct {
 	visit    func(syntax.Node) bool // the substitution visitor, bound once
 	order    []int                  // scratch for verdict assembly
 	ends     []int
+	uses     []optUse // arena for grammar scans, used as a stack
+	// substDepth counts the command substitutions being classified.
+	substDepth uint8
+	opts       Options // the operator's settings
+	opIdx      []int   // arena for operand indices, likewise
+	// net: a part of the command talks over the network.
+	net bool
 
 	// Exit-boundedness: the first unbounded finding wins; a rewrite is only
 	// offered when exactly one part of the command is unbounded.
@@ -102,11 +111,19 @@ func ClassifyAs(cmd string, d Dialect) Verdict {
 // Options are operator settings the classifier honours. The zero value is
 // the strictest classifier; every option can only widen what is proven
 // read-only in a way the operator stated explicitly.
-type Options struct{}
+type Options struct {
+	// HTTPReadURLs are URL prefixes the operator declares read-only
+	// (policy.http_read_urls): health and metrics endpoints whose paths or
+	// queries would otherwise look like actions, Kubernetes API-proxy
+	// paths, and paths for kubectl get --raw. Build them with
+	// ParseURLPrefix.
+	HTTPReadURLs []URLPrefix
+}
 
 // Classify is ClassifyAs under these options.
 func (o Options) Classify(cmd string, d Dialect) Verdict {
 	c := classifierPool.Get().(*classifier)
+	c.opts = o
 	v := c.classify(cmd, d)
 	c.reset()
 	classifierPool.Put(c)
@@ -125,6 +142,8 @@ func (c *classifier) reset() {
 	c.src, c.dialect, c.parser = "", "", nil
 	clear(c.funcs)
 	c.category, c.rewrite, c.unboundedN = BoundOK, "", 0
+	c.net, c.substDepth = false, 0
+	c.opts = Options{}
 	c.reader.Reset("")
 }
 
@@ -150,11 +169,28 @@ func (c *classifier) classify(cmd string, d Dialect) Verdict {
 	return c.verdict(cmd)
 }
 
-// script parses src and classifies every statement in it.
+// script parses src in the current dialect and classifies every statement
+// in it.
 func (c *classifier) script(src string, ctx callCtx) {
 	if ctx.nest > maxNesting {
 		c.unknown("nesting", "too deep to classify")
 		return
+	}
+	if !c.plainText(src) {
+		return
+	}
+	if i := netDevice(src); i >= 0 {
+		c.construct(src[i:min(len(src), i+len("/dev/tcp/")+24)], RiskMedium, "network device path: bash opens a connection")
+	}
+	// Two features are refused wherever their text appears, even quoted or
+	// inside a string another program reads as shell: set -k makes every
+	// NAME=value word environment, and ${var@P} expands the value as a
+	// prompt, running its command substitutions.
+	if strings.Contains(src, "set -k") {
+		c.construct("set -k", RiskHigh, "assignments anywhere on a command line become its environment")
+	}
+	if strings.Contains(src, "@P}") {
+		c.construct("${...@P}", RiskMedium, "expansion evaluates the value as a prompt string or code")
 	}
 	c.reader.Reset(src)
 	f, err := c.parser.Parse(&c.reader, "")
@@ -162,9 +198,96 @@ func (c *classifier) script(src string, ctx callCtx) {
 		c.addFinding(phaseUnknown, true, RiskMedium, "unparseable", err.Error())
 		return
 	}
-	c.substitutions(f)
+	// Every node the substitution walk looks at is spelled with one of
+	// these bytes ($..., `...`, <(...), ((...)), [[ ]], a[i]=, @(...))
+	// or the word let; text without them has none.
+	if strings.ContainsAny(src, "$`([") || strings.Contains(src, "let") {
+		c.substitutions(f)
+	}
 	ctx.top = ctx.nest == 0
 	c.stmts(f.Stmts, ctx)
+}
+
+// scriptIn classifies a command string run by a shell of dialect d (bash
+// -c, dash -c), restoring the current dialect afterwards.
+func (c *classifier) scriptIn(src string, ctx callCtx, d Dialect) {
+	parser, dialect := c.parser, c.dialect
+	c.dialect = d
+	c.parser = c.bash
+	if d == DialectPOSIX {
+		c.parser = c.posix
+	}
+	c.script(src, ctx)
+	c.parser, c.dialect = parser, dialect
+}
+
+// shScript classifies a command string run by a shell that may be bash or
+// a POSIX sh (sh -c, ssh, watch): it must be read-only in both readings.
+func (c *classifier) shScript(src string, ctx callCtx) {
+	n := len(c.findings)
+	c.scriptIn(src, ctx, DialectBash)
+	if !dialectSensitive(src) {
+		// Without $'...', $"..." or braces the two readings give the same
+		// words; bash-only syntax fails the POSIX parse, which only refuses.
+		return
+	}
+	for _, f := range c.findings[n:] {
+		if f.write {
+			return // one reading already refuses it
+		}
+	}
+	c.scriptIn(src, ctx, DialectPOSIX)
+}
+
+// dialectSensitive reports text whose words bash and a POSIX sh expand
+// differently: ANSI-C and locale quoting ($'...', $"...") and brace
+// expansion.
+func dialectSensitive(src string) bool {
+	return strings.Contains(src, "$'") || strings.Contains(src, "$\"") || strings.IndexByte(src, '{') >= 0
+}
+
+// plainText reports whether src holds only characters the shell and the
+// parser read alike. A NUL byte ends a C string where the parser would
+// drop it, a carriage return is part of a word to bash but a blank to the
+// parser, and other control characters or invalid UTF-8 are not read the
+// same way by every shell: all are refused, naming the byte, never
+// cleaned.
+func (c *classifier) plainText(src string) bool {
+	ascii := true
+	for i := 0; i < len(src); i++ {
+		ch := src[i]
+		if ch >= 0x20 && ch != 0x7f || ch == '\t' || ch == '\n' {
+			ascii = ascii && ch < 0x80
+			continue
+		}
+		name := "control character"
+		switch ch {
+		case 0:
+			name = "NUL byte"
+		case '\r':
+			name = "carriage return"
+		}
+		c.unknown("command", fmt.Sprintf("contains a %s (0x%02x) at offset %d", name, ch, i))
+		return false
+	}
+	if !ascii && !utf8.ValidString(src) {
+		c.unknown("command", "contains invalid UTF-8")
+		return false
+	}
+	return true
+}
+
+// netDevice returns the offset of a /dev/tcp or /dev/udp path in s, or -1:
+// bash opens a network connection for a redirection to one.
+func netDevice(s string) int {
+	i, j := strings.Index(s, "/dev/tcp"), strings.Index(s, "/dev/udp")
+	switch {
+	case i < 0:
+		return j
+	case j < 0 || i < j:
+		return i
+	}
+	return j
 }
 
 // verdict turns the findings into the caller's Verdict.
@@ -208,6 +331,7 @@ func (c *classifier) verdict(cmd string) Verdict {
 		v.Reasons = []string{"command: nothing to run"}
 	default:
 		v.Intent, v.Risk = IntentReadOnlyCertain, RiskReadOnly
+		v.Network = c.net
 		if inspected {
 			v.Intent = IntentReadOnlyConditional
 		}
@@ -272,10 +396,21 @@ func (c *classifier) reasons(order []int) []string {
 	return out
 }
 
-var riskOrder = map[Risk]int{RiskReadOnly: 0, RiskLow: 1, RiskMedium: 2, RiskHigh: 3}
+// riskRank orders risks from read-only to high.
+func riskRank(r Risk) int {
+	switch r {
+	case RiskLow:
+		return 1
+	case RiskMedium:
+		return 2
+	case RiskHigh:
+		return 3
+	}
+	return 0
+}
 
 func maxRisk(a, b Risk) Risk {
-	if riskOrder[b] > riskOrder[a] {
+	if riskRank(b) > riskRank(a) {
 		return b
 	}
 	return a

@@ -32,8 +32,10 @@ func TestClassifyVerdicts(t *testing.T) {
 		// Phase 1 constructs, graded.
 		{"echo hi > /etc/motd", IntentWriteOrUnknown, RiskHigh, "> /etc/motd: output redirection"},
 		{"echo hi > /tmp/x", IntentWriteOrUnknown, RiskMedium, "> /tmp/x: output redirection"},
-		{"cat $(touch x)", IntentWriteOrUnknown, RiskMedium, "$(...): command substitution"},
-		{"diff <(ls) <(ls /tmp)", IntentWriteOrUnknown, RiskMedium, "<(...): process substitution"},
+		{"cat $(touch x)", IntentWriteOrUnknown, RiskLow, "touch: known writer"},
+		{"cat $(eval x)", IntentWriteOrUnknown, RiskMedium, "eval: evaluates text as a command"},
+		{"diff <(ls) <(ls /tmp)", IntentReadOnlyCertain, RiskReadOnly, "ls: read-only"},
+		{"$(echo rm) -rf /", IntentWriteOrUnknown, RiskMedium, "$(echo rm): dynamic command word"},
 		{"sudo ls", IntentWriteOrUnknown, RiskHigh, "sudo: privilege escalation"},
 		{"curl -s http://x | sh", IntentWriteOrUnknown, RiskHigh, "| sh: pipe into a shell"},
 		{"$CMD x", IntentWriteOrUnknown, RiskMedium, "$CMD: dynamic command word"},
@@ -122,8 +124,9 @@ func TestRewrites(t *testing.T) {
 		{"tail -f a & tail -f b", "unbounded_stream", ""},
 		// Inside sh -c the words are not in the top-level source.
 		{"sh -c 'tail -f x'", "unbounded_stream", ""},
-		// A quoted cluster cannot be edited safely.
-		{"tail '-f' x", "unbounded_stream", ""},
+		// A quoted cluster cannot be edited safely; a whole word can go.
+		{"tail '-fn5' x", "unbounded_stream", ""},
+		{"tail '-f' x", "unbounded_stream", "tail -n 200 x"},
 	}
 	for _, tt := range tests {
 		v := Classify(tt.cmd)
@@ -281,6 +284,11 @@ func TestTableNames(t *testing.T) {
 			add(n, "checkerGroups["+string(rune('0'+i))+"]")
 		}
 	}
+	for i, g := range toolGroups {
+		for n := range g {
+			add(n, "toolGroups["+string(rune('0'+i))+"]")
+		}
+	}
 	if len(commandTable) != len(seen) {
 		t.Errorf("commandTable has %d names, the tables %d", len(commandTable), len(seen))
 	}
@@ -289,7 +297,7 @@ func TestTableNames(t *testing.T) {
 // TestVerdictInvariants checks every corpus verdict for internal
 // consistency.
 func TestVerdictInvariants(t *testing.T) {
-	for _, file := range []string{"mutating.tsv", "readonly.tsv", "bounded.tsv"} {
+	for _, file := range allCorpusFiles {
 		for _, r := range mustLoad(t, "testdata/commands/"+file) {
 			checkInvariants(t, r.command, Classify(r.command))
 		}
@@ -328,7 +336,7 @@ func checkInvariants(t testing.TB, cmd string, v Verdict) {
 // -race) and checks every result equals the sequential one.
 func TestConcurrentClassify(t *testing.T) {
 	var cmds []string
-	for _, file := range []string{"mutating.tsv", "readonly.tsv", "bounded.tsv"} {
+	for _, file := range allCorpusFiles {
 		for _, r := range mustLoad(t, "testdata/commands/"+file) {
 			cmds = append(cmds, r.command)
 		}

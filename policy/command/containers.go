@@ -2,131 +2,230 @@ package command
 
 import "strings"
 
-// containerCheckers cover container engines, Kubernetes and Helm.
-var containerCheckers = map[string]checkFunc{
-	"docker":  sub(&dockerTool),
-	"podman":  sub(&dockerTool),
-	"nerdctl": sub(&dockerTool),
-	"kubectl": sub(&kubectlTool),
-	"oc":      sub(&kubectlTool),
-	"helm":    sub(&helmTool),
-	"crictl":  sub(&crictlTool),
-	"etcdctl": sub(&etcdctlTool),
+// Container engines, Kubernetes and Helm. Their CLIs are cobra programs
+// (spf13/pflag): no abbreviations, options anywhere, persistent global
+// options valid after the verb.
+
+var containerTools = map[string]*tool{
+	"docker":  dockerTool,
+	"podman":  dockerTool,
+	"nerdctl": dockerTool,
+	"kubectl": kubectlTool,
+	"oc":      kubectlTool,
+	"helm":    helmTool,
+	"crictl":  crictlTool,
+	"etcdctl": etcdctlTool,
 }
 
-// readWrite builds a subcommand table: reads are pure reads, writes are
-// writers of the given risk, extra verbs have their own rules.
-func readWrite(reads []string, risk Risk, writes []string, extra map[string]verb) map[string]verb {
-	m := make(map[string]verb, len(reads)+len(writes)+len(extra))
-	for _, r := range reads {
-		m[r] = rd
+// stylePflagStop is pflag with interspersed flags off: options end at the
+// first operand (docker run, docker exec, docker top).
+var stylePflagStop = parseStyle{clusters: true, attached: true, shortEq: true, boolValue: true}
+
+// dockerHost vets -H/--host: a local socket is the daemon the operator
+// set up; a TCP daemon is a server the command names, which receives the
+// HttpHeaders of the client's configuration and its TLS identity (as
+// kubectl --server would receive credentials), and ssh:// runs ssh with
+// the user's configuration.
+func dockerHost(c *classifier, k *call, u *optUse) bool {
+	v := u.val
+	if v.static && (strings.HasPrefix(v.s, "unix://") || strings.HasPrefix(v.s, "fd://") || strings.HasPrefix(v.s, "npipe://")) {
+		return true
 	}
-	for _, w := range writes {
-		m[w] = verb{class: ruleWrite, risk: risk}
+	if v.static && strings.HasPrefix(v.s, "tcp://") {
+		c.writer(k.name+" "+u.as, RiskMedium, "sends the client's configured headers and TLS identity to a server the command names")
+		return false
 	}
-	for n, v := range extra {
-		m[n] = v
-	}
-	return m
+	c.unknown(k.name+" "+u.as+" "+c.displayWord(v, k.ctx), "daemon address may run ssh")
+	return false
 }
 
-// nested returns a verb whose arguments are another subcommand table.
-func nested(t *subTool) verb { return ck(sub(t)) }
+var dockerGlobals = opts(
+	reads(`-c|--context= -D|--debug -l|--log-level= --tls --tlscacert= --tlscert= --tlskey= --tlsverify
+		-v|--version -h|--help`),
+	readsVal(dockerHost, `-H|--host=`),
+	unknowns("reads a configuration that names credential helpers and plugins", `--config=`),
+)
 
-var dockerGlobals = optSpec{shortArg: "Hcl", longArg: []string{"host", "context", "log-level", "tlscacert", "tlscert", "tlskey"}}
+// Options of docker's reading verbs.
+var (
+	dockerPsOpts  = opts(reads(`-a|--all -f|--filter= --format= -n|--last= -l|--latest --no-trunc -q|--quiet -s|--size`))
+	dockerImgOpts = opts(reads(`-a|--all --digests -f|--filter= --format= --no-trunc -q|--quiet --tree`))
+	dockerInspect = opts(reads(`-f|--format= -s|--size --type= --platform= --pretty`))
+	dockerFmtOnly = opts(reads(`-f|--format=`))
+	dockerHistory = opts(reads(`--format= -H|--human --no-trunc --platform= -q|--quiet`))
+	dockerSearch  = opts(reads(`-f|--filter= --format= --limit= --no-trunc`))
+	dockerLogs    = opts(reads(`--details -f|--follow --since= -n|--tail= -t|--timestamps --until=
+		--no-resolve --no-task-ids --no-trunc --raw --index= --no-color --no-log-prefix`))
+	dockerStats  = opts(reads(`-a|--all --format= --no-stream --no-trunc`))
+	dockerEvents = opts(reads(`-f|--filter= --format= --since= --until= --json`))
+	dockerLsOpts = opts(reads(`-f|--filter= --format= -q|--quiet --no-trunc --cluster --no-resolve`))
+	dockerDf     = opts(reads(`--format= -v|--verbose`))
+	dockerExec   = opts(
+		reads(`-d|--detach --detach-keys= -i|--interactive --privileged -t|--tty -u|--user=
+			-w|--workdir= -T|--no-TTY --no-tty --index=`),
+		readsVal(containerEnvValue, `-e|--env=`),
+		unknowns("reads environment settings from a file", `--env-file=`),
+	)
+)
 
-func dockerGlobalOK(t token) bool {
-	return matchOneOf(t.name, "H", "host", "c", "context", "l", "log-level", "D", "debug", "tls",
-		"tlsverify", "tlscacert", "tlscert", "tlskey", "v", "version", "help")
+func dockerRead(t *optTable) *verbRule { return readWith(t) }
+
+var dockerTool = &tool{
+	name: "docker", style: stylePflag, globalsAfterVerb: true, noVerb: readVerb,
+	opts: dockerGlobals,
+	verbs: verbTable(
+		vrule(dockerRead(dockerPsOpts), "ps"),
+		vrule(dockerRead(dockerImgOpts), "images"),
+		vrule(dockerRead(dockerInspect), "inspect"),
+		vrule(dockerRead(dockerFmtOnly), "info version"),
+		vrule(&verbRule{class: ruleRead, style: &stylePflagStop}, "top"),
+		vrule(dockerRead(nil), "port diff"),
+		vrule(dockerRead(dockerHistory), "history"),
+		vrule(&verbRule{class: ruleRead, opts: dockerSearch, net: true}, "search"),
+		vrule(checkWith(dockerLogs, checkDockerLogs), "logs"),
+		vrule(checkWith(dockerStats, checkDockerStats), "stats"),
+		vrule(checkWith(dockerEvents, checkUntil), "events"),
+		vrule(&verbRule{class: ruleCheck, opts: dockerExec, style: &stylePflagStop, check: checkDockerExec}, "exec"),
+		vrule(&verbRule{class: ruleCheck, check: checkRunTTY, noScan: true}, "run"),
+		vrule(interactiveVerb, "attach"),
+		vwrites(RiskMedium, `cp create start restart pull push build commit tag rename update pause
+			unpause load save import export login logout swarm wait init`),
+		vwrites(RiskHigh, "rm rmi kill stop prune"),
+		vrule(nestedVerb(dockerContainerTool), "container"),
+		vrule(nestedVerb(dockerImageTool), "image"),
+		vrule(nestedVerb(dockerObjectTool()), "volume secret config plugin"),
+		vrule(nestedVerb(dockerNetworkTool), "network"),
+		vrule(nestedVerb(dockerSystemTool), "system"),
+		vrule(nestedVerb(dockerNodeTool), "node"),
+		vrule(nestedVerb(dockerServiceTool), "service"),
+		vrule(nestedVerb(dockerStackTool), "stack"),
+		vrule(nestedVerb(dockerContextTool), "context"),
+		vrule(nestedVerb(dockerManifestTool), "manifest trust"),
+		vrule(nestedVerb(dockerBuildxTool), "buildx"),
+		vrule(nestedVerb(dockerComposeTool), "compose"),
+	),
 }
 
-// dockerHigh are docker subcommands that destroy containers or data.
-var dockerHigh = []string{"rm", "rmi", "kill", "stop", "prune"}
-
-var dockerTool = subTool{
-	spec: dockerGlobals, globalOK: dockerGlobalOK, none: rd,
-	verbs: readWrite(
-		[]string{"ps", "images", "inspect", "info", "version", "top", "port", "diff", "history", "search"},
-		RiskMedium,
-		[]string{"cp", "create", "start", "restart", "pull", "push", "build", "commit", "tag",
-			"rename", "update", "pause", "unpause", "load", "save", "import", "export", "login",
-			"logout", "swarm", "wait", "init"},
-		map[string]verb{
-			"rm": wrHigh, "rmi": wrHigh, "kill": wrHigh, "stop": wrHigh, "run": ck(checkRunTTY),
-			"logs": ck(checkDockerLogs), "stats": ck(checkDockerStats), "events": ck(checkUntil),
-			"exec": ck(checkDockerExec), "attach": ck(checkInteractive),
-			"container": nested(&dockerContainerTool), "image": nested(&dockerImageTool),
-			"volume": nested(&dockerObjectTool), "network": nested(&dockerNetworkTool),
-			"system": nested(&dockerSystemTool), "node": nested(&dockerNodeTool),
-			"service": nested(&dockerServiceTool), "stack": nested(&dockerStackTool),
-			"secret": nested(&dockerObjectTool), "config": nested(&dockerObjectTool),
-			"context": nested(&dockerContextTool), "plugin": nested(&dockerObjectTool),
-			"manifest": nested(&dockerManifestTool), "buildx": nested(&dockerBuildxTool),
-			"compose": nested(&dockerComposeTool), "trust": nested(&dockerManifestTool),
-		}),
+// dockerSub builds a docker object command (docker container, docker
+// image, ...): its verbs after the object word.
+func dockerSub(groups ...verbGroup) *tool {
+	return &tool{name: "docker", style: stylePflag, globalsAfterVerb: true, verbs: verbTable(groups...)}
 }
 
 var (
-	dockerContainerTool = subTool{verbs: readWrite(
-		[]string{"ls", "list", "ps", "inspect", "top", "port", "diff"}, RiskMedium,
-		[]string{"cp", "create", "start", "restart", "commit", "rename", "update", "pause",
-			"unpause", "export", "wait"},
-		map[string]verb{"rm": wrHigh, "kill": wrHigh, "stop": wrHigh, "prune": wrHigh,
-			"run": ck(checkRunTTY), "logs": ck(checkDockerLogs), "stats": ck(checkDockerStats), "exec": ck(checkDockerExec),
-			"attach": ck(checkInteractive)})}
-	dockerImageTool = subTool{verbs: readWrite([]string{"ls", "list", "inspect", "history"}, RiskMedium,
-		[]string{"pull", "push", "build", "tag", "load", "save", "import"},
-		map[string]verb{"rm": wrHigh, "prune": wrHigh})}
-	dockerObjectTool = subTool{verbs: readWrite([]string{"ls", "list", "inspect"}, RiskMedium,
-		[]string{"create", "install", "enable", "disable", "upgrade", "set", "push", "update"},
-		map[string]verb{"rm": wrHigh, "prune": wrHigh})}
-	dockerNetworkTool = subTool{verbs: readWrite([]string{"ls", "list", "inspect"}, RiskMedium,
-		[]string{"create", "connect", "disconnect"}, map[string]verb{"rm": wrHigh, "prune": wrHigh})}
-	dockerSystemTool = subTool{verbs: readWrite([]string{"df", "info"}, RiskHigh, []string{"prune"},
-		map[string]verb{"events": ck(checkUntil)})}
-	dockerNodeTool = subTool{verbs: readWrite([]string{"ls", "list", "inspect", "ps"}, RiskMedium,
-		[]string{"update", "promote", "demote"}, map[string]verb{"rm": wrHigh})}
-	dockerServiceTool = subTool{verbs: readWrite([]string{"ls", "list", "ps", "inspect"}, RiskMedium,
-		[]string{"create", "scale", "update", "rollback"},
-		map[string]verb{"rm": wrHigh, "logs": ck(checkDockerLogs)})}
-	dockerStackTool = subTool{verbs: readWrite([]string{"ls", "list", "ps", "services", "config"}, RiskMedium,
-		[]string{"deploy"}, map[string]verb{"rm": wrHigh})}
-	dockerContextTool = subTool{verbs: readWrite([]string{"ls", "list", "show", "inspect"}, RiskLow,
-		[]string{"use", "create", "rm", "update", "import", "export"}, nil)}
-	dockerManifestTool = subTool{verbs: readWrite([]string{"inspect"}, RiskMedium,
-		[]string{"create", "annotate", "push", "rm", "sign", "revoke", "key", "signer"}, nil)}
-	dockerBuildxTool = subTool{verbs: readWrite([]string{"ls", "du", "version"}, RiskMedium,
-		[]string{"build", "bake", "create", "rm", "stop", "use", "prune", "imagetools"}, nil)}
-	dockerComposeTool = subTool{
-		spec: optSpec{shortArg: "fp", longArg: []string{"file", "project-name", "project-directory",
-			"env-file", "profile", "ansi", "progress", "parallel"}},
-		verbs: readWrite([]string{"ps", "ls", "images", "top", "version", "port"}, RiskMedium,
-			[]string{"run", "up", "start", "restart", "pull", "push", "build", "create", "pause",
-				"unpause", "cp", "scale", "watch", "attach", "wait"},
-			map[string]verb{"down": wrHigh, "stop": wrHigh, "rm": wrHigh, "kill": wrHigh,
-				"logs": ck(checkDockerLogs), "events": ck(streamVerb), "exec": ck(checkComposeExec),
-				"config": ck(denyArgs(RiskLow, "writes a file", "-o", "--output"))}),
-	}
+	dockerContainerTool = dockerSub(
+		vrule(dockerRead(dockerPsOpts), "ls list ps"),
+		vrule(dockerRead(dockerInspect), "inspect"),
+		vrule(&verbRule{class: ruleRead, style: &stylePflagStop}, "top"),
+		vrule(dockerRead(nil), "port diff"),
+		vrule(checkWith(dockerLogs, checkDockerLogs), "logs"),
+		vrule(checkWith(dockerStats, checkDockerStats), "stats"),
+		vrule(&verbRule{class: ruleCheck, opts: dockerExec, style: &stylePflagStop, check: checkDockerExec}, "exec"),
+		vrule(&verbRule{class: ruleCheck, check: checkRunTTY, noScan: true}, "run"),
+		vrule(interactiveVerb, "attach"),
+		vwrites(RiskMedium, "cp create start restart commit rename update pause unpause export wait"),
+		vwrites(RiskHigh, "rm kill stop prune"),
+	)
+	dockerImageTool = dockerSub(
+		vrule(dockerRead(dockerImgOpts), "ls list"),
+		vrule(dockerRead(dockerInspect), "inspect"),
+		vrule(dockerRead(dockerHistory), "history"),
+		vwrites(RiskMedium, "pull push build tag load save import"),
+		vwrites(RiskHigh, "rm prune"),
+	)
+	dockerNetworkTool = dockerSub(
+		vrule(dockerRead(dockerLsOpts), "ls list"),
+		vrule(dockerRead(opts(reads(`-f|--format= -v|--verbose`))), "inspect"),
+		vwrites(RiskMedium, "create connect disconnect"),
+		vwrites(RiskHigh, "rm prune"),
+	)
+	dockerSystemTool = dockerSub(
+		vrule(dockerRead(dockerDf), "df"),
+		vrule(dockerRead(dockerFmtOnly), "info"),
+		vrule(checkWith(dockerEvents, checkUntil), "events"),
+		vwrites(RiskHigh, "prune"),
+	)
+	dockerNodeTool = dockerSub(
+		vrule(dockerRead(dockerLsOpts), "ls list ps"),
+		vrule(dockerRead(dockerInspect), "inspect"),
+		vwrites(RiskMedium, "update promote demote"),
+		vwrites(RiskHigh, "rm"),
+	)
+	dockerServiceTool = dockerSub(
+		vrule(dockerRead(dockerLsOpts), "ls list ps"),
+		vrule(dockerRead(dockerInspect), "inspect"),
+		vrule(checkWith(dockerLogs, checkDockerLogs), "logs"),
+		vwrites(RiskMedium, "create scale update rollback"),
+		vwrites(RiskHigh, "rm"),
+	)
+	dockerStackTool = dockerSub(
+		vrule(dockerRead(dockerLsOpts), "ls list ps services"),
+		vrule(dockerRead(opts(reads(`-c|--compose-file= --skip-interpolation`))), "config"),
+		vwrites(RiskMedium, "deploy"),
+		vwrites(RiskHigh, "rm"),
+	)
+	dockerContextTool = dockerSub(
+		vrule(dockerRead(opts(reads(`--format= -q|--quiet`))), "ls list"),
+		vrule(dockerRead(nil), "show"),
+		vrule(dockerRead(dockerFmtOnly), "inspect"),
+		vwrites(RiskLow, "use create rm update import export"),
+	)
+	dockerManifestTool = dockerSub(
+		vrule(&verbRule{class: ruleRead, opts: opts(reads(`--insecure -v|--verbose`)), net: true}, "inspect"),
+		vwrites(RiskMedium, "create annotate push rm sign revoke key signer"),
+	)
+	dockerBuildxTool = dockerSub(
+		vrule(dockerRead(opts(reads(`--format= --no-trunc`))), "ls"),
+		vrule(dockerRead(opts(reads(`--filter= --format= --verbose --builder=`))), "du"),
+		vrule(dockerRead(nil), "version"),
+		vwrites(RiskMedium, "build bake create rm stop use prune imagetools"),
+	)
 )
 
-var dockerLogsSpec = optSpec{shortArg: "n", longArg: []string{"since", "until", "tail"}}
+// dockerObjectTool is docker volume, secret, config and plugin.
+func dockerObjectTool() *tool {
+	return dockerSub(
+		vrule(dockerRead(dockerLsOpts), "ls list"),
+		vrule(dockerRead(dockerInspect), "inspect"),
+		vwrites(RiskMedium, "create install enable disable upgrade set push update"),
+		vwrites(RiskHigh, "rm prune"),
+	)
+}
+
+var dockerComposeTool = &tool{
+	name: "docker compose", style: stylePflag, globalsAfterVerb: true,
+	opts: opts(reads(`-f|--file= -p|--project-name= --project-directory= --env-file= --profile=
+		--ansi= --progress= --parallel= --compatibility --dry-run --all-resources`)),
+	verbs: verbTable(
+		vrule(dockerRead(opts(reads(`-a|--all --filter= --format= --no-trunc --orphans -q|--quiet
+			--services --status=`))), "ps"),
+		vrule(dockerRead(opts(reads(`-a|--all --filter= --format= -q|--quiet`))), "ls"),
+		vrule(dockerRead(opts(reads(`--format= -q|--quiet`))), "images"),
+		vrule(dockerRead(nil), "top"),
+		vrule(dockerRead(opts(reads(`-f|--format= --short`))), "version"),
+		vrule(dockerRead(opts(reads(`--index= --protocol=`))), "port"),
+		vrule(checkWith(dockerLogs, checkDockerLogs), "logs"),
+		vrule(&verbRule{class: ruleCheck, opts: dockerEvents, check: streamVerb}, "events"),
+		vrule(&verbRule{class: ruleCheck, opts: dockerExec, style: &stylePflagStop, check: checkComposeExec}, "exec"),
+		vrule(readWith(opts(
+			reads(`--format= --hash= --images --no-consistency --no-interpolate --no-normalize
+				--no-path-resolution --profiles -q|--quiet --services --variables --volumes
+				--environment --networks`),
+			writes(RiskLow, "writes a file", `-o|--output=`),
+			nets("asks registries for image digests", `--resolve-image-digests --lock-image-digests`),
+		)), "config"),
+		vwrites(RiskMedium, `run up start restart pull push build create pause unpause cp scale watch
+			attach wait`),
+		vwrites(RiskHigh, "down stop rm kill"),
+	),
+}
 
 // checkDockerLogs: docker logs reads; -f/--follow never ends.
 func checkDockerLogs(c *classifier, k *call) {
-	f, counted := newFollow(), false
-	s := scanOpts(&dockerLogsSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch {
-		case t.kind == tokShort && t.name == "f":
-			f.dropShort(c, k, t.i, "f", "n")
-		case t.kind == tokLong && (t.name == "follow" || strings.HasPrefix(t.name, "follow=")):
-			f.dropArg(t.i)
-		case t.kind == tokShort && t.name == "n", t.kind == tokLong && t.name == "tail":
-			counted = true
-		}
-	}
+	f := newFollow()
+	f.dropKeys(c, k, "follow")
 	var extra edit
-	if !counted {
+	if !k.p.has("tail") {
 		extra.insert = "--tail " + rewriteLines
 	}
 	f.report(c, k, extra)
@@ -135,7 +234,10 @@ func checkDockerLogs(c *classifier, k *call) {
 
 // checkDockerStats: without --no-stream, stats streams forever.
 func checkDockerStats(c *classifier, k *call) {
-	streamsUnless(c, k, "--no-stream", "--no-stream", "--no-stream=true")
+	if !k.p.has("no-stream") {
+		c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, edit{insertAfter: -1, insert: "--no-stream"}))
+	}
+	c.readOnly(k)
 }
 
 // checkRunTTY: docker run, kubectl run and kubectl debug create things;
@@ -158,57 +260,45 @@ func checkRunTTY(c *classifier, k *call) {
 
 // checkUntil: event streams end only with --until.
 func checkUntil(c *classifier, k *call) {
-	for _, a := range k.args {
-		if a.static && strings.HasPrefix(a.s, "--until") {
-			c.readOnly(k)
-			return
-		}
+	if !k.p.has("until") {
+		c.unbounded(k.ctx, BoundUnboundedStream, "")
 	}
-	c.unbounded(k.ctx, BoundUnboundedStream, "")
 	c.readOnly(k)
 }
 
-var dockerExecSpec = optSpec{shortArg: "euw", longArg: []string{"env", "env-file", "user", "workdir", "detach-keys"}, stopAtOperand: true}
-
-// checkDockerExec: "docker exec [options] CONTAINER CMD..." runs CMD in the
-// container; -t allocates a terminal.
-func checkDockerExec(c *classifier, k *call) {
-	tty, interactive := newFollow(), false
-	s := scanOpts(&dockerExecSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokDynamic:
-			c.unknown(k.name, "dynamic argument")
-			return
-		case tokOperand:
-			c.execInto(k, k.args[t.i+1:], !interactive || k.ctx.fed, tty)
-			return
-		}
-		switch t.name {
-		case "t", "tty":
-			if t.kind == tokShort {
-				tty.dropShort(c, k, t.i, "it", "euw")
-			} else {
-				tty.dropArg(t.i)
-			}
-		case "i", "interactive":
-			interactive = true
-		case "d", "detach", "privileged", "u", "user", "w", "workdir", "detach-keys":
-		case "e", "env":
-			if !t.valStatic || !c.containerEnv(t.val) {
-				return
-			}
-		default:
-			c.badOption(k, t)
-			return
-		}
+// execTTY collects a -t/--tty of an exec verb for the rewrite that drops
+// it (with -i).
+func execTTY(c *classifier, k *call) follow {
+	tty := newFollow()
+	if k.p.has("tty") {
+		tty.dropKeys(c, k, "tty", "interactive", "stdin")
+		tty.found = true
 	}
-	c.unknown(k.name, "no container")
+	return tty
 }
 
-// containerEnv vets an environment setting passed into a container.
-func (c *classifier) containerEnv(v string) bool {
-	name, value, _ := strings.Cut(v, "=")
+// checkDockerExec: "docker exec [options] CONTAINER CMD..." runs CMD in the
+// container.
+func checkDockerExec(c *classifier, k *call) {
+	if len(k.p.ops) == 0 {
+		c.unknown(k.name, "no container")
+		return
+	}
+	if !k.args[k.p.ops[0]].static {
+		c.unknown(k.name, "dynamic container")
+		return
+	}
+	interactive := k.p.has("interactive")
+	c.execInto(k, k.args[k.p.ops[0]+1:], !interactive || k.ctx.fed, execTTY(c, k))
+}
+
+// containerEnvValue vets an environment setting passed into a container.
+func containerEnvValue(c *classifier, k *call, u *optUse) bool {
+	if !u.val.static {
+		c.unknown(k.name+" "+u.as, "dynamic environment setting")
+		return false
+	}
+	name, value, _ := strings.Cut(u.val.s, "=")
 	switch envClass(name, value, true) {
 	case envInjects:
 		c.construct(name+"=", RiskHigh, "environment can inject code or change which program runs")
@@ -220,146 +310,171 @@ func (c *classifier) containerEnv(v string) bool {
 	return true
 }
 
-var composeExecSpec = optSpec{shortArg: "euw", longArg: []string{"env", "user", "workdir", "index"}, stopAtOperand: true}
-
 // checkComposeExec: compose exec allocates a terminal unless -T is given.
 func checkComposeExec(c *classifier, k *call) {
-	noTTY := false
-	s := scanOpts(&composeExecSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokDynamic:
-			c.unknown(k.name, "dynamic argument")
-			return
-		case tokOperand:
-			tty := newFollow()
-			if !noTTY {
-				tty.found = true
-				tty.replace = nil
-			}
-			c.composeExec(k, k.args[t.i+1:], tty)
-			return
-		}
-		switch t.name {
-		case "T", "no-TTY", "no-tty":
-			noTTY = true
-		case "d", "detach", "privileged", "u", "user", "w", "workdir", "index":
-		case "e", "env":
-			if !t.valStatic || !c.containerEnv(t.val) {
-				return
-			}
-		default:
-			c.badOption(k, t)
-			return
-		}
+	if len(k.p.ops) == 0 {
+		c.unknown(k.name, "no service")
+		return
 	}
-	c.unknown(k.name, "no service")
-}
-
-func (c *classifier) composeExec(k *call, argv []arg, tty follow) {
+	argv := k.args[k.p.ops[0]+1:]
 	if len(argv) == 0 {
 		c.unknown(k.name, "no command")
 		return
 	}
+	noTTY := k.p.hasAny("T", "no-TTY", "no-tty")
 	ctx := k.ctx
 	ctx.chain++
-	ctx.piped, ctx.fed = false, !tty.found
+	ctx.piped, ctx.fed = false, noTTY
 	c.argv(argv, ctx)
-	if tty.found {
+	if !noTTY {
 		c.unbounded(k.ctx, BoundTTYFlag, c.rebuild(k, edit{insertAfter: -1, insert: "-T"}))
 	}
 }
 
-var kubectlGlobals = optSpec{
-	shortArg: "nsv",
-	longArg: []string{"namespace", "context", "kubeconfig", "server", "cluster", "user", "token",
-		"as", "as-group", "as-uid", "request-timeout", "certificate-authority", "client-certificate",
-		"client-key", "tls-server-name", "cache-dir", "v", "username", "password"},
-}
-
-func kubectlGlobalOK(t token) bool {
-	return matchOneOf(t.name, "n", "namespace", "context", "kubeconfig", "s", "server", "cluster",
-		"user", "token", "as", "as-group", "as-uid", "request-timeout", "certificate-authority",
-		"client-certificate", "client-key", "tls-server-name", "insecure-skip-tls-verify",
-		"match-server-version", "v", "cache-dir", "disable-compression", "warnings-as-errors",
-		"username", "password", "A", "all-namespaces", "help", "h")
-}
-
-var kubectlTool = subTool{
-	spec: kubectlGlobals, globalOK: kubectlGlobalOK,
-	verbs: readWrite(
-		nil,
-		RiskMedium,
-		[]string{"apply", "create", "patch", "replace", "scale", "autoscale", "set", "label",
-			"annotate", "taint", "cordon", "uncordon", "expose", "cp", "certificate"},
-		map[string]verb{
-			"delete": wrHigh, "drain": wrHigh, "run": ck(checkRunTTY), "debug": ck(checkRunTTY),
-			"describe": ck(kubectlRead), "top": ck(kubectlRead), "version": ck(kubectlRead),
-			"explain": ck(kubectlRead), "api-resources": ck(kubectlRead), "api-versions": ck(kubectlRead),
-			"wait": ck(kubectlRead), "completion": ck(kubectlRead), "options": ck(kubectlRead),
-			"get": ck(checkKubectlWatch), "events": ck(checkKubectlWatch),
-			"logs": ck(checkKubectlLogs), "exec": ck(checkKubectlExec),
-			"edit":         ck(checkEditVerb),
-			"attach":       ck(checkInteractive),
-			"port-forward": ck(checkLongRunning),
-			"proxy":        ck(checkLongRunning),
-			"cluster-info": ck(checkClusterInfo),
-			"auth":         nested(&kubectlAuthTool),
-			"config":       nested(&kubectlConfigTool),
-			"rollout":      nested(&kubectlRolloutTool),
-			"plugin":       nested(&subTool{verbs: map[string]verb{"list": rd}}),
-		}),
-}
-
-var (
-	kubectlAuthTool   = subTool{verbs: readWrite([]string{"can-i", "whoami"}, RiskMedium, []string{"reconcile"}, nil)}
-	kubectlConfigTool = subTool{verbs: readWrite(
-		[]string{"view", "current-context", "get-contexts", "get-clusters", "get-users"}, RiskLow,
-		[]string{"use-context", "use", "set-context", "set-cluster", "set-credentials", "set",
-			"unset", "delete-context", "delete-cluster", "delete-user", "rename-context"}, nil)}
-	kubectlRolloutTool = subTool{verbs: readWrite([]string{"status", "history"}, RiskMedium,
-		[]string{"restart", "undo", "pause", "resume"}, nil)}
+// kubectl's global options. --server sends the configured credentials to
+// the server the command names; a kubeconfig can run credential plugins
+// (users[].user.exec); the profile, log and cache options write files.
+var kubectlGlobals = opts(
+	reads(`--as= --as-group= --as-uid= --certificate-authority= --client-certificate= --client-key=
+		--cluster= --context= --disable-compression --insecure-skip-tls-verify --log-flush-frequency=
+		--match-server-version -n|--namespace= --password= --request-timeout= --tls-server-name=
+		--token= --user= --username= -v|--v= --vmodule= --warnings-as-errors -h|--help
+		--alsologtostderr --logtostderr --one-output --skip-headers --skip-log-headers
+		--stderrthreshold= --add-dir-header --log-backtrace-at= --log-file-max-size=`),
+	readsVal(kubectlProfile, `--profile=`),
+	nets("sends the configured credentials to a server the command names", `-s|--server=`),
+	execs("a kubeconfig can run credential plugins", `--kubeconfig=`),
+	writes(RiskLow, "writes files", `--profile-output= --cache-dir= --log-file= --log-dir=`),
 )
 
-// kubectlWrites reports (and records) kubectl's global options that write
-// files, which may also follow the subcommand: --profile-output,
-// --log-file, --log-dir.
-func (c *classifier) kubectlWrites(k *call) bool {
-	for _, a := range k.args {
-		if !a.static || strings.HasPrefix(a.s, "--profile") || strings.HasPrefix(a.s, "--log-") {
-			c.unknown(k.name, "option may write files")
-			return true
-		}
+// kubectlProfile: --profile=none is the default; a profile writes a file.
+func kubectlProfile(c *classifier, k *call, u *optUse) bool {
+	if u.val.static && u.val.s == "none" {
+		return true
 	}
+	c.writer(k.name+" --profile", RiskLow, "writes a profile file")
 	return false
 }
 
-// kubectlRead is a kubectl subcommand that only reads.
-func kubectlRead(c *classifier, k *call) {
-	if !c.kubectlWrites(k) {
-		c.readOnly(k)
-	}
+// kubectlPrint are the output options of reading verbs.
+const kubectlPrint = `-o|--output= --template= --allow-missing-template-keys --show-managed-fields
+	--no-headers --show-kind --show-labels --sort-by= -L|--label-columns=`
+
+var kubectlTool = &tool{
+	name: "kubectl", style: stylePflag, globalsAfterVerb: true, net: true,
+	opts: kubectlGlobals,
+	verbs: verbTable(
+		vrule(checkWith(opts(
+			reads(kubectlPrint+` -A|--all-namespaces --chunk-size= --field-selector=
+				--ignore-not-found --output-watch-events -R|--recursive -l|--selector=
+				--server-print --subresource= -w|--watch --watch-only`),
+			readsVal(kubectlRaw, `--raw=`),
+			readsVal(kubectlFilename, `-f|--filename=`),
+			kubectlKustomize,
+		), checkKubectlWatch), "get"),
+		vrule(readWith(opts(reads(`-A|--all-namespaces --chunk-size= -R|--recursive -l|--selector=
+			--show-events`), readsVal(kubectlFilename, `-f|--filename=`), kubectlKustomize)), "describe"),
+		vrule(checkWith(opts(reads(`--all-containers --all-pods -c|--container= -f|--follow
+			--ignore-errors --insecure-skip-tls-verify-backend --limit-bytes= --max-log-requests=
+			--pod-running-timeout= --prefix -p|--previous -l|--selector= --since= --since-time=
+			--tail= --timestamps`)), checkKubectlLogs), "logs"),
+		vrule(nestedVerb(kubectlTopTool), "top"),
+		vrule(readWith(opts(reads(`--client -o|--output=`))), "version"),
+		vrule(readWith(opts(reads(`--api-version= -o|--output= --recursive`))), "explain"),
+		vrule(readWith(opts(reads(`--api-group= --cached --categories= --namespaced -o|--output=
+			--sort-by= --verbs= --no-headers`))), "api-resources"),
+		vrule(readVerb, "api-versions options completion"),
+		vrule(readWith(opts(reads(kubectlPrint+` --all -A|--all-namespaces --field-selector=
+			--for= --local -R|--recursive -l|--selector= --timeout=`),
+			readsVal(kubectlFilename, `-f|--filename=`))), "wait"),
+		vrule(checkWith(opts(reads(kubectlPrint+` -A|--all-namespaces --chunk-size= --for= --types=
+			-w|--watch`)), checkKubectlWatch), "events"),
+		vrule(&verbRule{class: ruleCheck, opts: opts(reads(`-c|--container= -f|--filename=
+			--pod-running-timeout= -q|--quiet -i|--stdin -t|--tty`)), check: checkKubectlExec}, "exec"),
+		vrule(nestedVerb(kubectlClusterInfoTool), "cluster-info"),
+		vrule(nestedVerb(kubectlAuthTool), "auth"),
+		vrule(nestedVerb(kubectlConfigTool), "config"),
+		vrule(nestedVerb(kubectlRolloutTool), "rollout"),
+		vrule(nestedVerb(&tool{name: "kubectl plugin", style: stylePflag, globalsAfterVerb: true,
+			verbs: verbTable(vrule(readWith(opts(reads(`--name-only`))), "list"))}), "plugin"),
+		vrule(editVerb, "edit"),
+		vrule(interactiveVerb, "attach"),
+		vrule(&verbRule{class: ruleCheck, check: checkLongRunning}, "port-forward proxy"),
+		vrule(&verbRule{class: ruleCheck, check: checkRunTTY, noScan: true}, "run debug"),
+		vrule(runsVerb, "diff kustomize alpha"),
+		vwrites(RiskMedium, `apply create patch replace scale autoscale set label annotate taint cordon
+			uncordon expose cp certificate`),
+		vwrites(RiskHigh, "delete drain"),
+	),
 }
 
-// denyArgs returns a checker that reads unless one of the options is
-// present (as "-o", "-o=x" or "--output=x").
-func denyArgs(risk Risk, msg string, opts ...string) checkFunc {
-	return func(c *classifier, k *call) {
-		for _, a := range k.args {
-			name, _, _ := strings.Cut(a.s, "=")
-			if !a.static || matchOneOf(name, opts...) || len(name) > 2 && name[1] != '-' && matchOneOf(name[:2], opts...) {
-				c.writer(k.name+" "+name, risk, msg)
-				return
-			}
-		}
-		c.readOnly(k)
+var (
+	kubectlTopTool = &tool{name: "kubectl top", style: stylePflag, globalsAfterVerb: true,
+		verbs: verbTable(
+			vrule(readWith(opts(reads(`-A|--all-namespaces --containers --field-selector= --no-headers
+				-l|--selector= --sort-by= --sum --use-protocol-buffers`))), "pod pods po"),
+			vrule(readWith(opts(reads(`--no-headers -l|--selector= --show-capacity --sort-by=
+				--use-protocol-buffers`))), "node nodes no"),
+		)}
+	kubectlClusterInfoTool = &tool{name: "kubectl cluster-info", style: stylePflag, globalsAfterVerb: true,
+		noVerb: readVerb,
+		verbs: verbTable(vrule(checkWith(opts(
+			reads(`-A|--all-namespaces --namespaces= -o|--output= --pod-running-timeout=
+				--allow-missing-template-keys --show-managed-fields --template=`),
+			writes(RiskLow, "writes files", `--output-directory=`),
+		), func(c *classifier, k *call) { c.readOnly(k) }), "dump"))}
+	kubectlAuthTool = &tool{name: "kubectl auth", style: stylePflag, globalsAfterVerb: true,
+		verbs: verbTable(
+			vrule(readWith(opts(reads(`-A|--all-namespaces --list --no-headers -q|--quiet --subresource=`))), "can-i"),
+			vrule(readWith(opts(reads(`-o|--output= --template= --allow-missing-template-keys
+				--show-managed-fields`))), "whoami"),
+			vwrites(RiskMedium, "reconcile"),
+		)}
+	kubectlConfigTool = &tool{name: "kubectl config", style: stylePflag, globalsAfterVerb: true,
+		verbs: verbTable(
+			vrule(readWith(opts(reads(`--allow-missing-template-keys --flatten --merge --minify
+				-o|--output= --raw --show-managed-fields --template=`))), "view"),
+			vrule(readWith(opts(reads(`--no-headers -o|--output=`))), "get-contexts"),
+			vrule(readVerb, "current-context get-clusters get-users"),
+			vwrites(RiskLow, `use-context use set-context set-cluster set-credentials set unset
+				delete-context delete-cluster delete-user rename-context`),
+		)}
+	kubectlRolloutTool = &tool{name: "kubectl rollout", style: stylePflag, globalsAfterVerb: true,
+		verbs: verbTable(
+			vrule(readWith(opts(reads(`-R|--recursive --revision= -l|--selector= --timeout= -w|--watch`),
+				readsVal(kubectlFilename, `-f|--filename=`), kubectlKustomize)), "status"),
+			vrule(readWith(opts(reads(kubectlPrint+` -R|--recursive --revision= -l|--selector=`),
+				readsVal(kubectlFilename, `-f|--filename=`), kubectlKustomize)), "history"),
+			vwrites(RiskMedium, "restart undo pause resume"),
+		)}
+)
+
+// kubectlFilename: -f names manifests to read; a URL is fetched with a
+// GET, which must name no action.
+func kubectlFilename(c *classifier, k *call, u *optUse) bool {
+	if !u.val.static {
+		c.unknown(k.name+" "+u.as, "dynamic file name")
+		return false
 	}
+	if strings.Contains(u.val.s, "://") {
+		return c.checkURL(k, u.val, "")
+	}
+	return true
 }
 
-// checkEditVerb: an edit subcommand opens an editor and writes.
-func checkEditVerb(c *classifier, k *call) {
-	c.writer(k.name, RiskMedium, "known writer")
-	c.unbounded(k.ctx, BoundPager, "")
+// kubectlKustomize: -k builds a kustomization, whose bases may be remote
+// repositories that kustomize clones.
+var kubectlKustomize = unknowns("kustomize may fetch and build remote bases", `-k|--kustomize=`)
+
+// kubectlRaw: get --raw sends a GET to any API path, including services
+// and pods through the API proxy, which act on GET as they please; only
+// paths an operator listed in policy.http_read_urls are read-only.
+func kubectlRaw(c *classifier, k *call, u *optUse) bool {
+	if u.val.static && c.listedAPIPath(u.val.s) {
+		return true
+	}
+	c.unknown(k.name+" --raw "+u.val.s, "raw API path not listed in policy.http_read_urls")
+	return false
 }
 
 // checkLongRunning: port-forward and proxy serve until stopped.
@@ -368,209 +483,183 @@ func checkLongRunning(c *classifier, k *call) {
 	c.unbounded(k.ctx, BoundUnboundedStream, "")
 }
 
-// checkClusterInfo: "cluster-info dump --output-directory" writes files.
-func checkClusterInfo(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static || strings.HasPrefix(a.s, "--output-directory") {
-			c.writer(k.name+" dump", RiskLow, "writes files")
-			return
-		}
-	}
-	c.readOnly(k)
-}
-
 // checkKubectlWatch: get and events read; -w/--watch never ends.
 func checkKubectlWatch(c *classifier, k *call) {
-	if c.kubectlWrites(k) {
-		return
-	}
 	f := newFollow()
-	for i, a := range k.args {
-		if !a.static {
-			continue
-		}
-		switch {
-		case a.s == "-w" || a.s == "--watch" || a.s == "--watch=true" || a.s == "--watch-only" || a.s == "--watch-only=true":
-			f.dropArg(i)
-		case len(a.s) > 1 && a.s[0] == '-' && a.s[1] != '-' && strings.ContainsRune(a.s, 'w') && !strings.ContainsAny(a.s, "onlLcf"):
-			f.dropShort(c, k, i, "w", "onlLcf")
-		}
-	}
+	f.dropKeys(c, k, "watch", "watch-only")
 	f.report(c, k, edit{})
 	c.readOnly(k)
 }
 
 // checkKubectlLogs: logs read; -f/--follow never ends.
 func checkKubectlLogs(c *classifier, k *call) {
-	if c.kubectlWrites(k) {
-		return
-	}
-	f, counted := newFollow(), false
-	for i, a := range k.args {
-		if !a.static {
-			continue
-		}
-		switch {
-		case a.s == "-f" || a.s == "--follow" || a.s == "--follow=true":
-			f.dropArg(i)
-		case strings.HasPrefix(a.s, "--tail"):
-			counted = true
-		case len(a.s) > 2 && a.s[0] == '-' && a.s[1] != '-' && strings.ContainsRune(a.s, 'f') && !strings.ContainsAny(a.s[:strings.IndexByte(a.s, 'f')], "cln"):
-			f.dropShort(c, k, i, "f", "cln")
-		}
-	}
+	f := newFollow()
+	f.dropKeys(c, k, "follow")
 	var extra edit
-	if !counted {
+	if !k.p.has("tail") {
 		extra.insert = "--tail=" + rewriteLines
 	}
 	f.report(c, k, extra)
 	c.readOnly(k)
 }
 
-var kubectlExecSpec = optSpec{shortArg: "cnfs", longArg: []string{"container", "namespace", "filename", "pod-running-timeout", "context", "kubeconfig", "server", "cluster", "user", "token"}}
-
-// checkKubectlExec: "kubectl exec POD [-c C] -- CMD..." runs CMD in the pod.
+// checkKubectlExec: "kubectl exec POD [-c C] -- CMD..." runs CMD in the
+// pod; without "--" the words after the pod are the command.
 func checkKubectlExec(c *classifier, k *call) {
-	dash := -1
-	for i, a := range k.args {
-		if a.static && a.s == "--" {
-			dash = i
-			break
-		}
-	}
-	opts := k.args
-	if dash >= 0 {
-		opts = k.args[:dash]
-	}
-	tty, interactive, pod := newFollow(), false, -1
-	s := scanOpts(&kubectlExecSpec, opts)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokDynamic:
-			c.unknown(k.name, "dynamic argument")
-			return
-		case tokOperand:
-			if pod < 0 {
-				pod = t.i
-				if dash < 0 {
-					c.execInto(k, k.args[pod+1:], !interactive || k.ctx.fed, tty)
-					return
-				}
-			}
-			continue
-		}
-		switch t.name {
-		case "t", "tty":
-			if t.kind == tokShort {
-				tty.dropShort(c, k, t.i, "it", "cnfs")
-			} else {
-				tty.dropArg(t.i)
-			}
-		case "i", "stdin":
-			interactive = true
-		case "q", "quiet", "c", "container", "n", "namespace", "f", "filename", "pod-running-timeout",
-			"context", "kubeconfig", "s", "server", "cluster", "user", "token":
-		default:
-			c.badOption(k, t)
-			return
-		}
-	}
-	if dash < 0 || pod < 0 {
-		c.unknown(k.name, "no pod or command")
+	ops := k.p.ops
+	if len(ops) == 0 {
+		c.unknown(k.name, "no pod")
 		return
 	}
-	c.execInto(k, k.args[dash+1:], !interactive || k.ctx.fed, tty)
-}
-
-var helmTool = subTool{
-	spec: optSpec{shortArg: "n", longArg: []string{"namespace", "kube-context", "kubeconfig",
-		"registry-config", "repository-config", "repository-cache", "burst-limit", "qps",
-		"kube-apiserver", "kube-token", "kube-as-user", "kube-as-group", "kube-ca-file"}},
-	globalOK: func(t token) bool {
-		return matchOneOf(t.name, "n", "namespace", "kube-context", "kubeconfig", "debug",
-			"registry-config", "repository-config", "repository-cache", "burst-limit", "qps",
-			"kube-apiserver", "kube-token", "kube-as-user", "kube-as-group", "kube-ca-file",
-			"kube-insecure-skip-tls-verify", "help", "h")
-	},
-	verbs: readWrite(
-		[]string{"list", "ls", "status", "get", "history", "hist", "show", "inspect", "search",
-			"version", "env", "lint", "verify", "completion"},
-		RiskMedium,
-		[]string{"install", "upgrade", "rollback", "test", "push", "pull", "fetch", "package",
-			"create", "registry"},
-		map[string]verb{
-			"uninstall": wrHigh, "delete": wrHigh, "del": wrHigh, "un": wrHigh,
-			"template":   ck(checkHelmTemplate),
-			"repo":       nested(&subTool{verbs: readWrite([]string{"list", "ls"}, RiskLow, []string{"add", "remove", "rm", "update", "up", "index"}, nil)}),
-			"plugin":     nested(&subTool{verbs: readWrite([]string{"list", "ls"}, RiskMedium, []string{"install", "uninstall", "rm", "remove", "update", "up", "package", "verify"}, nil)}),
-			"dependency": nested(&helmDependencyTool),
-			"dep":        nested(&helmDependencyTool),
-		}),
-}
-
-var helmDependencyTool = subTool{verbs: readWrite([]string{"list", "ls"}, RiskLow, []string{"update", "up", "build"}, nil)}
-
-// checkHelmTemplate: rendering reads, but --output-dir writes files and
-// --post-renderer runs a program.
-func checkHelmTemplate(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown(k.name, "dynamic argument")
-			return
-		}
-		if strings.HasPrefix(a.s, "--output-dir") || strings.HasPrefix(a.s, "--post-renderer") {
-			c.writer(k.name+" "+strings.SplitN(a.s, "=", 2)[0], RiskLow, "writes files or runs a program")
-			return
-		}
+	if !k.args[ops[0]].static {
+		c.unknown(k.name, "dynamic pod")
+		return
 	}
-	c.readOnly(k)
+	cmd := ops[1:]
+	if len(cmd) == 0 {
+		c.unknown(k.name, "no command")
+		return
+	}
+	interactive := k.p.has("stdin")
+	c.execInto(k, k.args[cmd[0]:], !interactive || k.ctx.fed, execTTY(c, k))
 }
 
-var crictlTool = subTool{
-	spec: optSpec{shortArg: "rit", longArg: []string{"runtime-endpoint", "image-endpoint", "timeout", "config"}},
-	globalOK: func(t token) bool {
-		return matchOneOf(t.name, "r", "runtime-endpoint", "i", "image-endpoint", "t", "timeout", "D", "debug")
-	},
-	verbs: readWrite(
-		[]string{"ps", "pods", "images", "img", "inspect", "inspecti", "inspectp", "info", "version",
-			"imagefsinfo", "statsp"},
-		RiskMedium,
-		[]string{"start", "run", "runp", "create", "pull", "update", "update-runtime-config"},
-		map[string]verb{"rm": wrHigh, "rmp": wrHigh, "rmi": wrHigh, "stop": wrHigh, "stopp": wrHigh,
-			"logs": ck(checkDockerLogs), "stats": ck(checkCrictlStats), "exec": ck(checkDockerExec),
-			"attach": ck(checkInteractive), "port-forward": ck(checkLongRunning)}),
+// helm's global options; --kube-apiserver sends the configured
+// credentials to the server it names, a kubeconfig can run credential
+// plugins.
+var helmGlobals = opts(
+	reads(`--burst-limit= --debug --kube-as-group= --kube-as-user= --kube-ca-file= --kube-context=
+		--kube-insecure-skip-tls-verify --kube-tls-server-name= --kube-token= -n|--namespace= --qps=
+		--registry-config= --repository-config= -h|--help`),
+	nets("sends the configured credentials to a server the command names", `--kube-apiserver=`),
+	execs("a kubeconfig can run credential plugins", `--kubeconfig=`),
+	writes(RiskLow, "writes the repository cache", `--repository-cache= --content-cache=`),
+)
+
+var helmTool = &tool{
+	name: "helm", style: stylePflag, globalsAfterVerb: true, net: true,
+	opts: helmGlobals,
+	verbs: verbTable(
+		vrule(readWith(opts(reads(`-a|--all -A|--all-namespaces -d|--date --deployed --failed
+			-f|--filter= -m|--max= --no-headers --offset= -o|--output= --pending -r|--reverse
+			-l|--selector= -q|--short --superseded --time-format= --uninstalled --uninstalling`))), "list ls"),
+		vrule(readWith(opts(reads(`-o|--output= --revision= --show-desc --show-resources`))), "status"),
+		vrule(nestedVerb(&tool{name: "helm get", style: stylePflag, globalsAfterVerb: true,
+			verbs: verbTable(vrule(readWith(opts(reads(`-a|--all -o|--output= --revision= --template=`))),
+				"all hooks manifest notes values metadata"))}), "get"),
+		vrule(readWith(opts(reads(`-o|--output= --max=`))), "history hist"),
+		vrule(nestedVerb(&tool{name: "helm show", style: stylePflag, globalsAfterVerb: true,
+			verbs: verbTable(vrule(readWith(opts(reads(`--version= --devel --repo= --username= --password=
+				--ca-file= --cert-file= --key-file= --insecure-skip-tls-verify --keyring= --verify
+				--pass-credentials --plain-http --jsonpath=`))), "all chart readme values crds"))}), "show inspect"),
+		vrule(nestedVerb(&tool{name: "helm search", style: stylePflag, globalsAfterVerb: true,
+			verbs: verbTable(vrule(readWith(opts(reads(`--devel --max-col-width= -o|--output= -r|--regexp
+				--version= -l|--versions --endpoint= --fail-on-no-result --list-repo-url`))), "hub repo"))}), "search"),
+		vrule(readWith(opts(reads(`--short --template=`))), "version"),
+		vrule(readVerb, "env completion"),
+		vrule(readWith(opts(reads(`--quiet --strict --with-subcharts --kube-version= --set=
+			--set-string= --set-file= --set-json= --set-literal= -f|--values=`))), "lint"),
+		vrule(readWith(opts(reads(`--keyring=`))), "verify"),
+		vrule(checkWith(opts(
+			reads(`-a|--api-versions= --atomic --ca-file= --cert-file= --create-namespace
+				--description= --devel --disable-openapi-validation --dry-run[=]
+				--enable-dns -g|--generate-name --include-crds --insecure-skip-tls-verify --is-upgrade
+				--key-file= --keyring= --kube-version= -l|--labels= --name-template= --no-hooks
+				--pass-credentials --password= --plain-http --release-name --render-subchart-notes
+				--replace --repo= --set= --set-file= --set-json= --set-literal= --set-string=
+				-s|--show-only= --skip-crds --skip-schema-validation --skip-tests --timeout=
+				--username= --validate -f|--values= --verify --version= --wait --wait-for-jobs
+				--hide-notes`),
+			writes(RiskLow, "writes files", `--output-dir= --dependency-update`),
+			execs("runs a post-renderer program", `--post-renderer= --post-renderer-args=`),
+		), func(c *classifier, k *call) { c.readOnly(k) }), "template"),
+		vrule(nestedVerb(&tool{name: "helm repo", style: stylePflag, globalsAfterVerb: true,
+			verbs: verbTable(vrule(readWith(opts(reads(`-o|--output=`))), "list ls"),
+				vwrites(RiskLow, "add remove rm update up index"))}), "repo"),
+		vrule(nestedVerb(&tool{name: "helm plugin", style: stylePflag, globalsAfterVerb: true,
+			verbs: verbTable(vrule(readVerb, "list ls"),
+				vwrites(RiskMedium, "install uninstall rm remove update up package verify"))}), "plugin"),
+		vrule(nestedVerb(helmDependencyTool), "dependency dep"),
+		vwrites(RiskMedium, "install upgrade rollback test push pull fetch package create registry"),
+		vwrites(RiskHigh, "uninstall delete del un"),
+	),
 }
 
-// checkCrictlStats: -w/--watch streams.
+var helmDependencyTool = &tool{name: "helm dependency", style: stylePflag, globalsAfterVerb: true,
+	verbs: verbTable(vrule(readWith(opts(reads(`--max-col-width=`))), "list ls"),
+		vwrites(RiskLow, "update up build"))}
+
+// crictl (urfave/cli): options before the operands, -name or --name.
+var crictlTool = &tool{
+	name: "crictl", style: styleGoFlag, globalsAfterVerb: false,
+	opts: opts(
+		reads(`-r|-runtime-endpoint= -i|-image-endpoint= -t|-timeout= -D|-debug -c|-config=
+			-tracing-sampling-rate-per-million= -h|-help -v|-version`),
+		nets("sends traces to a collector", `-enable-tracing -tracing-endpoint=`),
+	),
+	verbs: verbTable(
+		vrule(readWith(opts(reads(`-a|-all -q|-quiet -o|-output= -name= -label= -pod= -p= -state= -s=
+			-id= -last= -latest -l -no-trunc -image= -resolve-image-path -v|-verbose -namespace=
+			-digests -pinned -filter=`))), "ps pods images img"),
+		vrule(readWith(opts(reads(`-o|-output= -template= -q|-quiet -name= -label=`))), "inspect inspecti inspectp info version imagefsinfo"),
+		vrule(checkWith(opts(reads(`-a|-all -o|-output= -id= -label= -s|-seconds= -w|-watch -pod=`)), checkCrictlStats), "stats statsp"),
+		vrule(checkWith(opts(reads(`-f|-follow -p|-previous -since= -tail= -t|-timestamps -until=
+			-limit-bytes= -reopen`)), checkDockerLogs), "logs"),
+		vrule(&verbRule{class: ruleCheck, opts: opts(reads(`-i|-interactive -t|-tty -s|-sync -timeout=
+			-e|-env= -transport=`)), check: checkDockerExec}, "exec"),
+		vrule(&verbRule{class: ruleCheck, opts: opts(reads(`-get= -list`)), check: checkCrictlConfig}, "config"),
+		vrule(interactiveVerb, "attach"),
+		vrule(&verbRule{class: ruleCheck, check: checkLongRunning}, "port-forward"),
+		vwrites(RiskMedium, "start run runp create pull update update-runtime-config"),
+		vwrites(RiskHigh, "rm rmp rmi stop stopp"),
+	),
+}
+
+// checkCrictlStats: -w/-watch streams.
 func checkCrictlStats(c *classifier, k *call) {
-	for _, a := range k.args {
-		if a.static && (a.s == "-w" || a.s == "--watch") {
-			c.unbounded(k.ctx, BoundUnboundedStream, "")
-		}
+	if k.p.has("watch") || k.p.has("w") {
+		c.unbounded(k.ctx, BoundUnboundedStream, "")
 	}
 	c.readOnly(k)
 }
 
-var etcdctlTool = subTool{
-	spec: optSpec{longArg: []string{"endpoints", "cacert", "cert", "key", "user", "password",
-		"command-timeout", "dial-timeout", "write-out", "discovery-srv"}},
-	globalOK: func(t token) bool {
-		return matchOneOf(t.name, "endpoints", "cacert", "cert", "key", "user", "password",
-			"command-timeout", "dial-timeout", "write-out", "w", "discovery-srv", "insecure-skip-tls-verify",
-			"insecure-transport", "debug", "hex", "keepalive-time", "keepalive-timeout")
-	},
-	verbs: readWrite([]string{"get", "version"}, RiskMedium,
-		[]string{"put", "txn", "compaction", "defrag", "move-leader", "lock", "elect", "make-mirror",
-			"check", "auth", "downgrade"},
-		map[string]verb{
-			"del":      wrHigh,
-			"watch":    ck(streamVerb),
-			"member":   ck(subOnly("list")),
-			"endpoint": ck(subOnly("status", "health", "hashkv")),
-			"alarm":    ck(subOnly("list")),
-			"user":     ck(subOnly("list", "get")),
-			"role":     ck(subOnly("list", "get")),
-			"lease":    ck(subOnly("list", "timetolive")),
-			"snapshot": ck(subOnly("status")),
-		}),
+// checkCrictlConfig: crictl config --get/--list shows settings; with
+// operands or --set it changes them.
+func checkCrictlConfig(c *classifier, k *call) {
+	if len(k.p.ops) > 0 || !k.p.hasAny("get", "list") {
+		c.writer(k.name, RiskLow, "changes crictl's configuration")
+		return
+	}
+	c.readOnly(k)
+}
+
+var etcdctlTool = &tool{
+	name: "etcdctl", style: stylePflag, globalsAfterVerb: true, net: true,
+	opts: opts(reads(`--endpoints= --cacert= --cert= --key= --user= --password= --command-timeout=
+		--dial-timeout= -w|--write-out= --discovery-srv= --discovery-srv-name=
+		--insecure-skip-tls-verify --insecure-transport --insecure-discovery --debug --hex
+		--keepalive-time= --keepalive-timeout= --max-request-bytes= --max-recv-bytes=
+		--auth-jwt-token= -h|--help`)),
+	verbs: verbTable(
+		vrule(readWith(opts(reads(`--prefix --from-key --keys-only --count-only --limit= --rev=
+			--sort-by= --order= --print-value-only --consistency= --max-create-rev= --min-create-rev=
+			--max-mod-rev= --min-mod-rev=`))), "get"),
+		vrule(readVerb, "version"),
+		vrule(checkWith(opts(reads(`--prefix --rev= --prev-kv --progress-notify`),
+			unknowns("reads watch commands from stdin", `-i|--interactive`)), streamVerb), "watch"),
+		vrule(nestedVerb(etcdSub("list")), "member alarm"),
+		vrule(nestedVerb(etcdSub("status", "health", "hashkv")), "endpoint"),
+		vrule(nestedVerb(etcdSub("list", "get")), "user role"),
+		vrule(nestedVerb(etcdSub("list", "timetolive")), "lease"),
+		vrule(nestedVerb(etcdSub("status")), "snapshot"),
+		vwrites(RiskMedium, `put txn compaction defrag move-leader lock elect make-mirror check auth
+			downgrade`),
+		vwrites(RiskHigh, "del"),
+	),
+}
+
+// etcdSub is an etcdctl command group whose listed verbs read.
+func etcdSub(verbs ...string) *tool {
+	return &tool{name: "etcdctl", style: stylePflag, globalsAfterVerb: true,
+		verbs: verbTable(vrule(readWith(opts(reads(`--cluster --keys --detail --prefix`))), strings.Join(verbs, " ")))}
 }

@@ -12,6 +12,17 @@ import (
 	"testing"
 )
 
+// corpusFiles are the labelled shell corpora under testdata/commands.
+var corpusFiles = []string{"mutating.tsv", "readonly.tsv", "bounded.tsv", "adversarial.tsv"}
+
+// sqlCorpus is the labelled corpus of SQL-client commands, whose SQL the
+// real grammars decide (and whose cost is theirs, measured apart).
+const sqlCorpus = "sql.tsv"
+
+// allCorpusFiles are every labelled corpus, for properties every command
+// must have.
+var allCorpusFiles = append(append([]string(nil), corpusFiles...), sqlCorpus)
+
 // corpusRow is one line of a labelled command corpus.
 type corpusRow struct {
 	command, expected, note string
@@ -106,6 +117,22 @@ func TestCorpusMutating(t *testing.T) {
 	writes, reads := checkIntentCorpus(t, mustLoad(t, "testdata/commands/mutating.tsv"))
 	if writes < 170 || reads != 0 {
 		t.Errorf("mutating.tsv: %d write rows and %d read rows, want at least 170 writes and no reads", writes, reads)
+	}
+}
+
+// TestCorpusAdversarial is the second-generation review's corpus (issue
+// 10): disguised writes of each class, and the daily reads the first
+// classifier refused, each with a note naming its trick.
+func TestCorpusAdversarial(t *testing.T) {
+	rows := mustLoad(t, "testdata/commands/adversarial.tsv")
+	writes, reads := checkIntentCorpus(t, rows)
+	if writes < 200 || reads < 100 {
+		t.Errorf("adversarial.tsv: %d write rows and %d read rows, want at least 200 and 100", writes, reads)
+	}
+	for _, r := range rows {
+		if strings.TrimSpace(r.note) == "" {
+			t.Errorf("%s: %q has no note naming its trick", r.where, r.command)
+		}
 	}
 }
 

@@ -18,8 +18,8 @@ var inertEnv = map[string]bool{
 	"COLUMNS": true, "LINES": true, "NO_COLOR": true, "CLICOLOR": true,
 	"CLICOLOR_FORCE": true, "FORCE_COLOR": true, "SYSTEMD_COLORS": true,
 	"SYSTEMD_PAGERSECURE": true, "SYSTEMD_URLIFY": true,
-	"KUBECONFIG": true, "DOCKER_HOST": true, "DOCKER_CONTEXT": true,
-	"PGPASSWORD": true, "PGHOST": true, "PGPORT": true, "PGUSER": true,
+	"DOCKER_CONTEXT": true,
+	"PGPASSWORD":     true, "PGHOST": true, "PGPORT": true, "PGUSER": true,
 	"PGDATABASE": true, "PGCONNECT_TIMEOUT": true, "PGSSLMODE": true,
 	"PGAPPNAME": true, "MYSQL_PWD": true, "MYSQL_HOST": true,
 	"MYSQL_TCP_PORT": true, "REDISCLI_AUTH": true,
@@ -48,6 +48,8 @@ var injectingEnv = map[string]bool{
 	"HOME": true, "XDG_CONFIG_HOME": true, "SHELL": true, "TMPDIR": true,
 	"SYSTEMD_EDITOR": true, "SYSTEMD_LESS": true, "MYSQL_HOME": true,
 	"OPENSSL_CONF": true, "OPENSSL_ENGINES": true, "RUSTC_WRAPPER": true,
+	// A kubeconfig can run credential plugins; DOCKER_HOST=ssh:// runs ssh.
+	"KUBECONFIG": true, "DOCKER_HOST": true,
 }
 
 // envClass classifies an assignment of value to name. static says whether

@@ -2,17 +2,55 @@ package command
 
 import "strings"
 
-// fileCheckers cover tools that read files but have options that write,
+// Grammars of file and text tools that read but have options that write,
 // run programs, or keep running.
+
+var fileTools = map[string]*tool{
+	"tail":    tailTool,
+	"less":    lessTool,
+	"more":    moreTool,
+	"man":     manTool,
+	"sort":    sortTool,
+	"uniq":    uniqTool,
+	"gzip":    gzipTool("gzip"),
+	"gunzip":  gzipTool("gunzip"),
+	"pigz":    gzipTool("pigz"),
+	"bzip2":   bzipTool("bzip2"),
+	"bunzip2": bzipTool("bunzip2"),
+	"xz":      xzTool("xz"),
+	"unxz":    xzTool("unxz"),
+	"lzma":    xzTool("lzma"),
+	"unlzma":  xzTool("unlzma"),
+	"zstd":    zstdTool("zstd"),
+	"unzstd":  zstdTool("unzstd"),
+	"zstdcat": zstdTool("zstdcat"),
+	"zstdmt":  zstdTool("zstdmt"),
+	"lz4":     lz4Tool,
+	"file":    fileTool,
+	"nm":      binutilsTool("nm", nmOpts),
+	"objdump": binutilsTool("objdump", objdumpOpts),
+	"readelf": binutilsTool("readelf", readelfOpts),
+	"size":    binutilsTool("size", sizeOpts),
+	"strings": binutilsTool("strings", stringsOpts),
+	"tree":    treeTool,
+	"yq":      yqTool,
+	"xmllint": xmllintTool,
+	"rg":      rgTool,
+	"fd":      fdTool,
+	"fdfind":  fdTool,
+	"awk":     awkTool("awk"),
+	"gawk":    awkTool("gawk"),
+	"mawk":    awkTool("mawk"),
+	"nawk":    awkTool("nawk"),
+	"sed":     sedTool,
+}
+
+// fileCheckers are file tools with parsers of their own.
 var fileCheckers = map[string]checkFunc{
 	"rm":      checkRm,
 	"tee":     constructCheck(RiskMedium, "writes its input to files"),
-	"tail":    checkTail,
-	"less":    checkPager,
-	"more":    checkPager,
-	"most":    checkPager,
-	"pg":      checkPager,
-	"man":     checkMan,
+	"most":    checkPlainPager,
+	"pg":      checkPlainPager,
 	"vi":      checkEditor,
 	"vim":     checkEditor,
 	"nvim":    checkEditor,
@@ -27,35 +65,9 @@ var fileCheckers = map[string]checkFunc{
 	"ed":      checkEditor,
 	"ex":      checkEditor,
 	"find":    checkFind,
-	"sort":    checkSort,
-	"uniq":    checkUniq,
 	"tar":     checkTar,
 	"unzip":   checkUnzip,
-	"gzip":    checkCompressor,
-	"gunzip":  checkCompressor,
-	"bzip2":   checkCompressor,
-	"bunzip2": checkCompressor,
-	"xz":      checkCompressor,
-	"unxz":    checkCompressor,
-	"lzma":    checkCompressor,
-	"unlzma":  checkCompressor,
-	"zstd":    checkCompressor,
-	"unzstd":  checkCompressor,
-	"pigz":    checkCompressor,
-	"lz4":     checkCompressor,
 	"xxd":     checkXxd,
-	"tree":    checkTree,
-	"file":    checkFile,
-	"yq":      checkYq,
-	"xmllint": checkXmllint,
-	"rg":      checkRg,
-	"fd":      checkFd,
-	"fdfind":  checkFd,
-	"awk":     checkAwk,
-	"gawk":    checkAwk,
-	"mawk":    checkAwk,
-	"nawk":    checkAwk,
-	"sed":     checkSed,
 }
 
 func checkRm(c *classifier, k *call) {
@@ -69,32 +81,22 @@ func checkRm(c *classifier, k *call) {
 	c.writer("rm", risk, "known writer")
 }
 
-var tailSpec = optSpec{shortArg: "cns", longArg: []string{"bytes", "lines", "sleep-interval", "pid", "max-unchanged-stats"}}
+var tailTool = &tool{
+	name: "tail", style: styleGNU, digitOpts: true,
+	opts: opts(reads(`-c|--bytes= -f|--follow[--=] -F -n|--lines= --max-unchanged-stats= --pid=
+		-q|--quiet|--silent --retry -s|--sleep-interval= -v|--verbose -z|--zero-terminated
+		--help --version --debug`)),
+	check: checkTail,
+}
 
 // checkTail: tail only reads; -f/-F/--follow never end, whatever -n says.
 func checkTail(c *classifier, k *call) {
-	f, counted := newFollow(), false
-	s := scanOpts(&tailSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokShort:
-			switch {
-			case t.name == "f" || t.name == "F":
-				f.dropShort(c, k, t.i, "fF", "cns")
-			case t.name == "n" || t.name == "c" || t.name[0] >= '0' && t.name[0] <= '9':
-				counted = true
-			}
-		case tokLong:
-			switch {
-			case isPrefixOf(t.name, "follow") && len(t.name) >= 2:
-				f.dropArg(t.i)
-			case t.name == "lines" || t.name == "bytes":
-				counted = true
-			}
-		case tokOperand:
-			if strings.HasPrefix(t.val, "+") {
-				counted = true
-			}
+	f := newFollow()
+	f.dropKeys(c, k, "follow", "F")
+	counted := k.p.hasAny("lines", "bytes", "#")
+	for _, i := range k.p.ops {
+		if strings.HasPrefix(k.args[i].s, "+") {
+			counted = true
 		}
 	}
 	var extra edit
@@ -105,31 +107,88 @@ func checkTail(c *classifier, k *call) {
 	c.readOnly(k)
 }
 
-// checkPager: less, more and most only show files, but wait for a person.
-// less can also run commands (+!cmd) and write a log file (-o).
-func checkPager(c *classifier, k *call) {
-	plain := true
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown(k.name, "dynamic argument")
+// less only shows files, but waits for a person. It also writes a log
+// file (-o, -O), loads lesskey files that can set LESSOPEN (-k,
+// --lesskey-src, --lesskey-content) and runs initial commands (+cmd),
+// which can run shell commands or save files.
+var lessTool = &tool{
+	name: "less", style: styleGNU, digitOpts: true,
+	opts: opts(
+		reads(`-?|--help -a|--search-skip-screen -A|--SEARCH-SKIP-SCREEN -b|--buffers=
+			-B|--auto-buffers -c|--clear-screen -C|--CLEAR-SCREEN -d|--dumb -D|--color=
+			-e|--quit-at-eof -E|--QUIT-AT-EOF -f|--force -F|--quit-if-one-screen
+			-g|--hilite-search -G|--HILITE-SEARCH -h|--max-back-scroll= -i|--ignore-case
+			-I|--IGNORE-CASE -j|--jump-target= -J|--status-column -K|--quit-on-intr
+			-L|--no-lessopen -m|--long-prompt -M|--LONG-PROMPT -n|--line-numbers
+			-N|--LINE-NUMBERS -p|--pattern= -P|--prompt= -q|--quiet|--silent -Q|--QUIET|--SILENT
+			-r|--raw-control-chars -R|--RAW-CONTROL-CHARS -s|--squeeze-blank-lines
+			-S|--chop-long-lines -t|--tag= -T|--tag-file= -u|--underline-special
+			-U|--UNDERLINE-SPECIAL -V|--version -w|--hilite-unread -W|--HILITE-UNREAD -x|--tabs=
+			-X|--no-init -y|--max-forw-scroll= -z|--window= -"|--quotes= -~|--tilde -#|--shift=
+			--file-size --follow-name --incsearch --line-num-width= --mouse --MOUSE --no-keypad
+			--no-histdups --rscroll= --status-col-width= --use-backslash --use-color
+			--wheel-lines= --exit-follow-on-close --header= --intr= --no-number-headers
+			--no-search-headers --no-vbell --proc-backspace --proc-return --proc-tab
+			--redraw-on-quit --search-options= --show-preproc-errors --status-line --wordwrap
+			--no-edit-warn --match-shift=`),
+		writes(RiskLow, "writes a log file", `-o|--log-file= -O|--LOG-FILE=`),
+		writes(RiskLow, "saves marks to the history file", `--save-marks`),
+		execs("loads key bindings that can set an input preprocessor", `-k|--lesskey-file= --lesskey-src=
+			--lesskey-content=`),
+	),
+	check: checkLess,
+}
+
+// checkLess: +cmd runs less commands (which include ! shell commands);
+// otherwise less is a pager, and cat is the bounded equivalent.
+func checkLess(c *classifier, k *call) {
+	for _, i := range k.p.ops {
+		if a := k.args[i]; !a.static || strings.HasPrefix(a.s, "+") {
+			c.construct(k.name+" "+c.displayWord(a, k.ctx), RiskMedium, "initial commands may run programs or save files")
 			return
-		}
-		// less can run commands (+!cmd), write a log file (-o, -O) and load
-		// a lesskey file that sets LESSOPEN (-k, --lesskey*).
-		if strings.HasPrefix(a.s, "+") || k.name == "less" && (len(a.s) > 1 && a.s[0] == '-' && a.s[1] != '-' && strings.ContainsAny(a.s, "oOk") ||
-			strings.HasPrefix(a.s, "--log-file") || strings.HasPrefix(a.s, "--LOG-FILE") || strings.HasPrefix(a.s, "--lesskey")) {
-			c.unknown(k.name+" "+a.s, "pager option may run commands or write files")
-			return
-		}
-		if strings.HasPrefix(a.s, "-") {
-			plain = false
 		}
 	}
 	rewrite := ""
-	if plain && len(k.args) > 0 {
-		if cat := c.rebuildWord(k, "cat"); cat != "" {
-			rewrite = cat
+	if len(k.p.uses) == 0 && len(k.p.ops) > 0 {
+		rewrite = c.rebuildWord(k, "cat")
+	}
+	c.unbounded(k.ctx, BoundPager, rewrite)
+	c.readOnly(k)
+}
+
+var moreTool = &tool{
+	name: "more", style: styleGNU, digitOpts: true,
+	opts: opts(reads(`-d|--silent -l|--logical -f|--no-pause -p|--print-over -c|--clean-print
+		-s|--squeeze -u|--plain -n|--lines= -e|--exit-on-eof -h|--help -V|--version`)),
+	check: func(c *classifier, k *call) {
+		for _, i := range k.p.ops {
+			a := k.args[i]
+			if !a.static || strings.HasPrefix(a.s, "+") && !isNumber(a.s[1:]) && !strings.HasPrefix(a.s, "+/") {
+				c.construct(k.name+" "+c.displayWord(a, k.ctx), RiskMedium, "initial command")
+				return
+			}
 		}
+		rewrite := ""
+		if len(k.p.uses) == 0 && len(k.p.ops) > 0 {
+			rewrite = c.rebuildWord(k, "cat")
+		}
+		c.unbounded(k.ctx, BoundPager, rewrite)
+		c.readOnly(k)
+	},
+}
+
+// checkPlainPager: most and pg only show files; their options are not
+// tabled, so only plain file operands are read-only.
+func checkPlainPager(c *classifier, k *call) {
+	for _, a := range k.args {
+		if !a.static || strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+") {
+			c.unknown(k.name+" "+c.displayWord(a, k.ctx), "pager option not known to be read-only")
+			return
+		}
+	}
+	rewrite := ""
+	if len(k.args) > 0 {
+		rewrite = c.rebuildWord(k, "cat")
 	}
 	c.unbounded(k.ctx, BoundPager, rewrite)
 	c.readOnly(k)
@@ -146,29 +205,42 @@ func (c *classifier) rebuildWord(k *call, word string) string {
 	return body[:start] + word + body[start+uint(len(raw)):]
 }
 
-var manSpec = optSpec{shortArg: "PsSMLCRE", longArg: []string{"pager", "sections", "manpath", "locale", "config-file", "encoding"}}
+// man (man-db, argp: abbreviations accepted) shows pages through a pager.
+// -P names the pager (only cat is read-only), -H a browser, -C a
+// configuration that defines the programs man runs; --update and
+// --catman rewrite its caches.
+var manTool = &tool{
+	name: "man", style: styleGNU,
+	opts: opts(
+		reads(`-C|--config-file= -d|--debug -D|--default --warnings[=] -f|--whatis -k|--apropos
+			-K|--global-apropos -l|--local-file -w|--where|--path|--location -W|--where-cat|--location-cat
+			-e|--extension= -i|--ignore-case -I|--match-case --regex --wildcard --names-only
+			-a|--all --no-subpages -L|--locale= -m|--systems= -M|--manpath= -S|-s|--sections=
+			-7|--ascii -E|--encoding= --no-hyphenation|--nh --no-justification|--nj -p|--preprocessor=
+			-t|--troff -T|--troff-device[=] -Z|--ditroff -r|--prompt= -R|--recode= -?|--help
+			--usage -V|--version`),
+		readsVal(manPager, `-P|--pager=`),
+		execs("runs a browser or a viewer", `-H|--html[=] -X|--gxditview[=]`),
+		writes(RiskLow, "rewrites man's caches", `-u|--update -c|--catman`),
+	),
+	check: checkMan,
+}
+
+func manPager(c *classifier, k *call, u *optUse) bool {
+	if u.val.static && u.val.s == "cat" {
+		return true
+	}
+	c.construct("man "+u.as, RiskMedium, "runs a pager program")
+	return false
+}
 
 func checkMan(c *classifier, k *call) {
-	paged := true
-	s := scanOpts(&manSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch {
-		case t.kind == tokOperand:
-		case t.name == "P" || t.name == "pager":
-			if !t.valStatic || t.val != "cat" {
-				c.unknown("man -P", "runs a pager program")
-				return
-			}
-			paged = false
-		case matchOneOf(t.name, "k", "f", "w", "W", "apropos", "whatis", "where", "path", "location"):
-			paged = false
-		case matchOneOf(t.name, "s", "S", "M", "L", "a", "all", "sections", "manpath", "locale", "l", "local-file", "E", "encoding", "C", "config-file"):
-		default:
-			c.badOption(k, t)
-			return
-		}
+	// The configuration file defines the programs man runs.
+	if k.p.has("config-file") {
+		c.unknown("man -C", "configuration defines the programs man runs")
+		return
 	}
-	if paged {
+	if !k.p.hasAny("pager", "whatis", "apropos", "where", "where-cat", "help", "usage", "version") {
 		c.unbounded(k.ctx, BoundPager, c.rebuild(k, edit{insertAfter: -1, insert: "-P cat"}))
 	}
 	c.readOnly(k)
@@ -177,6 +249,231 @@ func checkMan(c *classifier, k *call) {
 func checkEditor(c *classifier, k *call) {
 	c.unknown(k.name, "editor can write files")
 	c.unbounded(k.ctx, BoundPager, "")
+}
+
+var sortTool = &tool{
+	name: "sort", style: styleGNU,
+	opts: opts(
+		reads(`-b|--ignore-leading-blanks -d|--dictionary-order -f|--ignore-case
+			-g|--general-numeric-sort -i|--ignore-nonprinting -M|--month-sort
+			-h|--human-numeric-sort -n|--numeric-sort -R|--random-sort --random-source=
+			-r|--reverse --sort= -V|--version-sort --batch-size= -c|--check[--=] -C --debug
+			--files0-from= -k|--key= -m|--merge -s|--stable -S|--buffer-size=
+			-t|--field-separator= -T|--temporary-directory= --parallel= -u|--unique
+			-z|--zero-terminated --help --version`),
+		writes(RiskMedium, "writes its output to a file", `-o|--output=`),
+		execs("runs a program", `--compress-program=`),
+	),
+}
+
+var uniqTool = &tool{
+	name: "uniq", style: styleGNU,
+	opts: opts(reads(`-c|--count -d|--repeated -D --all-repeated[=] -f|--skip-fields= --group[=]
+		-i|--ignore-case -s|--skip-chars= -u|--unique -z|--zero-terminated -w|--check-chars=
+		--help --version`)),
+	check: outputOperand(1),
+}
+
+// outputOperand returns the check of a tool whose operand number n (from
+// 0) is an output file: uniq IN OUT, xxd IN OUT, lz4 IN OUT. A glob or an
+// expansion among the operands may become that output.
+func outputOperand(n int) checkFunc {
+	return func(c *classifier, k *call) {
+		if c.noOutputOperand(k, n) {
+			c.readOnly(k)
+		}
+	}
+}
+
+// noOutputOperand reports (recording a finding otherwise) that k has no
+// operand number n and no operand that could expand into one.
+func (c *classifier) noOutputOperand(k *call, n int) bool {
+	if len(k.p.ops) > n {
+		c.writer(k.name, RiskMedium, "writes its output operand")
+		return false
+	}
+	for _, i := range k.p.ops {
+		if a := k.args[i]; !a.static || a.glob {
+			c.unknown(k.name+" "+c.displayWord(a, k.ctx), "glob or expansion may expand into the output operand")
+			return false
+		}
+	}
+	return true
+}
+
+// Compressors replace their input files unless they write to stdout
+// (-c, or a *cat name), list (-l) or test (-t).
+
+func gzipTool(name string) *tool {
+	return &tool{
+		name: name, style: styleGNU, check: checkCompressor,
+		opts: opts(
+			reads(`-c|--stdout|--to-stdout -d|--decompress|--uncompress -f|--force -h|--help -k|--keep
+				-l|--list -L|--license -n|--no-name -N|--name -q|--quiet -r|--recursive --rsyncable
+				-S|--suffix= --synchronous -t|--test -v|--verbose -V|--version -1|--fast -2 -3 -4 -5
+				-6 -7 -8 -9|--best`),
+		),
+	}
+}
+
+func bzipTool(name string) *tool {
+	return &tool{
+		name: name, style: styleGNU, check: checkCompressor,
+		opts: opts(reads(`-h|--help -d|--decompress -z|--compress -k|--keep -f|--force -t|--test
+			-c|--stdout -q|--quiet -v|--verbose -L|--license -V|--version -s|--small -1|--fast -2 -3 -4
+			-5 -6 -7 -8 -9|--best --repetitive-fast --repetitive-best`)),
+	}
+}
+
+func xzTool(name string) *tool {
+	return &tool{
+		name: name, style: styleGNU, check: checkCompressor,
+		opts: opts(reads(`-z|--compress -d|--decompress|--uncompress -t|--test -l|--list -k|--keep
+			-f|--force -c|--stdout|--to-stdout --single-stream --no-sparse -S|--suffix= --files[=]
+			--files0[=] -F|--format= -C|--check= --ignore-check -0 -1 -2 -3 -4 -5 -6 -7 -8 -9
+			-e|--extreme -T|--threads= --block-size= --block-list= --flush-timeout=
+			--memlimit-compress= --memlimit-decompress= --memlimit-mt-decompress=
+			-M|--memlimit|--memory= --no-adjust --lzma1[=] --lzma2[=] --x86[=] --arm[=] --armthumb[=]
+			--arm64[=] --powerpc[=] --ia64[=] --sparc[=] --riscv[=] --delta[=] --filters=
+			--filters1= --filters2= --filters3= --filters4= --filters5= --filters6= --filters7=
+			--filters8= --filters9= --filters-help -q|--quiet -v|--verbose -Q|--no-warn --robot
+			--info-memory -h|--help -H|--long-help -V|--version`)),
+	}
+}
+
+// zstd parses its own options: clusters such as -dc, values attached to
+// -T, -B, -M and the level digits, long options spelled out.
+func zstdTool(name string) *tool {
+	return &tool{
+		name: name, style: styleExact, check: checkCompressor, digitOpts: true,
+		opts: opts(
+			reads(`-k|--keep -d|--decompress|--uncompress -z|--compress -D= -f|--force -h -H|--help
+				-V|--version -c|--stdout -v|--verbose -q|--quiet --progress --no-progress -r
+				--filelist= --asyncio --no-asyncio --check --no-check -C --ultra --fast[=] --adapt[=]
+				--long[=] --patch-from= -T= --threads= --single-thread --auto-threads= -B= --rsyncable
+				--exclude-compressed --stream-size= --size-hint= --target-compressed-block-size=
+				--no-dictID --compress-literals --no-compress-literals --row-match-finder
+				--no-row-match-finder --format= -l|--list -t|--test -M= --memory= --sparse --no-sparse
+				--pass-through --no-pass-through --show-default-cparams --mmap-dict --no-mmap-dict
+				--content-size --no-content-size --zstd= --ignore-checksum --priority= -S -e= -i=
+				-b=`),
+			writes(RiskMedium, "writes or removes files", `-o= --rm --output-dir-flat= --output-dir-mirror=`),
+			writes(RiskLow, "writes a trace log", `--trace=`),
+			writes(RiskLow, "writes a dictionary", `--train --train-cover[=] --train-fastcover[=]
+				--train-legacy[=] --maxdict= --dictID=`),
+		),
+	}
+}
+
+var lz4Tool = &tool{
+	name: "lz4", style: styleExact, digitOpts: true,
+	opts: opts(
+		reads(`-d|--decompress|--uncompress -z|--compress -D= -f|--force -k|--keep -h -H|--help
+			-V|--version -v|--verbose -q|--quiet -c|--stdout|--to-stdout -t|--test -m|--multiple -r
+			-l -B= --no-frame-crc --frame-crc --content-size --no-content-size --list --sparse
+			--no-sparse --favor-decSpeed --fast[=] --best -b= -e= -i= -0 -1 -2 -3 -4 -5 -6 -7 -8 -9`),
+		writes(RiskMedium, "removes the source files", `--rm`),
+	),
+	check: func(c *classifier, k *call) {
+		if k.p.hasAny("multiple", "r") || c.noOutputOperand(k, 1) {
+			checkCompressor(c, k)
+		}
+	},
+}
+
+// checkCompressor: a compressor writes files unless it writes to stdout,
+// lists or tests.
+func checkCompressor(c *classifier, k *call) {
+	// Keys of the modes that write nothing: lz4's -l is the legacy
+	// compression format, not a listing, so short-only keys are named
+	// explicitly per tool.
+	if strings.HasSuffix(k.name, "cat") || k.p.hasAny("stdout", "list", "test", "help", "h",
+		"version", "V", "long-help", "info-memory", "filters-help", "license") {
+		c.read(k.name, "lists, tests or writes to stdout only")
+		return
+	}
+	c.writer(k.name, RiskMedium, "replaces files")
+}
+
+var fileTool = &tool{
+	name: "file", style: styleGNU,
+	opts: opts(
+		reads(`--help -v|--version -m|--magic-file= -z|--uncompress -Z|--uncompress-noreport
+			-b|--brief -c|--checking-printout -e|--exclude= --exclude-quiet= -f|--files-from=
+			-F|--separator= -i|--mime --apple --extension --mime-type --mime-encoding
+			-k|--keep-going -l|--list -L|--dereference -h|--no-dereference -n|--no-buffer
+			-N|--no-pad -0|--print0 -P|--parameter= -r|--raw -s|--special-files -S|--no-sandbox
+			-d|--debug -E`),
+		writes(RiskLow, "compiles a magic database to a file", `-C|--compile`),
+		writes(RiskLow, "resets access times of the files it reads", `-p|--preserve-date`),
+	),
+}
+
+// Binutils readers. nm takes --plugin, which loads a shared object
+// (code) to read LTO objects; every binutils tool reads more options from
+// a file named @FILE, which the classifier cannot see.
+var (
+	nmOpts = opts(
+		reads(`-a|--debug-syms -A|-o|--print-file-name -B -C|--demangle[--=] --no-demangle
+			--recurse-limit --no-recurse-limit -D|--dynamic -e -f|--format= -g|--extern-only
+			--ifunc-chars= -j|--just-symbols -l|--line-numbers -n|-v|--numeric-sort -p|--no-sort
+			-P|--portability -r|--reverse-sort -S|--print-size -s|--print-armap --quiet --size-sort
+			--special-syms --synthetic -t|--radix= --target= -u|--undefined-only -U|--defined-only
+			--unicode= -W|--no-weak --with-symbol-versions --without-symbol-versions -X= -h|--help
+			-V|--version --export-symbols`),
+		execs("loads a plugin", `--plugin=`),
+	)
+	objdumpOpts = opts(
+		reads(`-a|--archive-headers -f|--file-headers -p|--private-headers -P|--private=
+			-h|--section-headers|--headers -x|--all-headers -d|--disassemble[--=] -D|--disassemble-all
+			-S|--source --source-comment[=] -s|--full-contents -g|--debugging -e|--debugging-tags
+			-G|--stabs -W|--dwarf[=] -L|--process-links --ctf[=] --sframe[=] -t|--syms
+			-T|--dynamic-syms -r|--reloc -R|--dynamic-reloc -v|--version -i|--info -H|--help
+			-b|--target= -m|--architecture= -j|--section= -M|--disassembler-options= -E= --endian=
+			--file-start-context -I|--include= -l|--line-numbers -F|--file-offsets -C|--demangle[--=]
+			--recurse-limit --no-recurse-limit -w|--wide -U|--unicode= -z|--disassemble-zeroes
+			--start-address= --stop-address= --no-addresses --prefix-addresses --show-raw-insn
+			--no-show-raw-insn --insn-width= --adjust-vma= --show-all-symbols --special-syms
+			--inlines --prefix= --prefix-strip= --dwarf-depth= --dwarf-start= --dwarf-check
+			--ctf-parent= --visualize-jumps[=] --disassembler-color= -Z|--decompress
+			-k|--section-sizes`),
+	)
+	readelfOpts = opts(
+		reads(`-a|--all -h|--file-header -l|--program-headers|--segments -S|--section-headers|--sections
+			-g|--section-groups -t|--section-details -e|--headers -s|--syms|--symbols --dyn-syms
+			--lto-syms --sym-base= -C|--demangle[--=] --no-demangle --recurse-limit --no-recurse-limit
+			-U|--unicode= -n|--notes -r|--relocs -u|--unwind -d|--dynamic -V|--version-info
+			-A|--arch-specific -c|--archive-index -D|--use-dynamic -L|--lint|--enable-checks
+			-x|--hex-dump= -p|--string-dump= -R|--relocated-dump= -z|--decompress -w|--debug-dump[=]
+			-P|--process-links --dwarf-depth= --dwarf-start= --ctf= --ctf-parent= --ctf-symbols=
+			--ctf-strings= --sframe[=] -I|--histogram -W|--wide -T|--silent-truncation -H|--help
+			-v|--version -X|--extra-sym-info`),
+	)
+	sizeOpts = opts(
+		reads(`-A -B -G --format= -o -d -x --radix= -t|--totals -f --common --target= -h|-H|-?|--help
+			-v|-V|--version`),
+		execs("loads a plugin", `--plugin=`),
+	)
+	stringsOpts = opts(
+		reads(`-a|--all -d|--data -f|--print-file-name -n|--bytes= -t|--radix= -w|--include-all-whitespace
+			-o -T|--target= -e|--encoding= --unicode= -U= -s|--output-separator= -h|--help -v|-V|--version
+			-0 -1 -2 -3 -4 -5 -6 -7 -8 -9`),
+	)
+)
+
+func binutilsTool(name string, t *optTable) *tool {
+	return &tool{name: name, style: styleGNU, opts: t, check: checkResponseFile}
+}
+
+// checkResponseFile: an operand @FILE is more options, read from FILE.
+func checkResponseFile(c *classifier, k *call) {
+	for _, i := range k.p.ops {
+		if a := k.args[i]; !a.noDash || strings.HasPrefix(a.s, "@") {
+			c.unknown(k.name+" "+c.displayWord(a, k.ctx), "reads more options from a file")
+			return
+		}
+	}
+	c.readOnly(k)
 }
 
 // findArgs lists find's tests and options that take one value.
@@ -208,8 +505,10 @@ var findFlags = map[string]bool{
 var findWriters = map[string]int{"-delete": 0, "-fprint": 1, "-fprint0": 1, "-fls": 1, "-fprintf": 2}
 
 // checkFind walks find's expression: tests are fine, -delete and -fprint*
-// write, and -exec/-execdir/-ok/-okdir run a command that is classified in
-// turn (find substitutes {} with paths, which never look like options).
+// write, and -exec/-execdir run a command that is classified in turn.
+// find replaces "{}" with each path wherever it occurs in the command's
+// words, so such words are unknown to the classifier: a path pasted into
+// a shell's -c string or an awk program becomes code.
 func checkFind(c *classifier, k *call) {
 	args := k.args
 	i := 0
@@ -219,6 +518,18 @@ func checkFind(c *classifier, k *call) {
 	}
 	if i < len(args) && args[i].static && args[i].s == "-D" {
 		i += 2
+	}
+	// Starting points come first; find's paths begin with one, so a path
+	// never looks like an option unless a starting point does.
+	safePaths := true
+	for j := i; j < len(args); j++ {
+		a := args[j]
+		if a.static && (strings.HasPrefix(a.s, "-") || a.s == "(" || a.s == "!" || a.s == ",") {
+			break
+		}
+		if !a.noDash {
+			safePaths = false
+		}
 	}
 	ran := false
 	for ; i < len(args); i++ {
@@ -232,7 +543,10 @@ func checkFind(c *classifier, k *call) {
 		case findFlags[s]:
 		case findArgs[s] || strings.HasPrefix(s, "-newer") && len(s) == len("-newerXY"):
 			i++
-		case s == "-exec" || s == "-execdir" || s == "-ok" || s == "-okdir":
+		case s == "-ok" || s == "-okdir":
+			c.unknown("find "+s, "asks a person before running a command")
+			return
+		case s == "-exec" || s == "-execdir":
 			end := i + 1
 			for end < len(args) && !(args[end].static && (args[end].s == ";" ||
 				args[end].s == "+" && args[end-1].static && args[end-1].s == "{}")) {
@@ -248,7 +562,7 @@ func checkFind(c *classifier, k *call) {
 			}
 			ctx := k.ctx
 			ctx.piped, ctx.fed = false, true
-			c.runInner(k, args[i+1:end], ctx)
+			c.runInner(k, substituted(args[i+1:end], "{}", safePaths), ctx)
 			ran = true
 			i = end
 		default:
@@ -269,92 +583,76 @@ func checkFind(c *classifier, k *call) {
 	}
 }
 
-var sortSpec = optSpec{
-	shortArg: "kotST",
-	longArg:  []string{"key", "output", "field-separator", "buffer-size", "temporary-directory", "parallel", "batch-size", "compress-program", "files0-from", "sort", "random-source"},
-}
-
-// checkSort: sort reads, unless -o/--output names a file or a compressor
-// program runs.
-func checkSort(c *classifier, k *call) {
-	s := scanOpts(&sortSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokOperand:
+// substituted returns args with every word containing repl made unknown:
+// find -exec and xargs -I paste run-time text into them. noDash says the
+// pasted text never starts with "-" (find's paths).
+func substituted(args []arg, repl string, noDash bool) []arg {
+	var out []arg
+	for i, a := range args {
+		if repl == "" || !strings.Contains(a.s, repl) {
 			continue
-		case tokShort:
-			switch {
-			case t.name == "o":
-				c.writer("sort -o", RiskMedium, "writes its output to a file")
-				return
-			case strings.Contains("ktSTbdfghiMnRrsuVcCmz", t.name):
-				continue
-			}
-		case tokLong:
-			switch {
-			case isPrefixOf(t.name, "output") && len(t.name) >= 2:
-				c.writer("sort --output", RiskMedium, "writes its output to a file")
-				return
-			case isPrefixOf(t.name, "compress-program") && len(t.name) >= 2:
-				c.construct("sort --compress-program", RiskMedium, "runs a program")
-				return
-			case matchOneOf(t.name, "key", "field-separator", "buffer-size", "temporary-directory",
-				"parallel", "batch-size", "files0-from", "sort", "random-source",
-				"ignore-leading-blanks", "dictionary-order", "ignore-case", "general-numeric-sort",
-				"human-numeric-sort", "ignore-nonprinting", "month-sort", "numeric-sort",
-				"random-sort", "reverse", "stable", "unique", "version-sort", "check", "merge",
-				"zero-terminated", "debug"):
-				continue
-			}
 		}
-		c.badOption(k, t)
-		return
+		if out == nil {
+			out = append(make([]arg, 0, len(args)), args...)
+		}
+		b := a
+		b.static = false
+		b.noDash = noDash && strings.HasPrefix(a.s, repl) || !strings.HasPrefix(a.s, repl) && a.noDash
+		out[i] = b
 	}
-	c.readOnly(k)
+	if out == nil {
+		return args
+	}
+	return out
 }
 
-var uniqSpec = optSpec{shortArg: "fsw", longArg: []string{"skip-fields", "skip-chars", "check-chars"}}
-
-// checkUniq: uniq IN OUT writes OUT.
-func checkUniq(c *classifier, k *call) {
-	operands := 0
-	s := scanOpts(&uniqSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch {
-		case t.kind == tokOperand:
-			operands++
-		case t.kind == tokShort && strings.Contains("fswcdDiuz", t.name):
-		case t.kind == tokLong && matchOneOf(t.name, "skip-fields", "skip-chars", "check-chars",
-			"count", "repeated", "all-repeated", "unique", "ignore-case", "zero-terminated", "group"):
-		default:
-			c.badOption(k, t)
-			return
-		}
-	}
-	if operands > 1 {
-		c.writer("uniq", RiskMedium, "writes its second operand")
-		return
-	}
-	c.readOnly(k)
+// tarModes are tar's operation modes: the read-only ones list or compare
+// an archive (or extract it to stdout with -O).
+var tarTool = &tool{
+	name: "tar", style: styleGNU,
+	opts: opts(
+		reads(`-t|--list -d|--diff|--compare --test-label -x|--extract|--get --check-device
+			-G|--incremental --hole-detection= --ignore-failed-read --level= --no-check-device
+			--no-seek -n|--seek --occurrence[=] --sparse-version= -S|--sparse --add-file=
+			-C|--directory= --exclude= --exclude-backups --exclude-caches --exclude-caches-all
+			--exclude-caches-under --exclude-ignore= --exclude-ignore-recursive= --exclude-tag=
+			--exclude-tag-all= --exclude-tag-under= --exclude-vcs --exclude-vcs-ignores --no-null
+			--no-recursion --no-unquote --no-verbatim-files-from --null --verbatim-files-from
+			--recursion -T|--files-from= --unquote -X|--exclude-from= --anchored --ignore-case
+			--no-anchored --no-ignore-case --no-wildcards --no-wildcards-match-slash --wildcards
+			--wildcards-match-slash --keep-directory-symlink --keep-newer-files -k|--keep-old-files
+			--no-overwrite-dir --one-top-level[=] --overwrite --overwrite-dir --skip-old-files
+			-W|--verify --ignore-command-error --no-ignore-command-error -O|--to-stdout
+			--clamp-mtime --delay-directory-restore --group= --group-map= --mode= --mtime=
+			-m|--touch --no-delay-directory-restore --no-same-owner --no-same-permissions
+			--numeric-owner --owner= --owner-map= -p|--preserve-permissions|--same-permissions
+			--same-owner --sort= -s|--preserve-order|--same-order --acls --no-acls --no-selinux
+			--no-xattrs --selinux --xattrs --xattrs-exclude= --xattrs-include= --force-local
+			-L|--tape-length= -M|--multi-volume -b|--blocking-factor= -B|--read-full-records
+			-i|--ignore-zeros --record-size= -H|--format= --old-archive|--portability --pax-option=
+			--posix -V|--label= -a|--auto-compress -j|--bzip2 -J|--xz --lzip --lzma --lzop
+			--no-auto-compress --zstd -z|--gzip|--gunzip|--ungzip -Z|--compress|--uncompress
+			--hard-dereference -h|--dereference -K|--starting-file= --newer-mtime=
+			-N|--newer|--after-date= --one-file-system -P|--absolute-names --suffix=
+			--strip-components= --transform|--xform= --checkpoint[=] --full-time -l|--check-links
+			--no-quote-chars= --quote-chars= --quoting-style= -R|--block-number --show-defaults
+			--show-omitted-dirs --show-snapshot-field-ranges --show-transformed-names
+			--show-stored-names --totals[=] --utc -v|--verbose --warning= -w|--interactive|--confirmation
+			-?|--help --restrict --usage --version -o -U|--unlink-first --recursive-unlink
+			--backup[=] -f|--file=`),
+		writes(RiskLow, "creates or changes an archive", `-c|--create -r|--append -u|--update
+			-A|--catenate|--concatenate --delete`),
+		writes(RiskLow, "writes a side file", `-g|--listed-incremental= --index-file= --volno-file=`),
+		writes(RiskLow, "resets access times of the files it reads", `--atime-preserve[=]`),
+		writes(RiskMedium, "removes files", `--remove-files`),
+		execs("runs a program", `-I|--use-compress-program= --to-command= --rmt-command=
+			--rsh-command= -F|--info-script|--new-volume-script= --checkpoint-action=`),
+	),
+	check: checkTarModes,
 }
 
-// tarListShort are the short options allowed with tar's list mode; the
-// ones in tarValued take a value.
-const (
-	tarListShort = "tfvzjJZaOCTXbipPkmR"
-	tarValued    = "fCTXb"
-)
-
-var tarSpec = optSpec{shortArg: tarValued, longArg: []string{"file", "directory", "files-from", "exclude-from", "exclude", "blocking-factor", "occurrence", "quoting-style", "warning"}}
-
-var tarListLong = []string{"list", "file", "verbose", "gzip", "gunzip", "ungzip", "bzip2", "xz", "lzma",
-	"zstd", "lzip", "lzop", "auto-compress", "directory", "exclude", "exclude-from", "wildcards",
-	"no-wildcards", "anchored", "no-anchored", "ignore-case", "numeric-owner", "full-time", "utc",
-	"quoting-style", "show-transformed-names", "occurrence", "to-stdout", "files-from", "null",
-	"verbatim-files-from", "blocking-factor", "warning", "absolute-names", "ignore-zeros", "totals"}
-
-// checkTar: listing an archive (-t, tf, --list) reads; every other mode
-// writes; options that run programs or write side files are unknown.
+// checkTar: tar reads old-style bundled options ("tzf archive") before
+// the getopt ones; they are unbundled, then scanned with tar's grammar.
 func checkTar(c *classifier, k *call) {
 	args := k.args
 	if len(args) > 0 && args[0].static && args[0].s != "" && args[0].s[0] != '-' {
@@ -362,61 +660,25 @@ func checkTar(c *classifier, k *call) {
 		// takes a value takes the next word, in order.
 		var ok bool
 		if args, ok = unbundleTar(args); !ok {
-			c.unknown("tar "+k.args[0].s, "option not known to be read-only")
+			c.unknown("tar "+k.args[0].s, "old-style option not known")
 			return
 		}
+		inner := c.newCall(call{name: k.name, word: k.word, lead: k.lead, args: args, ctx: k.ctx})
+		defer c.freeCall()
+		k = inner
 	}
-	list := false
-	s := scanOpts(&tarSpec, args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokOperand:
-			continue
-		case tokShort:
-			switch {
-			case strings.Contains("cxruAd", t.name):
-				c.writer("tar -"+t.name, tarRisk(t.name), "writes files or archives")
-				return
-			case t.name == "t":
-				list = true
-				continue
-			case t.name == "f" && (!t.valStatic || strings.Contains(t.val, ":")):
-				c.unknown("tar -f", "archive may be remote")
-				return
-			case strings.Contains(tarListShort, t.name):
-				continue
-			}
-		case tokLong:
-			switch {
-			case matchOneOf(t.name, "create", "extract", "get", "append", "update", "concatenate", "catenate", "delete", "diff", "compare"):
-				c.writer("tar --"+t.name, RiskMedium, "writes files or archives")
-				return
-			case t.name == "list":
-				list = true
-				continue
-			case t.name == "file" && (!t.valStatic || strings.Contains(t.val, ":")):
-				c.unknown("tar --file", "archive may be remote")
-				return
-			case matchOneOf(t.name, tarListLong...):
-				continue
-			}
-		}
-		c.badOption(k, t)
-		return
-	}
-	if !list {
-		c.unknown("tar", "no mode known to be read-only")
-		return
-	}
-	c.read("tar -t", "lists an archive")
+	c.runTool(k, tarTool)
 }
+
+// tarValued are tar's short options that take a value, for unbundling.
+const tarValued = "fCTXbgHKLNVIF"
 
 // unbundleTar turns old-style tar options into separate ones.
 func unbundleTar(args []arg) ([]arg, bool) {
 	out := make([]arg, 0, len(args)+len(args[0].s))
 	next := 1
 	for _, ch := range args[0].s {
-		if !strings.ContainsRune(tarListShort+"cxruAd", ch) {
+		if ch > 127 || !tarTool.opts.shortOpt(byte(ch)).found() {
 			return nil, false
 		}
 		out = append(out, lit("-"+string(ch)))
@@ -431,18 +693,32 @@ func unbundleTar(args []arg) ([]arg, bool) {
 	return append(out, args[next:]...), true
 }
 
-func tarRisk(mode string) Risk {
-	if mode == "x" {
-		return RiskMedium
+// checkTarModes: list (-t) and compare (-d) read, and so does extract
+// (-x) with -O, which writes the members to stdout; extracting to disk
+// writes. An archive named host:path is remote (tar runs rsh).
+func checkTarModes(c *classifier, k *call) {
+	if u := k.p.last("file"); u != nil && !k.p.has("force-local") && (!u.val.static || strings.Contains(u.val.s, ":")) {
+		c.unknown("tar -f", "archive may be remote")
+		return
 	}
-	return RiskLow
+	switch {
+	case k.p.has("extract") && !k.p.has("to-stdout"):
+		c.writer("tar -x", RiskMedium, "extracts files")
+	case k.p.hasAny("list", "diff", "test-label", "extract"):
+		c.read("tar -t", "lists an archive")
+	case k.p.hasAny("help", "usage", "version", "show-defaults"):
+		c.readOnly(k)
+	default:
+		c.unknown("tar", "no mode known to be read-only")
+	}
 }
 
 // checkUnzip: listing, testing and extracting to stdout read; anything else
 // extracts files.
 func checkUnzip(c *classifier, k *call) {
 	list := false
-	for _, a := range k.args {
+	for i := 0; i < len(k.args); i++ {
+		a := k.args[i]
 		if !a.static {
 			c.unknown("unzip", "dynamic argument")
 			return
@@ -450,11 +726,16 @@ func checkUnzip(c *classifier, k *call) {
 		if len(a.s) < 2 || a.s[0] != '-' {
 			continue
 		}
-		for _, ch := range a.s[1:] {
+		for j, ch := range a.s[1:] {
 			switch {
-			case strings.ContainsRune("lvtZpc", ch):
+			case strings.ContainsRune("lvtZpcz", ch):
 				list = true
-			case strings.ContainsRune("qzCL", ch):
+			case strings.ContainsRune("qCL", ch):
+			case ch == 'x':
+				// Exclusions: the rest of the line.
+				i = len(k.args)
+			case ch == 'P' && j == len(a.s)-2:
+				i++ // the password
 			default:
 				if list {
 					c.unknown("unzip -"+string(ch), "option not known to be read-only")
@@ -472,55 +753,19 @@ func checkUnzip(c *classifier, k *call) {
 	c.read("unzip -l", "lists an archive")
 }
 
-var compressorSpec = optSpec{shortArg: "STo", longArg: []string{"suffix", "threads", "output"}}
-
-// checkCompressor: gzip and friends replace files unless they write to
-// stdout (-c), list (-l) or test (-t).
-func checkCompressor(c *classifier, k *call) {
-	toStdout := strings.HasSuffix(k.name, "cat")
-	s := scanOpts(&compressorSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokOperand:
-			continue
-		case tokShort:
-			switch {
-			case t.name == "o":
-				c.writer(k.name+" -o", RiskMedium, "writes a file")
-				return
-			case t.name == "c" || t.name == "t" || t.name == "l" && k.name != "lz4":
-				toStdout = true
-				continue
-			case strings.Contains("dfqvknNrST123456789", t.name):
-				continue
-			}
-		case tokLong:
-			switch {
-			case matchOneOf(t.name, "stdout", "to-stdout", "list", "test"):
-				toStdout = true
-				continue
-			case matchOneOf(t.name, "decompress", "uncompress", "force", "quiet", "verbose", "keep",
-				"no-name", "name", "recursive", "suffix", "threads", "fast", "best"):
-				continue
-			}
-		}
-		c.badOption(k, t)
-		return
-	}
-	if !toStdout {
-		c.writer(k.name, RiskMedium, "replaces files")
-		return
-	}
-	c.read(k.name, "lists, tests or writes to stdout only")
-}
-
-// checkXxd: a second operand is an output file.
+// checkXxd: a second operand is an output file; -r with one converts back
+// to binary. xxd takes single-dash options matched by their first letters.
 func checkXxd(c *classifier, k *call) {
 	operands := 0
 	for i := 0; i < len(k.args); i++ {
 		a := k.args[i]
-		if !a.static {
-			c.unknown("xxd", "dynamic argument")
+		if !a.static || a.glob {
+			c.unknown("xxd "+c.displayWord(a, k.ctx), "glob or expansion may expand into the output operand")
+			return
+		}
+		if name := strings.TrimLeft(a.s, "-"); strings.HasPrefix(a.s, "-") && name != "" &&
+			strings.IndexByte("abCcEeghilnoprRsduv", name[0]) < 0 {
+			c.unknown("xxd", "unknown option "+a.s)
 			return
 		}
 		switch strings.TrimLeft(a.s, "-") {
@@ -541,103 +786,111 @@ func checkXxd(c *classifier, k *call) {
 	c.readOnly(k)
 }
 
-// checkTree: -o writes the listing to a file; -R with -H writes HTML files.
-func checkTree(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("tree", "dynamic argument")
-			return
-		}
-		if len(a.s) > 1 && a.s[0] == '-' && a.s[1] != '-' && strings.ContainsAny(a.s, "oR") {
-			c.writer("tree -o", RiskLow, "writes a file")
-			return
-		}
-		if strings.HasPrefix(a.s, "--") && isPrefixOf(strings.SplitN(a.s[2:], "=", 2)[0], "output") {
-			c.writer("tree "+a.s, RiskLow, "writes a file")
-			return
-		}
-	}
-	c.readOnly(k)
+// tree (2.1 --help) takes each value of a clustered option from the next
+// word (-Lo 2 out is -L 2 -o out), so a value attached to a short option
+// is refused; long options take "--charset X" or "--charset=X" and are
+// never abbreviated.
+var treeTool = &tool{
+	name: "tree", style: parseStyle{clusters: true, permute: true},
+	opts: opts(
+		reads(`-a -d -l -f -x -L= -P= -I= --gitignore --gitfile= --ignore-case --matchdirs
+			--metafirst --prune --info --infofile= --noreport --charset= --filelimit= -q -N -Q
+			-p -u -g -s -h --si --du -D --timefmt= -F --inodes --device -v -t -c -U -r
+			--dirsfirst --filesfirst --sort= -i -A -S -n -C -X -J -H= -T= --nolinks --hintro=
+			--houtro= --fromfile --fflinks --version --help`),
+		writes(RiskLow, "writes a file", `-o=`),
+		writes(RiskLow, "writes HTML files in every directory", `-R`),
+	),
 }
 
-var fileSpec = optSpec{shortArg: "eFfmP", longArg: []string{"exclude", "exclude-quiet", "separator", "files-from", "magic-file", "parameter"}}
-
-// checkFile: file -C compiles a magic database to a file.
-func checkFile(c *classifier, k *call) {
-	s := scanOpts(&fileSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		if t.kind == tokDynamic {
-			c.unknown("file", "dynamic argument")
-			return
-		}
-		if t.kind == tokShort && t.name == "C" || t.kind == tokLong && isPrefixOf(t.name, "compile") {
-			c.writer("file -C", RiskLow, "writes a magic database")
-			return
-		}
-	}
-	c.readOnly(k)
+// yq is two programs under one name: kislyuk's jq wrapper (Python
+// argparse, abbreviations accepted, other options passed to jq) and
+// mikefarah's Go yq (cobra). The union of their options is tabled and
+// parsed the argparse way (an abbreviation resolves to the option it
+// names, so a prefix of --in-place still writes); -i edits in place in
+// both, and mikefarah's -s (split) writes files, so -s is refused for
+// both though it is jq's harmless slurp.
+var yqTool = &tool{
+	name: "yq", style: styleArgparse,
+	opts: opts(
+		reads(`-h|--help -y|--yaml-output|--yml-output -Y|--yaml-roundtrip|--yml-roundtrip
+			--yaml-output-grammar-version|--yml-out-ver= -w|--width= --indentless-lists|--indentless
+			-R|--raw-input --tab --arg== --argjson== --slurpfile== --rawfile== --args
+			--jsonargs -r|--raw-output|--unwrapScalar -c|--compact-output -e|--exit-status
+			-n|--null-input -j|--join-output|--tojson -a|--ascii-output -S|--sort-keys -C|--colors
+			-M|--no-colors --indent= -I= -f|--from-file|--front-matter= -o|--output-format=
+			-p|--input-format= -N|--no-doc -P|--prettyPrint -0|--nul-output -v|--verbose -V|--version
+			--header-preprocess --expression= -x|--xml-output -t|--toml-output --seq --stream`),
+		writes(RiskMedium, "writes files", `-i|--in-place|--inplace -s|--split-exp= --split-exp-file=`),
+	),
 }
 
-// checkYq: -i/--inplace edits files and -s/--split-exp writes them.
-func checkYq(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("yq", "dynamic argument")
-			return
-		}
-		s := a.s
-		if len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.ContainsAny(s, "is") ||
-			strings.HasPrefix(s, "--") && matchesAnyLong(strings.SplitN(s[2:], "=", 2)[0], "inplace", "in-place", "split-exp") {
-			c.writer("yq "+s, RiskMedium, "writes files")
-			return
-		}
-	}
-	c.readOnly(k)
+// xmllint reads its options with one dash or two, spelled out. --output
+// writes a file and --shell is a shell that can save documents.
+var xmllintTool = &tool{
+	name: "xmllint", style: styleDashLong,
+	opts: opts(
+		reads(`-version -debug -debugent -copy -recover -huge -noent -noenc -noout -path= -load-trace
+			-nonet -nocompact -htmlout -nowrap -valid -postvalid -dtdvalid= -dtdvalidfpi= -quiet
+			-timing -repeat -insert -compress -html -xmlout -nodefdtd -push -pushsmall -memory
+			-maxmem= -nowarning -noblanks -nocdata -format -encode= -dropdtd -pretty= -c14n -c14n11
+			-exc-c14n -nsclean -testIO -catalogs -nocatalogs -auto -xinclude -noxincludenode
+			-nofixup-base-uris -loaddtd -dtdattr -stream -walker -pattern= -chkregister -relaxng=
+			-schema= -schematron= -sax1 -sax -oldxml10 -xpath= -help`),
+		writes(RiskLow, "writes a file", `-output|-o=`),
+		writes(RiskLow, "an interactive shell that can save documents", `-shell`),
+	),
 }
 
-// checkXmllint: --output writes a file and --shell can save files.
-func checkXmllint(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("xmllint", "dynamic argument")
-			return
-		}
-		name := strings.SplitN(strings.TrimLeft(a.s, "-"), "=", 2)[0]
-		if strings.HasPrefix(a.s, "-") && (name == "o" || len(name) >= 2 && isPrefixOf(name, "output") || isPrefixOf(name, "shell")) {
-			c.writer("xmllint "+a.s, RiskLow, "writes files")
-			return
-		}
-	}
-	c.readOnly(k)
+// ripgrep: --pre runs a program on every file and --hostname-bin one for
+// hyperlinks; the rest shape the search and its output.
+var rgTool = &tool{
+	name: "rg", style: styleExact,
+	opts: opts(
+		reads(`-A|--after-context= --auto-hybrid-regex --no-auto-hybrid-regex -B|--before-context=
+			--binary --no-binary --block-buffered --no-block-buffered -b|--byte-offset --no-byte-offset
+			-s|--case-sensitive --color= --colors= --column --no-column -C|--context=
+			--context-separator= --no-context-separator -c|--count --count-matches --crlf --no-crlf
+			--debug --trace --dfa-size-limit= -E|--encoding= --no-encoding --engine=
+			--field-context-separator= --field-match-separator= -f|--file= --files
+			-l|--files-with-matches --files-without-match -F|--fixed-strings --no-fixed-strings
+			-L|--follow --no-follow -g|--glob= --glob-case-insensitive --no-glob-case-insensitive
+			-h|--help --heading --no-heading -.|--hidden --no-hidden --iglob= -i|--ignore-case
+			--ignore-file= --ignore-file-case-insensitive --no-ignore-file-case-insensitive
+			--include-zero --no-include-zero -v|--invert-match --no-invert-match --json --no-json
+			--line-buffered --no-line-buffered -n|--line-number -N|--no-line-number -x|--line-regexp
+			-M|--max-columns= --max-columns-preview --no-max-columns-preview -m|--max-count=
+			-d|--max-depth|--maxdepth= --max-filesize= --mmap --no-mmap -U|--multiline --no-multiline
+			--multiline-dotall --no-multiline-dotall --no-config -I|--no-filename -H|--with-filename
+			--no-ignore --ignore --no-ignore-dot --ignore-dot --no-ignore-exclude --ignore-exclude
+			--no-ignore-files --ignore-files --no-ignore-global --ignore-global --no-ignore-messages
+			--ignore-messages --no-ignore-parent --ignore-parent --no-ignore-vcs --ignore-vcs
+			--no-messages --messages --no-pcre2-unicode --pcre2-unicode --no-require-git --require-git
+			--no-unicode --unicode -0|--null --null-data --one-file-system --no-one-file-system
+			-o|--only-matching --passthru|--passthrough --path-separator= -P|--pcre2 --no-pcre2
+			--pcre2-version -p|--pretty -q|--quiet --regex-size-limit= -e|--regexp= -r|--replace=
+			-z|--search-zip --no-search-zip -S|--smart-case --sort= --sortr= --stats --no-stats -a|--text
+			--no-text -j|--threads= --trim --no-trim -t|--type= --type-list -T|--type-not= --type-add=
+			--type-clear= -u|--unrestricted -V|--version --vimgrep -w|--word-regexp --generate=
+			--hyperlink-format= --stop-on-nonmatch`),
+		execs("runs a program", `--pre= --hostname-bin=`),
+		reads(`--pre-glob= --no-pre`),
+	),
 }
 
-// checkRg: ripgrep's --pre runs a program on every file.
-func checkRg(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("rg", "dynamic argument")
-			return
-		}
-		if a.s == "--pre" || strings.HasPrefix(a.s, "--pre=") {
-			c.construct("rg --pre", RiskMedium, "runs a program")
-			return
-		}
-	}
-	c.readOnly(k)
-}
-
-// checkFd: fd's -x/-X/--exec run commands.
-func checkFd(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown(k.name, "dynamic argument")
-			return
-		}
-		s := a.s
-		if strings.HasPrefix(s, "--exec") || len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.ContainsAny(s, "xX") {
-			c.unknown(k.name+" --exec", "runs commands")
-			return
-		}
-	}
-	c.readOnly(k)
+// fd: -x/-X run a command for the results.
+var fdTool = &tool{
+	name: "fd", style: styleExact,
+	opts: opts(
+		reads(`-H|--hidden -I|--no-ignore -u|--unrestricted --no-ignore-vcs --no-ignore-parent
+			-s|--case-sensitive -i|--ignore-case -g|--glob --regex -F|--fixed-strings --and=
+			-a|--absolute-path -l|--list-details -L|--follow -p|--full-path -0|--print0 --max-results=
+			-1 -q|--quiet --show-errors --base-directory= --path-separator= --strip-cwd-prefix[=]
+			-d|--max-depth= --min-depth= --exact-depth= -E|--exclude= --prune -t|--type= -e|--extension=
+			-S|--size= --changed-within|--change-newer-than|--newer= --changed-before|--change-older-than|--older=
+			-o|--owner= --format= --ignore-file= -c|--color= -j|--threads= --search-path= --one-file-system
+			-h|--help -V|--version --hyperlink[=] --no-hidden --ignore --no-require-git --ignore-vcs`),
+		execs("runs a command for each result", `-x|--exec -X|--exec-batch`),
+		reads(`--batch-size=`),
+	),
 }

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,37 +15,169 @@ var oracleWriters = map[string]bool{
 	"rm": true, "mv": true, "cp": true, "dd": true, "shred": true, "mkfs": true, "mkfs.ext4": true,
 	"truncate": true, "chmod": true, "chown": true, "chgrp": true, "ln": true, "mkdir": true,
 	"touch": true, "rmdir": true, "reboot": true, "shutdown": true, "halt": true, "poweroff": true,
-	"kill": true, "pkill": true, "killall": true, "useradd": true, "userdel": true, "passwd": true,
+	"pkill": true, "killall": true, "useradd": true, "userdel": true,
 	"install": true, "rsync": true, "scp": true, "wipefs": true, "fdisk": true, "parted": true,
 	"swapoff": true, "modprobe": true, "insmod": true, "rmmod": true, "umount": true,
 	"chattr": true, "setfacl": true, "fallocate": true, "tee": true, "eval": true, "exec": true,
-	"sudo": true, "doas": true, "source": true, ".": true, "alias": true, "trap": true,
+	"doas": true, "source": true, ".": true, "alias": true,
 }
 
 // oracleFindings walks src independently of the classifier and returns
-// the literal command words of simple commands that are known writers, and
-// whether any command or process substitution appears. ok is false if src
-// does not parse.
-func oracleFindings(src string) (writers []string, subst bool, ok bool) {
+// the literal command words of simple commands that are known writers,
+// inside substitutions too (which run). kill writes unless it sends signal
+// 0 or lists signals, passwd unless it shows a status or help (-S, -aS, -h), and sudo runs
+// its command unless it lists (-l, -B -l) or shows help (-h alone); trap
+// sets a trap unless it lists them. ok
+// is false if src does not parse.
+func oracleFindings(src string) (writers []string, ok bool) {
 	f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
 	if err != nil {
-		return nil, false, false
+		return nil, false
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
-		switch x := n.(type) {
-		case *syntax.CallExpr:
-			if len(x.Args) > 0 && oracleWriters[x.Args[0].Lit()] {
-				writers = append(writers, x.Args[0].Lit())
-			}
-			if len(x.Args) > 0 && expands(x.Args[0]) {
-				writers = append(writers, "(dynamic command word)")
-			}
-		case *syntax.CmdSubst, *syntax.ProcSubst:
-			subst = true
+		x, isCall := n.(*syntax.CallExpr)
+		if !isCall || len(x.Args) == 0 {
+			return true
+		}
+		word := litOf(x.Args[0])
+		second := ""
+		if len(x.Args) > 1 {
+			second = litOf(x.Args[1])
+		}
+		switch {
+		case oracleWriters[word]:
+			writers = append(writers, word)
+		case word == "trap" && !onlyWords(x.Args[1:], "-l", "-p"):
+			writers = append(writers, word)
+		case word == "kill" && second != "-0" && second != "-l" && second != "-L" && second != "-s" && second != "-n":
+			writers = append(writers, word)
+		case word == "passwd" && !passwdShows(x.Args[1:]):
+			writers = append(writers, word)
+		case word == "sudo" && !sudoRunsNothing(x.Args[1:]):
+			writers = append(writers, word)
+		case expands(x.Args[0]):
+			writers = append(writers, "(dynamic command word)")
 		}
 		return true
 	})
-	return writers, subst, true
+	return writers, true
+}
+
+// litOf returns a word's value with quotes and backslashes removed when
+// it is made of literal text and quoted literal text only (-0 written
+// as '-0', "-0" or -\0), else "".
+func litOf(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(unescape(x.Value, ""))
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				return ""
+			}
+			b.WriteString(x.Value)
+		case *syntax.DblQuoted:
+			for _, q := range x.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return ""
+				}
+				b.WriteString(unescape(l.Value, "$`\"\\\n"))
+			}
+		default:
+			return ""
+		}
+	}
+	return b.String()
+}
+
+// unescape removes the backslashes the shell removes: before any byte
+// outside quotes (special == ""), before the special bytes inside double
+// quotes; a backslash-newline disappears.
+func unescape(s, special string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (special == "" || strings.IndexByte(special, s[i+1]) >= 0) {
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// onlyWords reports whether every word is one of the literals (trap
+// alone, -l and -p list traps).
+func onlyWords(ws []*syntax.Word, lits ...string) bool {
+	for _, w := range ws {
+		if !slices.Contains(lits, litOf(w)) {
+			return false
+		}
+	}
+	return true
+}
+
+// passwdShows reports a passwd option word that shows the status or help
+// (-S or -h in any cluster, --status, --help and their abbreviations) among the leading options.
+func passwdShows(ws []*syntax.Word) bool {
+	for _, w := range ws {
+		l := litOf(w)
+		long := len(l) > 2 && strings.HasPrefix(l, "--") && (strings.HasPrefix("--status", l) || strings.HasPrefix("--help", l))
+		if long || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.ContainsAny(l, "Sh") {
+			return true
+		}
+		if l == "--" {
+			return false
+		}
+	}
+	return false
+}
+
+// sudoRunsNothing reports sudo options that list (-l in any cluster,
+// --list), show the version or, alone, help (-h). Short options that take
+// a value (-u user) skip it; the first other word ends the options.
+func sudoRunsNothing(ws []*syntax.Word) bool {
+	if len(ws) == 1 {
+		if w := litOf(ws[0]); w == "-h" || len(w) >= 5 && strings.HasPrefix("--help", w) {
+			return true
+		}
+	}
+	for i := 0; i < len(ws); i++ {
+		w := litOf(ws[i])
+		switch {
+		case len(w) >= 4 && strings.HasPrefix(w, "--") && (strings.HasPrefix("--list", w) || strings.HasPrefix("--version", w)),
+			w == "-V":
+			return true
+		case w == "" || w == "--" || !strings.HasPrefix(w, "-"):
+			return false
+		case strings.HasPrefix(w, "--"):
+			if !strings.Contains(w, "=") && slices.Contains([]string{"--user", "--group", "--prompt",
+				"--role", "--type", "--other-user", "--chdir", "--chroot", "--close-from",
+				"--login-class", "--auth-type", "--command-timeout"}, w) {
+				i++
+			}
+		default:
+			for j := 1; j < len(w); j++ {
+				if w[j] == 'l' || w[j] == 'V' {
+					return true
+				}
+				if strings.IndexByte("aCcDgprRtTUu", w[j]) >= 0 {
+					if j == len(w)-1 {
+						i++
+					}
+					break
+				}
+			}
+		}
+	}
+	return false
 }
 
 // expands reports whether a word contains a parameter expansion, so that
@@ -60,8 +193,56 @@ func expands(w *syntax.Word) bool {
 	return found
 }
 
+// subcommandTools are tools whose grammar has verbs; the fuzz oracle
+// inserts an option none of them has after their name.
+var subcommandTools = map[string]bool{
+	"systemctl": true, "kubectl": true, "helm": true, "docker": true, "git": true, "apt": true,
+	"apt-get": true, "dnf": true, "yum": true, "zfs": true, "zpool": true, "timedatectl": true,
+	"loginctl": true, "busctl": true, "networkctl": true, "resolvectl": true, "coredumpctl": true,
+	"systemd-analyze": true, "supervisorctl": true, "crictl": true, "etcdctl": true, "virsh": true,
+	"lxc": true, "pip": true, "npm": true, "snap": true, "apk": true, "terraform": true,
+	"rbd": true, "rados": true, "udevadm": true, "hostnamectl": true, "localectl": true,
+}
+
+// unknownOption is an option no tool has.
+const unknownOption = " --vigil-fuzz-unknown"
+
+// oracleSecondGen reports why src must not be read-only by the second
+// review's rules, independently of the classifier: a network device path,
+// set -k, an @P expansion. It also returns src with an unknown option
+// inserted after the first subcommand tool's name, or "".
+func oracleSecondGen(src string) (why, withUnknown string) {
+	switch {
+	case strings.Contains(src, "/dev/tcp"), strings.Contains(src, "/dev/udp"):
+		why = "a network device path"
+	case strings.Contains(src, "set -k"):
+		why = "set -k"
+	}
+	f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
+	if err != nil {
+		return why, ""
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.ParamExp:
+			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && x.Exp.Word.Lit() == "P" {
+				why = "an @P expansion"
+			}
+		case *syntax.CallExpr:
+			if withUnknown == "" && len(x.Args) > 0 && subcommandTools[x.Args[0].Lit()] {
+				end := x.Args[0].End().Offset()
+				if end <= uint(len(src)) {
+					withUnknown = src[:end] + unknownOption + src[end:]
+				}
+			}
+		}
+		return true
+	})
+	return why, withUnknown
+}
+
 func FuzzClassifyCommand(f *testing.F) {
-	for _, file := range []string{"mutating.tsv", "readonly.tsv", "bounded.tsv", "sql.tsv"} {
+	for _, file := range allCorpusFiles {
 		rows, err := loadCorpus("testdata/commands/" + file)
 		if err != nil {
 			f.Fatalf("seed corpus: %v", err)
@@ -82,15 +263,21 @@ func FuzzClassifyCommand(f *testing.F) {
 		if !v.ReadOnly() {
 			return
 		}
-		writers, subst, ok := oracleFindings(cmd)
+		writers, ok := oracleFindings(cmd)
 		if !ok {
 			t.Fatalf("Classify(%q) = %s %q, but the command does not parse", cmd, v.Intent, v.Reasons)
 		}
 		if len(writers) > 0 {
 			t.Fatalf("Classify(%q) = %s %q, but it runs the writer %q", cmd, v.Intent, v.Reasons, writers[0])
 		}
-		if subst {
-			t.Fatalf("Classify(%q) = %s %q despite a command or process substitution", cmd, v.Intent, v.Reasons)
+		why, withUnknown := oracleSecondGen(cmd)
+		if why != "" {
+			t.Fatalf("Classify(%q) = %s %q despite %s", cmd, v.Intent, v.Reasons, why)
+		}
+		if withUnknown != "" {
+			if u := Classify(withUnknown); u.ReadOnly() {
+				t.Fatalf("Classify(%q) = %s %q despite an unknown option of a subcommand tool", withUnknown, u.Intent, u.Reasons)
+			}
 		}
 	})
 }

@@ -353,13 +353,54 @@ func (c *classifier) inspectSQLiteArg(k *call, s string) bool {
 	return c.inspectSQL(k, s, sqlcheck.SQLite)
 }
 
-var redisSpec = optSpec{
-	shortArg: "hpsaurindD",
-	longArg: []string{"user", "pass", "sni", "cacert", "cacertdir", "cert", "key", "tls-ciphers",
-		"tls-ciphersuites", "pipe-timeout", "rdb", "functions-rdb", "pattern", "quoted-pattern",
-		"count", "memkeys-samples", "keystats-samples", "top", "intrinsic-latency", "eval",
-		"cluster-yes"},
-	stopAtOperand: true,
+// redisTool is redis-cli (and valkey-cli, keydb-cli): options, then one
+// command whose words are sent as they are.
+var redisTool = &tool{
+	name: "redis-cli", style: styleExactStop, net: true,
+	opts: opts(
+		reads(`-h= -p= -s= -a= -u= -n= -d= -D= --user= --pass= --sni= --cacert= --cacertdir= --cert=
+			--key= --tls-ciphers= --tls-ciphersuites= --tls --insecure --raw --no-raw --csv --json
+			--quoted-json --quoted-input --no-auth-warning -c -e -2 -3 -4 -6 -t= --verbose --pattern=
+			--quoted-pattern= --count= --memkeys-samples= --keystats-samples= --top= -i= --show-pushes
+			--resp2 --resp3 -r= --scan --bigkeys --memkeys --hotkeys --keystats --intrinsic-latency=
+			--version --help --stat --latency --latency-history --latency-dist --replica --slave`),
+		writes(RiskLow, "writes a file", `--rdb= --functions-rdb=`),
+		nets("sends its stdin to the server", `-x -X= --pipe --pipe-timeout=`),
+		unknowns("mode not known to be read-only", `--eval= --ldb --ldb-sync-mode --lru-test= --cluster
+			--askpass --cluster-yes`),
+	),
+	check: checkRedisMode,
+}
+
+// checkRedis: options first, then one command; only read commands pass.
+// --scan, --bigkeys and friends read; --stat, --latency, MONITOR and
+// SUBSCRIBE read forever; --pipe, --eval, --rdb and the rest are unknown or
+// write.
+func checkRedis(c *classifier, k *call) { c.runTool(k, redisTool) }
+
+func checkRedisMode(c *classifier, k *call) {
+	forever := false
+	if u := k.p.last("r"); u != nil {
+		forever = !u.val.static || strings.HasPrefix(u.val.s, "-")
+	}
+	if len(k.p.ops) > 0 {
+		c.redisCommand(k, k.args[k.p.ops[0]:], forever)
+		return
+	}
+	for _, mode := range []string{"stat", "latency", "latency-history", "latency-dist", "replica", "slave"} {
+		if k.p.has(mode) {
+			c.unbounded(k.ctx, BoundUnboundedStream, "")
+			c.inspected(k.name, false, RiskReadOnly, "--"+mode+" is read-only")
+			return
+		}
+	}
+	for _, mode := range []string{"scan", "bigkeys", "memkeys", "hotkeys", "keystats", "intrinsic-latency", "version", "help"} {
+		if k.p.has(mode) {
+			c.inspected(k.name, false, RiskReadOnly, "--"+mode+" is read-only")
+			return
+		}
+	}
+	c.noSQL(k)
 }
 
 // redisReads are Redis commands that only read; redisReadSubs are
@@ -393,54 +434,6 @@ var (
 	}
 	redisHigh = wordSet(`FLUSHALL FLUSHDB SHUTDOWN DEBUG DEL UNLINK SWAPDB REPLICAOF SLAVEOF FAILOVER`)
 )
-
-// checkRedis: options first, then one command; only read commands pass.
-// --scan, --bigkeys and friends read; --stat, --latency, MONITOR and
-// SUBSCRIBE read forever; --pipe, --eval, --rdb and the rest are unknown or
-// write.
-func checkRedis(c *classifier, k *call) {
-	mode := ""
-	repeatForever := false
-	s := scanOpts(&redisSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokDynamic:
-			c.unknown(k.name, "dynamic argument")
-			return
-		case tokOperand:
-			c.redisCommand(k, k.args[t.i:], repeatForever)
-			return
-		}
-		switch t.name {
-		case "h", "p", "s", "a", "u", "n", "d", "D", "user", "pass", "sni", "cacert", "cacertdir",
-			"cert", "key", "tls-ciphers", "tls-ciphersuites", "tls", "insecure", "raw", "no-raw",
-			"csv", "json", "quoted-json", "quoted-input", "no-auth-warning", "c", "e", "2", "3",
-			"4", "6", "x", "verbose", "pattern", "quoted-pattern", "count", "memkeys-samples",
-			"keystats-samples", "top", "i", "show-pushes", "resp2", "resp3":
-		case "r":
-			repeatForever = !t.valStatic || strings.HasPrefix(t.val, "-")
-		case "scan", "bigkeys", "memkeys", "hotkeys", "keystats", "intrinsic-latency", "version", "help":
-			mode = t.name
-		case "stat", "latency", "latency-history", "latency-dist", "replica", "slave":
-			mode = t.name
-			c.unbounded(k.ctx, BoundUnboundedStream, "")
-		case "rdb", "functions-rdb":
-			c.writer(k.name+" --"+t.name, RiskLow, "writes a file")
-			return
-		case "pipe", "eval", "ldb", "ldb-sync-mode", "lru-test", "cluster", "askpass":
-			c.unknown(k.name+" --"+t.name, "mode not known to be read-only")
-			return
-		default:
-			c.badOption(k, t)
-			return
-		}
-	}
-	if mode != "" {
-		c.inspected(k.name, false, RiskReadOnly, "--"+mode+" is read-only")
-		return
-	}
-	c.noSQL(k)
-}
 
 // redisCommand inspects the command words of a redis-cli call.
 func (c *classifier) redisCommand(k *call, words []arg, forever bool) {

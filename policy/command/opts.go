@@ -2,7 +2,10 @@ package command
 
 import "strings"
 
-// optSpec describes how a command parses its options, getopt style: short
+// optSpec is the first-generation option scanner, kept for the SQL
+// clients' checkers (inspect.go); every other tool is described by a
+// grammar (grammar.go). It describes how a command parses its options,
+// getopt style: short
 // options cluster (-abc), a short option's value may be attached (-n5) or
 // the next word, long options take values as --name=v or --name v.
 type optSpec struct {
@@ -122,24 +125,6 @@ func (s *optScan) next() (token, bool) {
 	}
 	s.rest, s.ri = a.s[1:], idx
 	return s.next()
-}
-
-// isPrefixOf reports whether a long option as given (possibly abbreviated,
-// as getopt_long accepts) could name full. It is how deny checks match
-// options of GNU tools: "--rot" could be "--rotate".
-func isPrefixOf(given, full string) bool {
-	return given != "" && strings.HasPrefix(full, given)
-}
-
-// matchesAnyLong reports whether a long option name, possibly abbreviated,
-// could be one of names.
-func matchesAnyLong(given string, names ...string) bool {
-	for _, n := range names {
-		if isPrefixOf(given, n) {
-			return true
-		}
-	}
-	return false
 }
 
 // optText is an option as written, for reasons.

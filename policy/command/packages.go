@@ -2,211 +2,341 @@ package command
 
 import "strings"
 
-// packageCheckers cover package managers: queries read, everything that
-// installs, removes, downloads or refreshes writes.
-var packageCheckers = map[string]checkFunc{
-	"apt":       sub(&aptTool),
-	"apt-get":   sub(&aptGetTool),
-	"apt-cache": sub(&aptCacheTool),
-	"dpkg":      checkDpkg,
-	"rpm":       checkRpm,
-	"yum":       sub(&yumTool),
-	"dnf":       sub(&yumTool),
-	"apk":       sub(&apkTool),
-	"snap":      sub(&snapTool),
-	"pip":       sub(&pipTool),
-	"pip3":      sub(&pipTool),
-	"npm":       sub(&npmTool),
+// Package managers: queries read, everything that installs, removes,
+// downloads or refreshes writes. Configuration given on the command line
+// (apt's -o and -c, dnf's --setopt, rpm's macros, pip's --python) can run
+// programs, so it is refused.
+
+var packageTools = map[string]*tool{
+	"apt":        aptTool,
+	"apt-get":    aptGetTool,
+	"apt-cache":  aptCacheTool,
+	"dpkg":       dpkgTool,
+	"dpkg-query": dpkgQueryTool,
+	"yum":        dnfTool,
+	"dnf":        dnfTool,
+	"apk":        apkTool,
+	"snap":       snapTool,
+	"pip":        pipTool,
+	"pip3":       pipTool,
+	"npm":        npmTool,
 }
 
-// pkgOptions accepts the quiet/verbose/yes style options package managers
-// share before their subcommand.
-func pkgOptions(t token) bool {
-	return matchOneOf(t.name, "q", "qq", "y", "v", "quiet", "verbose", "no-color", "color",
-		"installed", "upgradable", "all-versions", "no-cache-dir", "disable-pip-version-check",
-		"isolated", "no-input", "C", "cacheonly", "assumeno", "json")
+var packageCheckers = map[string]checkFunc{
+	"rpm": checkRpm,
 }
+
+// aptConfig are apt's configuration options: -o Dir::Bin::dpkg=...,
+// APT::Update::Pre-Invoke and the like run programs.
+var aptConfig = unknowns("sets configuration that can name programs to run", `-o|--option= -c|--config-file=`)
+
+// aptCommon are the options apt, apt-get and apt-cache share.
+const aptCommon = `-h|--help -v|--version -q|--quiet -y|--yes|--assume-yes --assume-no
+	-a|--host-architecture= -t|--target-release|--default-release= --color --no-color
+	-V|--verbose-versions`
+
+// aptSimulate is apt's and apt-get's -s (apt-cache's -s is --src-cache).
+const aptSimulate = ` -s|--simulate|--dry-run|--just-print|--no-act|--recon`
 
 var (
-	aptTool = withWriters(subTool{
-		spec: optSpec{shortArg: "oc", longArg: []string{"option", "config-file"}}, globalOK: pkgOptions,
-		verbs: map[string]verb{"list": rd, "show": rd, "search": rd, "policy": rd, "depends": rd,
-			"rdepends": rd, "showsrc": rd, "madison": rd, "help": rd},
-		none: rd,
-	}, RiskMedium, "install", "remove", "purge", "upgrade", "full-upgrade", "dist-upgrade",
-		"autoremove", "autopurge", "update", "edit-sources", "satisfy", "reinstall", "source",
-		"download", "clean", "autoclean", "build-dep", "changelog")
-	aptGetTool = withWriters(subTool{
-		spec: optSpec{shortArg: "oc", longArg: []string{"option", "config-file"}}, globalOK: pkgOptions,
-		verbs: map[string]verb{"check": rd, "help": rd}, none: rd,
-	}, RiskMedium, "install", "remove", "purge", "upgrade", "dist-upgrade", "full-upgrade",
-		"autoremove", "autopurge", "update", "satisfy", "source", "download", "clean",
-		"autoclean", "build-dep", "changelog", "dselect-upgrade", "markauto", "unmarkauto")
-	aptCacheTool = withWriters(ctlTool(rd, "pkgnames", "policy", "show", "search", "depends",
-		"rdepends", "madison", "stats", "dump", "dumpavail", "showpkg", "showsrc", "unmet",
-		"dotty", "xvcg"), RiskLow, "gencaches")
-	yumTool = withVerbs(withWriters(subTool{
-		spec: optSpec{shortArg: "cdexR", longArg: []string{"config", "debuglevel", "errorlevel", "exclude", "enablerepo", "disablerepo", "repo", "releasever", "setopt"}},
-		globalOK: func(t token) bool {
-			return pkgOptions(t) || matchOneOf(t.name, "enablerepo", "disablerepo", "repo", "exclude", "x")
-		},
-		verbs: map[string]verb{"list": rd, "info": rd, "search": rd, "provides": rd, "whatprovides": rd,
-			"repolist": rd, "repoinfo": rd, "check-update": rd, "deplist": rd, "repoquery": rd,
-			"updateinfo": rd, "help": rd, "grouplist": rd, "groupinfo": rd, "check": rd, "alias": rd},
-		none: rd,
-	}, RiskMedium, "install", "remove", "erase", "update", "upgrade", "downgrade", "reinstall",
-		"autoremove", "distro-sync", "distrosync", "swap", "makecache", "clean", "groupinstall",
-		"groupremove", "localinstall", "upgrade-minimal", "mark", "config-manager", "builddep",
-		"download", "shell"), map[string]verb{
-		"history": ck(subOnly("list", "info", "summary", "userinstalled")),
-		"group":   ck(subOnly("list", "info", "summary")),
-		"module":  ck(subOnly("list", "info", "provides")),
-	})
-	apkTool = withWriters(ctlTool(rd, "info", "list", "search", "policy", "dot", "stats", "version",
-		"audit", "manifest", "help"), RiskMedium, "add", "del", "fix", "update", "upgrade", "cache",
-		"fetch", "index", "mkndx")
-	snapTool = withVerbs(withWriters(ctlTool(rd, "list", "info", "find", "version", "services",
-		"changes", "change", "tasks", "connections", "interface", "interfaces", "known", "get",
-		"model", "whoami", "warnings", "aliases", "routine", "help"), RiskMedium, "install",
-		"remove", "refresh", "revert", "enable", "disable", "set", "unset", "start", "stop",
-		"restart", "connect", "disconnect", "alias", "unalias", "switch", "download",
-		"create-user", "login", "logout", "prefer", "save", "restore", "forget", "ack", "abort"),
-		map[string]verb{"logs": ck(checkFollowFlag("-f", "--follow")), "run": ck(checkRunsProgram)})
-	pipTool = withVerbs(withWriters(subTool{
-		spec: optSpec{longArg: []string{"python", "proxy", "retries", "timeout", "exists-action", "trusted-host", "cert", "client-cert", "cache-dir", "use-feature", "use-deprecated"}},
-		globalOK: func(t token) bool {
-			return pkgOptions(t) || matchOneOf(t.name, "python", "proxy", "retries", "timeout", "trusted-host", "cert", "client-cert", "require-virtualenv", "no-python-version-warning")
-		},
-		verbs: map[string]verb{"list": rd, "show": rd, "freeze": rd, "check": rd, "debug": rd,
-			"inspect": rd, "hash": rd, "help": rd, "search": rd},
-		none: rd,
-	}, RiskMedium, "install", "uninstall", "download", "wheel"), map[string]verb{
-		"config": ck(subOnly("list", "get", "debug")),
-		"cache":  ck(subOnly("list", "info", "dir")),
-		"index":  ck(subOnly("versions")),
-	})
-	npmTool = withVerbs(withWriters(ctlTool(rd, "ls", "list", "ll", "la", "view", "show", "info", "v",
-		"outdated", "search", "root", "prefix", "explain", "why", "help", "query", "fund", "ping",
-		"doctor"), RiskMedium, "install", "i", "add", "ci", "uninstall", "rm", "remove", "update",
-		"up", "run", "run-script", "start", "stop", "restart", "test", "exec", "x", "publish",
-		"link", "prune", "dedupe", "rebuild", "pack", "init", "unpublish", "deprecate", "login",
-		"logout", "adduser", "owner", "access", "dist-tag", "token", "set", "edit"), map[string]verb{
-		"config":  ck(subOnly("get", "list", "ls")),
-		"audit":   ck(checkNpmAudit),
-		"version": ck(noMoreOperands(0, RiskMedium)),
-		"cache":   ck(subOnly("ls", "verify")),
-	})
+	aptTool = &tool{
+		name: "apt", style: styleExact, globalsAfterVerb: true, noVerb: readVerb,
+		opts: opts(reads(aptCommon+aptSimulate+` --installed --upgradable --manual-installed --all-versions -f|--full
+			--names-only -n --format=`), aptConfig),
+		verbs: verbTable(
+			vreads("list show search policy depends rdepends showsrc madison help"),
+			vwrites(RiskMedium, `install remove purge upgrade full-upgrade dist-upgrade autoremove
+				autopurge update edit-sources satisfy reinstall source download clean autoclean build-dep
+				changelog`),
+		),
+	}
+	aptGetTool = &tool{
+		name: "apt-get", style: styleExact, globalsAfterVerb: true, noVerb: readVerb,
+		opts: opts(reads(aptCommon+aptSimulate), aptConfig),
+		verbs: verbTable(
+			vreads("check help"),
+			vwrites(RiskMedium, `install remove purge upgrade dist-upgrade full-upgrade autoremove
+				autopurge update satisfy source download clean autoclean build-dep changelog
+				dselect-upgrade markauto unmarkauto`),
+		),
+	}
+	aptCacheTool = &tool{
+		name: "apt-cache", style: styleExact, globalsAfterVerb: true,
+		opts: opts(
+			reads(aptCommon+` -i|--important -g|--generate --no-generate --names-only -n -f|--full
+				--installed --recurse --no-pre-depends --no-depends --no-recommends --no-suggests
+				--no-conflicts --no-breaks --no-replaces --no-enhances --implicit --all-versions
+				--all-names`),
+			aptConfig,
+			writes(RiskLow, "writes a package cache file", `-p|--pkg-cache= -s|--src-cache=`),
+		),
+		verbs: verbTable(
+			vreads(`pkgnames policy show search depends rdepends madison stats dump dumpavail showpkg
+				showsrc unmet dotty xvcg`),
+			vwrites(RiskLow, "gencaches"),
+		),
+	}
 )
 
-// subOnly returns a checker that reads only when the next operand, if any,
-// is one of reads.
-func subOnly(reads ...string) checkFunc {
-	return func(c *classifier, k *call) {
-		for _, a := range k.args {
-			if !a.static {
-				c.unknown(k.name, "dynamic argument")
-				return
-			}
-			if strings.HasPrefix(a.s, "-") {
-				continue
-			}
-			if matchOneOf(a.s, reads...) {
-				c.read(k.name+" "+a.s, "read-only")
-				return
-			}
-			c.writer(k.name+" "+a.s, RiskMedium, "known writer")
-			return
-		}
-		c.readOnly(k)
-	}
+// dpkgQueryActions are dpkg-query's commands; dpkg forwards them.
+const dpkgQueryActions = `-l|--list -W|--show -s|--status -p|--print-avail -L|--listfiles -S|--search
+	-c|--control-path --control-list --control-show --admindir= --root= --instdir= --load-avail
+	--no-pager -f|--showformat= --help -?  --version`
+
+var dpkgQueryTool = &tool{
+	name: "dpkg-query", style: styleExact,
+	opts: opts(reads(dpkgQueryActions)),
 }
 
-func checkNpmAudit(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static || a.s == "fix" {
-			c.writer("npm audit fix", RiskMedium, "known writer")
-			return
-		}
-	}
-	c.readOnly(k)
+// dpkg: the query actions, dpkg-deb's inspections and the --assert and
+// --compare-versions checks read; everything else changes packages.
+var dpkgTool = &tool{
+	name: "dpkg", style: styleExact,
+	opts: opts(
+		reads(`-l|--list -W|--show -s|--status -p|--print-avail -L|--listfiles -S|--search
+			--control-path --control-list --control-show --admindir= --root= --instdir= --no-pager
+			--showformat= -?|--help --version --force-help --get-selections
+			--print-architecture --print-foreign-architectures --compare-versions==
+			-C|--audit -V|--verify --verify-format= -c|--contents -I|--info -f|--field
+			--yet-to-unpack --predep-package --assert-support-predepends --assert-working-epoch
+			--assert-long-filenames --assert-multi-conrep --assert-multi-arch --assert-versioned-provides
+			--assert-protected-field --validate-pkgname --validate-trigname --validate-archname
+			--validate-version --ctrl-tarball --fsys-tarfile --license --licence`),
+		states(RiskMedium, "changes packages", `-i|--install --unpack --configure --triggers-only
+			--set-selections --clear-selections --update-avail --merge-avail --clear-avail
+			--forget-old-unavail --record-avail -A --add-architecture= --remove-architecture=
+			-x|--extract -X|--vextract -R|--raw-extract -e|--control -b|--build -a|--pending
+			-G|--refuse-downgrade -B|--auto-deconfigure -E|--skip-same-version -O|--selected-only
+			--abort-after= --force-all --no-triggers --triggers --no-act --dry-run --simulate
+			-D|--debug=`),
+		states(RiskHigh, "removes packages", `-r|--remove -P|--purge`),
+		writes(RiskLow, "appends to a log file", `--log=`),
+		execs("runs a program", `--status-logger=`),
+		unknowns("status file descriptor", `--status-fd=`),
+	),
 }
 
-// checkRunsProgram is a subcommand that runs an arbitrary program.
-func checkRunsProgram(c *classifier, k *call) {
-	c.unknown(k.name, "runs a program")
-}
-
-// checkFollowFlag returns a checker that reads and is unbounded when one of
-// the follow flags is present.
-func checkFollowFlag(flags ...string) checkFunc {
-	return func(c *classifier, k *call) {
-		for _, a := range k.args {
-			if a.static && matchOneOf(a.s, flags...) {
-				c.unbounded(k.ctx, BoundUnboundedStream, "")
-			}
-		}
-		c.readOnly(k)
-	}
-}
-
-// dpkgReads are the dpkg actions that only query.
-var dpkgReads = []string{"-l", "--list", "-L", "--listfiles", "-s", "--status", "-S", "--search",
-	"-p", "--print-avail", "--get-selections", "--print-architecture", "--print-foreign-architectures",
-	"--compare-versions", "-C", "--audit", "-V", "--verify", "-c", "--contents", "-I", "--info",
-	"-f", "--field", "--version", "--help", "--yet-to-unpack", "-W", "--show"}
-
-// checkDpkg: query actions read; -i, -r, -P, --configure and the rest write.
-func checkDpkg(c *classifier, k *call) {
-	for _, a := range k.args {
-		if !a.static {
-			c.unknown("dpkg", "dynamic argument")
-			return
-		}
-		if !strings.HasPrefix(a.s, "-") {
-			continue
-		}
-		if matchOneOf(a.s, dpkgReads...) || strings.HasPrefix(a.s, "--showformat=") || strings.HasPrefix(a.s, "-f=") {
-			continue
-		}
-		if a.s == "--root" || strings.HasPrefix(a.s, "--root=") || strings.HasPrefix(a.s, "--admindir") {
-			continue
-		}
-		risk := RiskMedium
-		if matchOneOf(a.s, "-r", "--remove", "-P", "--purge") {
-			risk = RiskHigh
-		}
-		c.writer("dpkg "+a.s, risk, "known writer")
+// checkRpm: queries (-q...) and verification (-V) read. rpm expands
+// macros in option values (--dbpath, --root, ...) and %(cmd) runs cmd;
+// --eval, --define, --pipe, --macros and --rcfile run or load code.
+func checkRpm(c *classifier, k *call) {
+	if len(k.args) == 0 {
+		c.unknown("rpm", "no query")
 		return
 	}
-	c.readOnly(k)
-}
-
-// checkRpm: queries (-q...) and verification (-V) read; macro definitions
-// and --pipe run code; everything else writes.
-func checkRpm(c *classifier, k *call) {
-	query := false
 	for i, a := range k.args {
 		if !a.static {
 			c.unknown("rpm", "dynamic argument")
 			return
 		}
 		s := a.s
+		name, _, _ := strings.Cut(s, "=")
+		prevFormat := i > 0 && matchOneOf(k.args[i-1].s, "--qf", "--queryformat")
 		switch {
-		case s == "--eval" || s == "-E" || s == "--define" || s == "-D" || strings.HasPrefix(s, "--pipe") ||
-			strings.HasPrefix(s, "--eval=") || strings.HasPrefix(s, "--define=") || strings.HasPrefix(s, "--macros") ||
-			strings.HasPrefix(s, "--rcfile"):
-			c.construct("rpm "+s, RiskMedium, "expands macros or runs a program")
+		case matchOneOf(name, "--eval", "-E", "--define", "-D", "--undefine", "--predefine", "--macros",
+			"--rcfile", "--load", "--pipe", "--target", "--dbpath", "--root", "-r", "--httpproxy", "--ftpproxy") && strings.Contains(s, "%"),
+			matchOneOf(name, "--eval", "-E", "--define", "-D", "--undefine", "--predefine", "--macros", "--rcfile", "--load", "--pipe"):
+			c.construct("rpm "+name, RiskMedium, "expands macros or runs a program")
 			return
-		case i == 0 && (strings.HasPrefix(s, "-q") || s == "--query" || s == "-V" || strings.HasPrefix(s, "-V") || s == "--verify" || s == "--version" || s == "--showrc"):
-			query = true
+		case strings.Contains(s, "%(") && !prevFormat && name != "--qf" && name != "--queryformat":
+			c.construct("rpm "+s, RiskMedium, "macro runs a shell command")
+			return
+		case i == 0 && (strings.HasPrefix(s, "-q") || s == "--query" || strings.HasPrefix(s, "-V") ||
+			s == "--verify" || s == "--version" || s == "--showrc" || s == "--querytags"):
 		case i == 0:
+			c.writer("rpm "+s, RiskMedium, "known writer")
+			return
+		case matchOneOf(name, "-i", "--install", "-U", "--upgrade", "-F", "--freshen", "-e", "--erase",
+			"--reinstall", "--import", "--initdb", "--rebuilddb", "--setperms", "--setugids", "--restore",
+			"--addsign", "--resign", "--delsign", "--checksig"):
 			c.writer("rpm "+s, RiskMedium, "known writer")
 			return
 		}
 	}
-	if !query {
-		c.unknown("rpm", "no query")
-		return
-	}
 	c.read("rpm -q", "read-only")
+}
+
+// dnfReadOpts are the selection and display options of dnf's and yum's
+// reading commands.
+const dnfReadOpts = `--all --available --installed --extras --obsoletes --recent --upgrades --updates
+	--autoremove --showduplicates --enabled --disabled --summary --info --security --bugfix
+	--enhancement --newpackage --advisory= --advisories= --bz= --cve= --sec-severity= --secseverity=
+	--qf|--queryformat= --requires --provides --conflicts --recommends --suggests
+	--supplements --enhances --whatrequires= --whatprovides= --whatconflicts= --whatobsoletes=
+	--whatrecommends= --whatsuggests= --whatsupplements= --whatenhances= --whatdepends= --location
+	-l|--list --changelogs --resolve --recursive --arch|--archlist= --latest-limit= --userinstalled
+	--duplicates --leaves --unneeded --srpm --source --tree --deplist --file= --nevra --envra
+	--querytags --exactdeps --alldeps --depends --changelog --repo= --repoid= --reverse -v`
+
+var dnfTool = &tool{
+	name: "dnf", style: styleArgparse, globalsAfterVerb: true,
+	opts: opts(
+		reads(`-q|--quiet -v|--verbose -y|--assumeyes --assumeno -C|--cacheonly -d|--debuglevel=
+			-e|--errorlevel= --enablerepo= --disablerepo= --repo|--repoid= -x|--exclude= --releasever=
+			--installroot= --nogpgcheck --noplugins --disableplugin= --enableplugin= --showduplicates
+			--color= --nobest --best --security --bugfix --enhancement --newpackage --advisory=
+			--forcearch= -4 -6 -b --skip-broken --allowerasing --comment= -h|--help --version
+			--disableexcludes= --obsoletes --noautoremove --nodocs`),
+		unknowns("sets configuration that can load plugins or run programs", `-c|--config= --setopt=`),
+		writes(RiskLow, "refreshes or writes caches and downloads", `--refresh --downloadonly
+			--downloaddir|--destdir= --debugsolver`),
+	),
+	noVerb: readVerb,
+	verbs: verbTable(
+		vrule(&verbRule{class: ruleRead, net: true, opts: opts(reads(dnfReadOpts))}, `list info search provides
+			whatprovides repolist repoinfo check-update deplist repoquery updateinfo grouplist groupinfo
+			check`),
+		vrule(readVerb, "help"),
+		vrule(nestedVerb(dnfSub("list info summary userinstalled")), "history"),
+		vrule(nestedVerb(dnfSub("list info summary")), "group groups"),
+		vrule(nestedVerb(dnfSub("list info provides")), "module"),
+		vrule(nestedVerb(dnfSub("list")), "alias"),
+		vwrites(RiskMedium, `install remove erase update upgrade downgrade reinstall autoremove
+			distro-sync distrosync swap makecache clean groupinstall groupremove localinstall
+			upgrade-minimal mark config-manager builddep download shell`),
+	),
+}
+
+func dnfSub(reads string) *tool {
+	return &tool{name: "dnf", style: styleArgparse, globalsAfterVerb: true, noVerb: readVerb,
+		opts: opts(reads2(dnfReadOpts)), verbs: verbTable(vreads(reads))}
+}
+
+// apk (getopt_long): its global options are valid after the applet too.
+var apkTool = &tool{
+	name: "apk", style: styleGNU, globalsAfterVerb: true,
+	opts: opts(
+		reads(`-p|--root= -q|--quiet -v|--verbose -V|--version -X|--repository= --allow-untrusted
+			--arch= --cache-max-age= --keys-dir= --no-cache --no-network --no-progress --print-arch
+			--progress --repositories-file= --timeout= --wait= --no-interactive -h|--help
+			--force-no-chroot --force-broken-world --force-non-repository --force-old-apk
+			--force-overwrite --force-refresh --purge --preserve-env`),
+		unknowns("asks a person before changes", `-i|--interactive`),
+		writes(RiskLow, "writes caches", `-U|--update-cache --cache-dir= --progress-fd=`),
+	),
+	verbs: verbTable(
+		vrule(readWith(opts(reads(`-L|--contents -e|--installed -W|--who-owns -R|--depends
+			-P|--provides -r|--rdepends --replaces -i|--install-if -I|--rinstall-if -d|--description
+			-s|--size -w|--webpage -t|--triggers -a|--all --license`))), "info"),
+		vrule(readWith(opts(reads(`-I|--installed -O|--orphaned -a|--available -u|--upgradable
+			-o|--origin -d|--depends -P|--providers`))), "list"),
+		vrule(readWith(opts(reads(`-a|--all -d|--description -e|--exact -o|--origin -r|--rdepends
+			--has-origin`))), "search"),
+		vrule(readWith(opts(reads(`--errors --installed`))), "dot"),
+		vrule(readWith(opts(reads(`-I|--index -l|--limit= -a|--all -c|--check -t|--test`))), "version"),
+		vrule(readWith(opts(reads(`--backup --system --check-permissions --packages -r|--recursive
+			--ignore-busybox-symlinks`))), "audit"),
+		vreads("policy stats manifest help"),
+		vwrites(RiskMedium, "add del fix update upgrade cache fetch index mkndx"),
+	),
+}
+
+// snap (go-flags: long options spelled out).
+var snapTool = &tool{
+	name: "snap", style: styleExact, globalsAfterVerb: false,
+	opts: opts(reads(`-h|--help --version`)),
+	verbs: verbTable(
+		vrule(readWith(opts(reads(`--all`))), "list"),
+		vrule(readWith(opts(reads(`--verbose --abs-time --color= --unicode=`))), "info"),
+		vrule(readWith(opts(reads(`--narrow --section[=] --private --color= --unicode=`))), "find search"),
+		vrule(readWith(opts(reads(`--abs-time --verbose --color= --unicode= --all --disconnected
+			--attrs --remote -d -l -t --assertion --serial`))), `version services changes change tasks
+			connections interface interfaces known get model whoami warnings aliases routine help`),
+		vrule(checkWith(opts(reads(`-f|--follow -n=`)), checkSnapLogs), "logs"),
+		vrule(runsVerb, "run"),
+		vwrites(RiskMedium, `install remove refresh revert enable disable set unset start stop restart
+			connect disconnect alias unalias switch download create-user login logout prefer save
+			restore forget ack abort okay`),
+	),
+}
+
+func checkSnapLogs(c *classifier, k *call) {
+	if k.p.has("follow") {
+		c.unbounded(k.ctx, BoundUnboundedStream, "")
+	}
+	c.readOnly(k)
+}
+
+// pip (optparse: abbreviations accepted; the table spells names out, so
+// an abbreviation is unknown). --python runs another interpreter, --log
+// and --cache-dir write.
+var pipGlobals = opts(
+	reads(`-h|--help --debug --isolated --require-virtualenv -v|--verbose -V|--version -q|--quiet
+		--no-input --proxy= --retries= --timeout= --exists-action= --trusted-host=
+		--cert= --client-cert= --no-cache-dir --disable-pip-version-check --no-color
+		--no-python-version-warning --use-feature= --use-deprecated= --resume-retries=`),
+	execs("runs another Python interpreter", `--python=`),
+	execs("may run the keyring program", `--keyring-provider=`),
+	writes(RiskLow, "writes a file", `--log= --log-file= --cache-dir=`),
+)
+
+// pipIndexOpts select a package index (network).
+const pipIndexOpts = `-i|--index-url= --extra-index-url= --no-index -f|--find-links= --pre`
+
+var pipTool = &tool{
+	name: "pip", style: styleExact, globalsAfterVerb: true, noVerb: readVerb,
+	opts: pipGlobals,
+	verbs: verbTable(
+		vrule(readWith(opts(reads(pipIndexOpts+` -o|--outdated -u|--uptodate -e|--editable -l|--local
+			--user --path= --format= --not-required --exclude-editable --include-editable --exclude=`))), "list"),
+		vrule(readWith(opts(reads(`-f|--files`))), "show"),
+		vrule(readWith(opts(reads(`-r|--requirement= -l|--local --user --path= --all --exclude-editable
+			--exclude=`))), "freeze"),
+		vrule(readVerb, "check help"),
+		vrule(readWith(opts(reads(`--platform= --python-version= --implementation= --abi=`))), "debug"),
+		vrule(readWith(opts(reads(`--local --user --path=`))), "inspect"),
+		vrule(readWith(opts(reads(`-a|--algorithm=`))), "hash"),
+		vrule(&verbRule{class: ruleRead, net: true, opts: opts(reads(pipIndexOpts))}, "search"),
+		vrule(nestedVerb(&tool{name: "pip config", style: styleExact, globalsAfterVerb: true,
+			opts:  opts(reads(`--editor= --global --user --site`)),
+			verbs: verbTable(vreads("list get debug"))}), "config"),
+		vrule(nestedVerb(&tool{name: "pip cache", style: styleExact, globalsAfterVerb: true,
+			verbs: verbTable(vrule(readWith(opts(reads(`--format=`))), "list info dir"))}), "cache"),
+		vrule(nestedVerb(&tool{name: "pip index", style: styleExact, globalsAfterVerb: true,
+			verbs: verbTable(vrule(&verbRule{class: ruleRead, net: true, opts: opts(reads(pipIndexOpts))}, "versions"))}), "index"),
+		vwrites(RiskMedium, "install uninstall download wheel"),
+	),
+}
+
+// npm (nopt): the configuration options that name programs or files run
+// or written by npm are refused; the rest shape the output.
+var npmGlobals = opts(
+	reads(`-g|--global --json --long -l --parseable -p --depth= --all -a --omit= --include=
+		-w|--workspace= --workspaces --include-workspace-root --link --package-lock-only --unicode
+		--registry= --loglevel= -s|--silent -q|--quiet -d|--verbose --color= --no-color --prefix=
+		--production --dev --location= --before= --tag= --no-audit --no-fund --no-update-notifier
+		-h|--help -v|--version --usage --offline --prefer-offline --prefer-online --expect-results
+		--expect-result-count=`),
+	unknowns("reads configuration that can name programs", `--userconfig= --globalconfig=`),
+	execs("names a program npm runs", `--script-shell= --node-options= --shell= --editor= --browser=`),
+	writes(RiskLow, "writes files", `--cache= --logs-dir=`),
+)
+
+var npmTool = &tool{
+	name: "npm", style: styleExact, globalsAfterVerb: true,
+	opts: npmGlobals,
+	verbs: verbTable(
+		vreads("ls list ll la root prefix explain why help query"),
+		vrule(netReadVerb, "view show info v outdated search fund ping"),
+		vrule(nestedVerb(&tool{name: "npm config", style: styleExact, globalsAfterVerb: true,
+			verbs: verbTable(vreads("get list ls"))}), "config c"),
+		vrule(checkWith(nil, checkNpmAudit), "audit"),
+		vrule(setterVerb(0), "version"),
+		vrule(nestedVerb(&tool{name: "npm cache", style: styleExact, globalsAfterVerb: true,
+			verbs: verbTable(vreads("ls list"), vwrites(RiskLow, "verify clean add"))}), "cache"),
+		vwrites(RiskMedium, `install i add ci uninstall rm remove update up run run-script start stop
+			restart test exec x publish link prune dedupe rebuild pack init unpublish deprecate login
+			logout adduser owner access dist-tag token set edit doctor`),
+	),
+}
+
+func checkNpmAudit(c *classifier, k *call) {
+	for _, i := range k.p.ops {
+		if a := k.args[i]; !a.static || a.s != "signatures" {
+			c.writer("npm audit "+a.s, RiskMedium, "known writer")
+			return
+		}
+	}
+	c.net = true
+	c.readOnly(k)
 }

@@ -2,13 +2,25 @@ package command
 
 import "strings"
 
-// sshValued are OpenSSH's options that take a value.
-const sshValued = "bceilmopBDEFIJLOPQRSwW"
+// sshTool is OpenSSH's client. Options may come before and right after
+// the destination; the first operand after it starts the remote command.
+var sshTool = &tool{
+	name: "ssh", style: styleExactStop, net: true,
+	opts: opts(
+		reads(`-4 -6 -a -C -g -k -q -T -t -v -x -y -n -B= -b= -c= -e= -i= -J= -l= -m= -p= -P=
+			-G -V -Q=`),
+		readsVal(sshOptionValue, `-o=`),
+		nets("forwards the local agent or X display to the remote host", `-A -X -Y -K`),
+		unknowns("forwards ports or runs in the background", `-L= -R= -D= -W= -w= -f -N -M -S= -O=`),
+		unknowns("reads a configuration that can run local commands", `-F=`),
+		execs("loads a PKCS#11 library", `-I=`),
+		writes(RiskLow, "writes a log file", `-E=`),
+		unknowns("requests a subsystem", `-s`),
+	),
+}
 
-var sshSpec = optSpec{shortArg: sshValued, stopAtOperand: true}
-
-// sshSafeOptions are -o settings that neither run local commands nor
-// forward anything.
+// sshSafeOptions are -o settings that neither run local commands, load
+// code nor forward anything.
 var sshSafeOptions = map[string]bool{
 	"connecttimeout": true, "stricthostkeychecking": true, "batchmode": true,
 	"loglevel":            true,
@@ -17,67 +29,103 @@ var sshSafeOptions = map[string]bool{
 	"pubkeyauthentication": true, "preferredauthentications": true,
 	"hostkeyalgorithms": true, "pubkeyacceptedkeytypes": true, "pubkeyacceptedalgorithms": true,
 	"connectionattempts": true, "compression": true, "addressfamily": true,
-	"forwardagent": true, "numberofpasswordprompts": true,
-	"hashknownhosts": true, "checkhostip": true, "updatehostkeys": true,
-	"kexalgorithms": true, "ciphers": true, "macs": true, "proxyjump": true,
+	"numberofpasswordprompts": true,
+	"checkhostip":             true,
+	"kexalgorithms":           true, "ciphers": true, "macs": true, "proxyjump": true,
 	"kbdinteractiveauthentication": true, "gssapiauthentication": true,
 	"hostname": true, "tcpkeepalive": true, "visualhostkey": true,
 }
 
-// checkSSH: "ssh [options] host command..." runs command, joined with
-// spaces, in the remote user's shell: it is parsed and classified like a
-// local one. Without a command ssh opens an interactive session. Options
-// that run local programs (ProxyCommand, LocalCommand, -F configs) or
-// forward ports are unknown; -E writes a log file.
+// sshOptionValue vets an -o Key=value setting.
+func sshOptionValue(c *classifier, k *call, u *optUse) bool {
+	if u.val.static && (sshSafeOptions[sshOptionKey(u.val.s)] || sshKnownHostsNull(u.val.s)) {
+		return true
+	}
+	c.unknown("ssh -o "+u.val.s, "option may run local commands or forward things")
+	return false
+}
+
+// checkSSH: "ssh [options] host [options] command..." runs command, joined
+// with spaces, in the remote user's shell (bash or a POSIX sh): it is
+// parsed and classified like a local one, in both readings. Without a
+// command ssh opens an interactive session. Local input redirected into
+// ssh is sent to the remote command.
 func checkSSH(c *classifier, k *call) {
-	tty := newFollow()
-	host := -1
-	args := k.args
-	// Options may come before and right after the host; the first operand
-	// after the host starts the command.
-	s := scanOpts(&sshSpec, args)
-	for pass := 0; pass < 2; pass++ {
-		var t token
-		more := true
-		for t, more = s.next(); more; t, more = s.next() {
-			if t.kind == tokOperand || t.kind == tokDynamic {
-				break
-			}
-			if !c.sshOption(k, t, &tty) {
-				return
-			}
-		}
-		if !more {
-			break
-		}
-		if pass == 0 {
-			if !t.valStatic && t.kind == tokDynamic {
-				c.unknown("ssh", "dynamic host")
-				return
-			}
-			host = t.i
-			s = scanOpts(&sshSpec, args)
-			s.i = host + 1
-			continue
-		}
-		cmd := args[t.i:]
-		if tty.found {
-			c.unbounded(k.ctx, BoundTTYFlag, c.rebuildDropTTY(k, tty))
-		}
-		script, ok := joinStatic(cmd)
-		if !ok {
-			c.construct("ssh", RiskMedium, "dynamic remote command")
-			return
-		}
-		c.script(script, k.ctx.nested())
+	c.net = true
+	mark, omark := len(c.uses), len(c.opIdx)
+	defer func() {
+		clear(c.uses[mark:])
+		c.uses, c.opIdx = c.uses[:mark], c.opIdx[:omark]
+	}()
+	tabs := []*optTable{sshTool.opts}
+	host, ok := c.scanOpts(k, styleExactStop, tabs, false, true)
+	if !ok {
 		return
 	}
-	if host < 0 {
+	k.setParsed(parsed{uses: c.uses[mark:]})
+	if k.p.hasAny("G", "V", "Q") {
+		c.read("ssh", "prints its configuration or version and exits")
+		return
+	}
+	if host >= len(k.args) {
 		c.unknown("ssh", "no host")
 		return
 	}
-	c.unknown("ssh", "interactive session")
-	c.unbounded(k.ctx, BoundInteractiveREPL, "")
+	if !k.args[host].static {
+		c.unknown("ssh", "dynamic host")
+		return
+	}
+	// Options after the destination: scan the rest as a call of its own.
+	rest := c.newCall(call{name: k.name, word: k.word, lead: k.lead, args: k.args[host+1:], ctx: k.ctx})
+	defer c.freeCall()
+	before := len(c.uses)
+	cmdAt, ok := c.scanOpts(rest, styleExactStop, tabs, false, true)
+	if !ok {
+		return
+	}
+	for i := before; i < len(c.uses); i++ {
+		c.uses[i].i += host + 1 // index in k.args
+	}
+	k.setParsed(parsed{uses: c.uses[mark:]})
+	if cmdAt >= len(rest.args) {
+		c.unknown("ssh", "interactive session")
+		c.unbounded(k.ctx, BoundInteractiveREPL, "")
+		return
+	}
+	if k.ctx.fed && !k.ctx.null && !k.p.has("n") {
+		c.writer("ssh", RiskMedium, "sends local input to the remote command")
+		return
+	}
+	if k.p.has("t") {
+		c.unbounded(k.ctx, BoundTTYFlag, c.sshDropTTY(k, host))
+	}
+	script, ok := joinStatic(rest.args[cmdAt:])
+	if !ok {
+		c.construct("ssh", RiskMedium, "dynamic remote command")
+		return
+	}
+	c.shScript(script, k.ctx.nested())
+}
+
+// sshDropTTY is the rewrite of an ssh call without its -t flags, when
+// they stand alone before the destination.
+func (c *classifier) sshDropTTY(k *call, host int) string {
+	f := newFollow()
+	for i := range k.p.uses {
+		u := &k.p.uses[i]
+		if u.key != "t" {
+			continue
+		}
+		f.found = true
+		if u.i >= host || u.cluster {
+			return ""
+		}
+		if f.replace == nil {
+			f.replace = make(map[int]string, 2)
+		}
+		f.replace[u.i] = ""
+	}
+	return c.rebuildDropTTY(k, f)
 }
 
 // rebuildDropTTY is the rewrite of a call without its -t flags.
@@ -86,29 +134,6 @@ func (c *classifier) rebuildDropTTY(k *call, tty follow) string {
 		return ""
 	}
 	return c.rebuild(k, edit{replace: tty.replace, insertAfter: -1})
-}
-
-// sshOption vets one ssh option; false means a finding was recorded.
-func (c *classifier) sshOption(k *call, t token, tty *follow) bool {
-	switch t.name {
-	case "t":
-		tty.dropShort(c, k, t.i, "t", sshValued)
-		return true
-	case "4", "6", "a", "A", "C", "k", "K", "q", "T", "v", "x", "n", "y",
-		"l", "p", "i", "J", "c", "m", "b", "B", "e":
-		return true
-	case "E":
-		c.writer("ssh -E", RiskLow, "writes a log file")
-		return false
-	case "o":
-		if !t.valStatic || !sshSafeOptions[sshOptionKey(t.val)] && !sshKnownHostsNull(t.val) {
-			c.unknown("ssh -o "+t.val, "option may run local commands")
-			return false
-		}
-		return true
-	}
-	c.badOption(k, t)
-	return false
 }
 
 // sshKnownHostsNull accepts known-hosts files set to /dev/null only: ssh

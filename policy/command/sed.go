@@ -2,82 +2,48 @@ package command
 
 import "strings"
 
-var sedSpec = optSpec{
-	shortArg:    "efl",
-	shortOptArg: "i",
-	longArg:     []string{"expression", "file", "line-length"},
+var sedTool = &tool{
+	name: "sed", style: styleGNU,
+	opts: opts(
+		reads(`-n|--quiet|--silent --debug -e|--expression= --follow-symlinks -l|--line-length=
+			--posix -E|-r|--regexp-extended -s|--separate --sandbox -u|--unbuffered -z|--null-data
+			--help --version -b|--binary`),
+		writes(RiskMedium, "edits files in place", `-i|--in-place[=]`),
+		unknowns("script in a file", `-f|--file=`),
+	),
+	check: checkSed,
 }
 
 // checkSed: sed reads unless it edits in place (-i, --in-place) or its
 // script writes files or runs commands (w, W, e, s///w, s///e).
 func checkSed(c *classifier, k *call) {
 	var script strings.Builder
-	haveScript := false
-	s := scanOpts(&sedSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokDynamic:
-			c.unknown("sed", "dynamic argument")
-			return
-		case tokOperand:
-			if !haveScript {
-				if !t.valStatic {
-					c.unknown("sed", "dynamic script")
-					return
-				}
-				script.WriteString(t.val)
-				haveScript = true
-			}
+	have := false
+	for _, u := range k.p.uses {
+		if u.key != "expression" {
 			continue
-		case tokShort:
-			switch t.name {
-			case "i":
-				c.writer("sed -i", RiskMedium, "edits files in place")
-				return
-			case "e":
-				if !t.valStatic {
-					c.unknown("sed -e", "dynamic script")
-					return
-				}
-				if script.Len() > 0 {
-					script.WriteByte('\n')
-				}
-				script.WriteString(t.val)
-				haveScript = true
-				continue
-			case "f":
-				c.unknown("sed -f", "script in a file")
-				return
-			case "n", "E", "r", "s", "u", "z", "l", "b":
-				continue
-			}
-		case tokLong:
-			switch {
-			case isPrefixOf(t.name, "in-place"):
-				c.writer("sed --in-place", RiskMedium, "edits files in place")
-				return
-			case t.name == "expression" || len(t.name) >= 2 && isPrefixOf(t.name, "expression"):
-				if !t.valStatic {
-					c.unknown("sed -e", "dynamic script")
-					return
-				}
-				if script.Len() > 0 {
-					script.WriteByte('\n')
-				}
-				script.WriteString(t.val)
-				haveScript = true
-				continue
-			case matchOneOf(t.name, "quiet", "silent", "regexp-extended", "separate", "unbuffered",
-				"null-data", "line-length", "posix", "debug", "sandbox", "binary"):
-				continue
-			}
 		}
-		c.badOption(k, t)
-		return
+		if !u.val.static {
+			c.unknown("sed -e", "dynamic script")
+			return
+		}
+		if have {
+			script.WriteByte('\n')
+		}
+		script.WriteString(u.val.s)
+		have = true
 	}
-	if !haveScript {
-		c.unknown("sed", "no script")
-		return
+	if !have {
+		if len(k.p.ops) == 0 {
+			c.unknown("sed", "no script")
+			return
+		}
+		a := k.args[k.p.ops[0]]
+		if !a.static {
+			c.unknown("sed", "dynamic script")
+			return
+		}
+		script.WriteString(a.s)
 	}
 	what, ok := sedScriptWrites(script.String())
 	switch {

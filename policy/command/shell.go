@@ -5,8 +5,8 @@ import "strings"
 // checkFunc decides about one command by looking at its arguments.
 type checkFunc func(c *classifier, k *call)
 
-// shellCheckers cover shell builtins, wrappers that run another command,
-// shells and interpreters.
+// shellCheckers cover shell builtins, shells and interpreters: syntaxes of
+// their own rather than getopt-like options.
 var shellCheckers = map[string]checkFunc{
 	"eval":      constructCheck(RiskMedium, "evaluates text as a command"),
 	"source":    constructCheck(RiskMedium, "runs a script in the shell"),
@@ -17,7 +17,6 @@ var shellCheckers = map[string]checkFunc{
 	"bind":      constructCheck(RiskMedium, "binds keys to commands"),
 	"complete":  constructCheck(RiskMedium, "may run commands on completion"),
 	"compgen":   constructCheck(RiskMedium, "may run commands"),
-	"sudo":      checkPrivileged,
 	"doas":      checkPrivileged,
 	"pkexec":    checkPrivileged,
 	"run0":      checkPrivileged,
@@ -33,30 +32,19 @@ var shellCheckers = map[string]checkFunc{
 	"readarray": checkMapfile,
 	"unset":     checkUnset,
 	"getopts":   checkGetopts,
-	"wait":      checkNames("nf", "p", false),
+	"wait":      checkWait,
 	"printf":    checkPrintf,
 	"test":      checkTest,
 	"[":         checkTest,
 	"sleep":     checkSleep,
 	"yes":       checkYes,
-	"env":       checkEnv,
-	"nice":      checkNice,
-	"ionice":    checkIonice,
-	"timeout":   checkTimeout,
-	"nohup":     checkNohup,
-	"stdbuf":    checkStdbuf,
-	"chroot":    checkChroot,
 	"command":   checkCommand,
 	"builtin":   checkBuiltin,
 	"busybox":   checkBuiltin,
 	"toybox":    checkBuiltin,
 	"unbuffer":  checkBuiltin,
-	"setsid":    checkSetsid,
-	"nsenter":   checkNsenter,
-	"taskset":   checkTaskset,
-	"time":      checkTime,
-	"xargs":     checkXargs,
-	"watch":     checkWatch,
+	"set":       checkSet,
+	"shopt":     checkShopt,
 	"sh":        checkShell,
 	"bash":      checkShell,
 	"zsh":       checkShell,
@@ -88,6 +76,25 @@ var shellCheckers = map[string]checkFunc{
 	"dc":        checkInterpreter,
 }
 
+// wrapperTools are commands that run another command: their grammar ends
+// at the first operand, and what they run is classified in turn.
+var wrapperTools = map[string]*tool{
+	"sudo":    sudoTool,
+	"env":     envTool,
+	"nice":    niceTool,
+	"ionice":  ioniceTool,
+	"timeout": timeoutTool,
+	"nohup":   nohupTool,
+	"stdbuf":  stdbufTool,
+	"chroot":  chrootTool,
+	"setsid":  setsidTool,
+	"nsenter": nsenterTool,
+	"taskset": tasksetTool,
+	"time":    timeTool,
+	"xargs":   xargsTool,
+	"watch":   watchTool,
+}
+
 // constructCheck returns a checker recording a phase-1 finding.
 func constructCheck(risk Risk, msg string) checkFunc {
 	return func(c *classifier, k *call) { c.construct(k.name, risk, msg) }
@@ -96,7 +103,8 @@ func constructCheck(risk Risk, msg string) checkFunc {
 // readOnly records the command as read-only.
 func (c *classifier) readOnly(k *call) { c.read(k.name, "read-only") }
 
-// badOption records an option not known to be read-only.
+// badOption records an option not known to be read-only (for checkers
+// that scan with the legacy optSpec scanner).
 func (c *classifier) badOption(k *call, t token) {
 	if t.kind == tokDynamic {
 		c.unknown(k.name, "dynamic argument")
@@ -111,65 +119,83 @@ func (c *classifier) runInner(k *call, inner []arg, ctx callCtx) {
 	c.argv(inner, ctx)
 }
 
-// peel scans a wrapper's options with spec, asking ok for each option, and
-// returns the wrapped command line after skip leading operands (a duration,
-// a directory, ...). done is false when an option was refused.
-func (c *classifier) peel(k *call, spec *optSpec, ok func(t token) bool, skip int) (inner []arg, done bool) {
-	s := scanOpts(spec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokOperand:
-			if skip > 0 {
-				skip--
-				continue
-			}
-			return k.args[t.i:], true
-		case tokDynamic:
-			return k.args[t.i:], true
-		default:
-			if ok == nil || !ok(t) {
-				c.badOption(k, t)
-				return nil, false
-			}
-		}
+// wrapped returns the command a wrapper runs, starting at its operand
+// number skip (after a duration, a directory, ...), or nil.
+func wrapped(k *call, skip int) []arg {
+	if len(k.p.ops) <= skip {
+		return nil
 	}
-	return nil, true
+	return k.args[k.p.ops[skip]:]
 }
 
-// wrap peels a wrapper and classifies what it runs; with nothing to run the
-// wrapper itself is read-only.
-func (c *classifier) wrap(k *call, spec *optSpec, ok func(t token) bool, skip int) {
-	inner, done := c.peel(k, spec, ok, skip)
-	switch {
-	case !done:
-	case inner == nil:
-		c.readOnly(k)
-	default:
+// wrap classifies what a wrapper runs; with nothing to run the wrapper
+// itself is read-only.
+func (c *classifier) wrap(k *call, skip int) {
+	if inner := wrapped(k, skip); inner != nil {
 		c.runInner(k, inner, k.ctx)
+		return
 	}
+	c.readOnly(k)
 }
 
-// allow returns an option filter accepting the listed names.
-func allow(names ...string) func(t token) bool {
-	return func(t token) bool {
-		for _, n := range names {
-			if t.name == n {
-				return true
-			}
-		}
-		return false
-	}
+// wrapCheck is the check of a plain wrapper.
+func wrapCheck(c *classifier, k *call) { c.wrap(k, 0) }
+
+// sudo runs a command as another user; sudo -l only lists what the user
+// may run (with a command: whether it may run it), running nothing.
+var sudoTool = &tool{
+	name: "sudo", style: styleGNUStop,
+	opts: opts(
+		reads(`-a|--auth-type= -B|--bell -b|--background -C|--close-from= -c|--login-class=
+			-D|--chdir= -E|--preserve-env[--=] -e|--edit -g|--group= -H|--set-home -h|--host[=]
+			-i|--login -l|--list -N|--no-update -n|--non-interactive -P|--preserve-groups
+			-p|--prompt= -R|--chroot= -r|--role= -S|--stdin -s|--shell -T|--command-timeout=
+			-t|--type= -U|--other-user= -u|--user= -V|--version --help`),
+		unknowns("runs a password helper program", `-A|--askpass`),
+		states(RiskLow, "changes the cached credentials", `-K|--remove-timestamp -k|--reset-timestamp -v|--validate`),
+	),
+	check: checkSudo,
 }
 
-func checkPrivileged(c *classifier, k *call) {
-	c.construct(k.name, RiskHigh, "privilege escalation")
-	spec := optSpec{shortArg: "ugChDpRrTtU", longArg: []string{"user", "group", "close-from", "host", "prompt", "role", "type", "command-timeout", "other-user", "chdir"}, stopAtOperand: true}
-	inner, done := c.peel(k, &spec, func(token) bool { return true }, 0)
-	for done && len(inner) > 0 && inner[0].static && isAssignment(inner[0].s) {
+func checkSudo(c *classifier, k *call) {
+	if k.p.has("list") && !k.p.hasAny("edit", "login", "shell") {
+		c.read("sudo -l", "lists privileges, runs nothing")
+		return
+	}
+	// -V, --help and -h without a host show text; a word after them may be
+	// a remote host (-h HOST) or a command, so they must stand alone.
+	help := k.p.has("help") || k.p.has("host") && !k.p.last("host").hasVal
+	if (k.p.has("version") || help && len(k.p.uses) == 1) && len(k.p.ops) == 0 {
+		c.read("sudo", "version or help")
+		return
+	}
+	c.construct("sudo", RiskHigh, "privilege escalation")
+	inner := wrapped(k, 0)
+	for len(inner) > 0 && inner[0].static && isAssignment(inner[0].s) {
+		c.envWord(inner[0].s)
 		inner = inner[1:]
 	}
-	if done && len(inner) > 0 {
+	if len(inner) > 0 {
 		c.runInner(k, inner, k.ctx)
+	}
+}
+
+// checkPrivileged: doas, pkexec and run0 run a command as another user.
+func checkPrivileged(c *classifier, k *call) {
+	c.construct(k.name, RiskHigh, "privilege escalation")
+	i := 0
+	for i < len(k.args) && k.args[i].static && strings.HasPrefix(k.args[i].s, "-") {
+		if k.args[i].s == "--" {
+			i++
+			break
+		}
+		if matchOneOf(k.args[i].s, "-u", "--user", "-C", "-a") {
+			i++
+		}
+		i++
+	}
+	if i < len(k.args) {
+		c.runInner(k, k.args[i:], k.ctx)
 	}
 }
 
@@ -179,11 +205,34 @@ func isAssignment(s string) bool {
 	return eq > 0 && isIdentifier(s[:eq])
 }
 
+// envWord judges a NAME=value word given to a program's environment.
+func (c *classifier) envWord(s string) bool {
+	eq := strings.IndexByte(s, '=')
+	switch envClass(s[:eq], s[eq+1:], true) {
+	case envInjects:
+		c.construct(s[:eq+1], RiskHigh, "environment can inject code or change which program runs")
+		return false
+	case envUnknown:
+		c.unknown(s[:eq+1], "environment variable not known to be inert")
+		return false
+	}
+	return true
+}
+
 func checkExec(c *classifier, k *call) {
 	c.construct("exec", RiskMedium, "replaces the shell")
-	spec := optSpec{shortArg: "a", stopAtOperand: true}
-	if inner, done := c.peel(k, &spec, allow("a", "c", "l"), 0); done && inner != nil {
-		c.runInner(k, inner, k.ctx)
+	i := 0
+	for i < len(k.args) && k.args[i].static && strings.HasPrefix(k.args[i].s, "-") && k.args[i].s != "--" {
+		if k.args[i].s == "-a" {
+			i++
+		}
+		i++
+	}
+	if i < len(k.args) && k.args[i].static && k.args[i].s == "--" {
+		i++
+	}
+	if i < len(k.args) {
+		c.runInner(k, k.args[i:], k.ctx)
 	}
 }
 
@@ -207,7 +256,31 @@ func checkHash(c *classifier, k *call) {
 	c.readOnly(k)
 }
 
-// requireNames records a finding unless every operand is a plain variable
+// setsVar vets a variable a builtin assigns (read, printf -v, mapfile,
+// getopts, wait -p): a name with a subscript makes bash evaluate it, and
+// a variable a program reads (PATH, LD_PRELOAD, PAGER, ...) changes what
+// later commands do.
+func (c *classifier) setsVar(k *call, a arg) bool {
+	if !a.static {
+		c.unknown(k.name, "dynamic variable name")
+		return false
+	}
+	if !isIdentifier(a.s) {
+		c.construct(k.name, RiskMedium, "variable name may evaluate command text")
+		return false
+	}
+	switch envClass(a.s, "", false) {
+	case envInjects:
+		c.construct(k.name+" "+a.s, RiskHigh, "sets a variable that can inject code or change which program runs")
+		return false
+	case envUnknown:
+		c.unknown(k.name+" "+a.s, "sets a variable not known to be inert")
+		return false
+	}
+	return true
+}
+
+// requireNames records a finding unless every name is a plain variable
 // name: bash evaluates a subscript in a name such as a[$(cmd)].
 func (c *classifier) requireNames(k *call, names []string) bool {
 	for _, n := range names {
@@ -219,65 +292,103 @@ func (c *classifier) requireNames(k *call, names []string) bool {
 	return true
 }
 
-// checkNames returns a checker for builtins whose option values in nameOpts
-// (and operands, when operandNames) are variable names; flags lists
-// value-less options.
-func checkNames(flags, nameOpts string, operandNames bool) checkFunc {
-	spec := optSpec{shortArg: nameOpts}
-	return func(c *classifier, k *call) {
-		s := scanOpts(&spec, k.args)
-		for t, more := s.next(); more; t, more = s.next() {
+// builtinArgs walks a builtin's arguments the way bash's internal_getopt
+// does: clusters, values attached or in the next word, options end at
+// the first operand or "--". valued lists the options taking a value.
+// visit sees each option (with its value) and each operand; it returns
+// false after recording a finding.
+func (c *classifier) builtinArgs(k *call, flags, valued string, visit func(opt byte, val arg, operand bool) bool) bool {
+	args := k.args
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.static {
+			if !a.noDash || a.split {
+				c.unknown(k.name, "dynamic argument where an option may be")
+				return false
+			}
+			break
+		}
+		if a.s == "--" {
+			i++
+			break
+		}
+		if len(a.s) < 2 || a.s[0] != '-' {
+			break
+		}
+		for j := 1; j < len(a.s); j++ {
+			ch := a.s[j]
 			switch {
-			case t.kind == tokOperand && !operandNames:
-			case t.kind == tokOperand && t.valStatic:
-				if !c.requireNames(k, []string{t.val}) {
-					return
+			case strings.IndexByte(valued, ch) >= 0:
+				var v arg
+				if j+1 < len(a.s) {
+					v = lit(a.s[j+1:])
+				} else if i+1 < len(args) {
+					i++
+					v = args[i]
+				} else {
+					c.unknown(k.name+" -"+string(ch), "missing value")
+					return false
 				}
-			case t.kind == tokShort && strings.Contains(nameOpts, t.name):
-				if !t.valStatic || !c.requireNames(k, []string{t.val}) {
-					return
+				if !visit(ch, v, false) {
+					return false
 				}
-			case t.kind == tokShort && strings.Contains(flags, t.name):
+				j = len(a.s)
+			case strings.IndexByte(flags, ch) >= 0:
+				if !visit(ch, arg{}, false) {
+					return false
+				}
 			default:
-				c.badOption(k, t)
-				return
+				c.unknown(k.name, "unknown option -"+string(ch))
+				return false
 			}
 		}
+	}
+	for ; i < len(args); i++ {
+		if !visit(0, args[i], true) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkUnset: unsetting a variable or function changes nothing outside the
+// shell; names are checked for subscripts, and functions it removes are
+// forgotten.
+func checkUnset(c *classifier, k *call) {
+	ok := c.builtinArgs(k, "fvn", "", func(_ byte, v arg, operand bool) bool {
+		if !operand {
+			return true
+		}
+		if !v.static {
+			c.unknown(k.name, "dynamic name")
+			return false
+		}
+		return c.requireNames(k, []string{v.s})
+	})
+	for _, a := range k.args {
+		delete(c.funcs, a.s)
+	}
+	if ok {
 		c.readOnly(k)
 	}
 }
 
-// checkUnset checks the names like other name-taking builtins, and forgets
-// functions it may remove.
-func checkUnset(c *classifier, k *call) {
-	checkNames("fvn", "", true)(c, k)
-	for _, a := range k.args {
-		delete(c.funcs, a.s)
-	}
-}
-
-var readSpec = optSpec{shortArg: "adinNptu"}
-
+// checkRead: read assigns the line to variables (-a to an array); without
+// a timeout or redirected input it waits for a person.
 func checkRead(c *classifier, k *call) {
-	s := scanOpts(&readSpec, k.args)
 	timed := false
-	for t, more := s.next(); more; t, more = s.next() {
+	ok := c.builtinArgs(k, "ersEN", "adinNptu", func(opt byte, v arg, operand bool) bool {
 		switch {
-		case t.kind == tokOperand && t.valStatic:
-			if !c.requireNames(k, []string{t.val}) {
-				return
-			}
-		case t.kind == tokShort && t.name == "a":
-			if !t.valStatic || !c.requireNames(k, []string{t.val}) {
-				return
-			}
-		case t.kind == tokShort && t.name == "t":
+		case operand, opt == 'a':
+			return c.setsVar(k, v)
+		case opt == 't':
 			timed = true
-		case t.kind == tokShort && strings.Contains("dinNpurse", t.name):
-		default:
-			c.badOption(k, t)
-			return
 		}
+		return true
+	})
+	if !ok {
+		return
 	}
 	if !k.ctx.fed && !timed {
 		c.unbounded(k.ctx, BoundInteractiveREPL, "")
@@ -285,54 +396,63 @@ func checkRead(c *classifier, k *call) {
 	c.readOnly(k)
 }
 
-var mapfileSpec = optSpec{shortArg: "dnOsuCc"}
-
+// checkMapfile: mapfile assigns lines to an array; -C runs a callback.
 func checkMapfile(c *classifier, k *call) {
-	s := scanOpts(&mapfileSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
+	ok := c.builtinArgs(k, "t", "dnOsuCc", func(opt byte, v arg, operand bool) bool {
 		switch {
-		case t.kind == tokShort && t.name == "C":
+		case opt == 'C':
 			c.construct(k.name+" -C", RiskMedium, "runs a callback")
-			return
-		case t.kind == tokOperand && t.valStatic:
-			if !c.requireNames(k, []string{t.val}) {
-				return
-			}
-		case t.kind == tokShort && strings.Contains("dnOsuct", t.name):
-		default:
-			c.badOption(k, t)
-			return
+			return false
+		case operand:
+			return c.setsVar(k, v)
 		}
-	}
-	c.readOnly(k)
-}
-
-func checkGetopts(c *classifier, k *call) {
-	if len(k.args) < 2 || !k.args[1].static {
-		c.unknown(k.name, "dynamic variable name")
-		return
-	}
-	if c.requireNames(k, []string{k.args[1].s}) {
+		return true
+	})
+	if ok {
 		c.readOnly(k)
 	}
 }
 
+func checkGetopts(c *classifier, k *call) {
+	if len(k.args) < 2 {
+		c.unknown(k.name, "no variable name")
+		return
+	}
+	if c.setsVar(k, k.args[1]) {
+		c.readOnly(k)
+	}
+}
+
+// checkWait: wait -p NAME stores a process id in NAME.
+func checkWait(c *classifier, k *call) {
+	ok := c.builtinArgs(k, "nf", "p", func(opt byte, v arg, operand bool) bool {
+		if opt == 'p' {
+			return c.setsVar(k, v)
+		}
+		return true
+	})
+	if ok {
+		c.readOnly(k)
+	}
+}
+
+// checkPrintf: printf -v NAME assigns its output to NAME; the format is
+// the first operand, so a dynamic first word could be -v.
 func checkPrintf(c *classifier, k *call) {
 	if len(k.args) > 0 && !k.args[0].static {
-		// The format might be -v, making the next word a variable name.
 		c.unknown(k.name, "dynamic format")
 		return
 	}
 	if len(k.args) > 0 && strings.HasPrefix(k.args[0].s, "-v") {
-		name := strings.TrimPrefix(k.args[0].s, "-v")
-		if name == "" && len(k.args) > 1 {
-			if !k.args[1].static {
-				c.unknown(k.name, "dynamic variable name")
+		name := lit(strings.TrimPrefix(k.args[0].s, "-v"))
+		if name.s == "" {
+			if len(k.args) < 2 {
+				c.unknown(k.name+" -v", "missing variable name")
 				return
 			}
-			name = k.args[1].s
+			name = k.args[1]
 		}
-		if !c.requireNames(k, []string{name}) {
+		if !c.setsVar(k, name) {
 			return
 		}
 	}
@@ -376,44 +496,53 @@ func checkYes(c *classifier, k *call) {
 	c.readOnly(k)
 }
 
-var envSpec = optSpec{shortArg: "uCS", longArg: []string{"unset", "chdir", "split-string"}, stopAtOperand: true}
+// setSafe are the set -o options that change nothing outside the shell
+// and nothing about how the classifier reads the rest of the command.
+// keyword (-k) turns every NAME=value word on a line into environment,
+// allexport (-a) exports every assignment, and posix changes the grammar.
+var setSafe = wordSet(`braceexpand emacs errexit errtrace functrace hashall histexpand history
+	ignoreeof interactive-comments monitor noclobber noexec noglob nolog notify nounset onecmd
+	physical pipefail privileged verbose vi xtrace`)
 
-func checkEnv(c *classifier, k *call) {
-	s := scanOpts(&envSpec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokDynamic:
-			c.construct(c.displayWord(k.args[t.i], k.ctx), RiskMedium, "dynamic command word")
+// setFlags are the single-letter set options in setSafe.
+const setFlags = "eEfhmnpPtTuvxBCHb"
+
+// checkSet: set changes shell options and positional parameters.
+func checkSet(c *classifier, k *call) {
+	args := k.args
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.static {
+			c.unknown("set", "dynamic argument may be an option")
 			return
-		case tokOperand:
-			if !t.valStatic {
-				c.construct(c.displayWord(k.args[t.i], k.ctx), RiskMedium, "dynamic command word")
-				return
-			}
-			if isAssignment(t.val) {
-				eq := strings.IndexByte(t.val, '=')
-				switch envClass(t.val[:eq], t.val[eq+1:], true) {
-				case envInjects:
-					c.construct(t.val[:eq+1], RiskHigh, "environment can inject code or change which program runs")
-				case envUnknown:
-					c.unknown(t.val[:eq+1], "environment variable not known to be inert")
+		}
+		s := a.s
+		if s == "--" || s == "-" {
+			break
+		}
+		if len(s) < 2 || s[0] != '-' && s[0] != '+' {
+			break // positional parameters: the rest are operands
+		}
+		for j := 1; j < len(s); j++ {
+			switch ch := s[j]; {
+			case ch == 'o':
+				if i+1 >= len(args) {
+					break // set -o lists the options
 				}
-				continue
-			}
-			c.runInner(k, k.args[t.i:], k.ctx)
-			return
-		case tokShort:
-			if t.name == "S" {
-				c.unknown("env -S", "splits a string into a command")
+				i++
+				n := args[i]
+				if !n.static || !setSafe[n.s] {
+					c.construct("set "+s[:1]+"o "+n.s, RiskMedium, "shell option not known to be harmless")
+					return
+				}
+			case ch == 'k':
+				c.construct("set "+s[:1]+"k", RiskHigh, "assignments anywhere on a command line become its environment")
 				return
-			}
-			if !strings.Contains("i0vuC", t.name) {
-				c.badOption(k, t)
+			case ch == 'a':
+				c.construct("set "+s[:1]+"a", RiskMedium, "exports every assignment")
 				return
-			}
-		case tokLong:
-			if !matchOneOf(t.name, "ignore-environment", "null", "unset", "chdir", "debug") {
-				c.badOption(k, t)
+			case strings.IndexByte(setFlags, ch) < 0:
+				c.unknown("set "+s, "shell option not known")
 				return
 			}
 		}
@@ -421,207 +550,280 @@ func checkEnv(c *classifier, k *call) {
 	c.readOnly(k)
 }
 
-// matchOneOf reports whether name is exactly one of names.
-func matchOneOf(name string, names ...string) bool {
-	for _, n := range names {
-		if name == n {
-			return true
-		}
-	}
-	return false
-}
+// shoptSafe are shopt options that change nothing outside the shell and
+// nothing the classifier relies on (aliases, sourcing, extdebug,
+// compatibility levels and quoting rules are not here).
+var shoptSafe = wordSet(`autocd checkhash checkjobs checkwinsize cmdhist complete_fullquote
+	direxpand dirspell dotglob execfail extglob failglob force_fignore globasciiranges
+	globskipdots globstar gnu_errfmt histappend histreedit histverify hostcomplete huponexit
+	inherit_errexit interactive_comments lastpipe lithist localvar_unset login_shell mailwarn
+	no_empty_cmd_completion nocaseglob nocasematch noexpand_translation nullglob progcomp
+	progcomp_alias promptvars restricted_shell shift_verbose varredir_close xpg_echo
+	assoc_expand_once cdable_vars cdspell patsub_replacement`)
 
-var niceSpec = optSpec{shortArg: "n", longArg: []string{"adjustment"}, stopAtOperand: true}
-
-func checkNice(c *classifier, k *call) {
-	c.wrap(k, &niceSpec, func(t token) bool {
-		return t.name == "n" || t.name == "adjustment" || isNumber(t.name) || t.name == "-"
-	}, 0)
-}
-
-var ioniceSpec = optSpec{shortArg: "cnpPu", longArg: []string{"class", "classdata", "pid", "pgid", "uid"}, stopAtOperand: true}
-
-func checkIonice(c *classifier, k *call) {
-	setting, target := false, false
-	inner, done := c.peel(k, &ioniceSpec, func(t token) bool {
-		switch t.name {
-		case "c", "n", "class", "classdata":
-			setting = true
-		case "p", "P", "u", "pid", "pgid", "uid":
-			target = true
-		case "t", "ignore":
-		default:
-			return false
+// checkShopt: shopt -s/-u change options; -q and -p only query them.
+func checkShopt(c *classifier, k *call) {
+	setO, changes := false, false
+	ok := c.builtinArgs(k, "supqo", "", func(opt byte, v arg, operand bool) bool {
+		switch {
+		case opt == 'o':
+			setO = true
+		case opt == 's' || opt == 'u':
+			changes = true
+		case operand:
+			if !v.static {
+				c.unknown("shopt", "dynamic option name")
+				return false
+			}
+			if changes && (setO && !setSafe[v.s] || !setO && !shoptSafe[v.s]) {
+				c.construct("shopt "+v.s, RiskMedium, "shell option not known to be harmless")
+				return false
+			}
 		}
 		return true
-	}, 0)
-	switch {
-	case !done:
-	case target && setting:
-		c.writer("ionice", RiskLow, "changes a running process's I/O priority")
-	case inner == nil:
+	})
+	if ok {
 		c.readOnly(k)
-	case target:
-		c.unknown(k.name, "process ids mixed with a command")
-	default:
-		c.runInner(k, inner, k.ctx)
 	}
 }
 
-var timeoutSpec = optSpec{shortArg: "sk", longArg: []string{"signal", "kill-after"}, stopAtOperand: true}
-
-func checkTimeout(c *classifier, k *call) {
-	inner, done := c.peel(k, &timeoutSpec, allow("s", "k", "v", "signal", "kill-after", "preserve-status", "foreground", "verbose"), 1)
-	if !done {
-		return
-	}
-	if inner == nil {
-		c.readOnly(k)
-		return
-	}
-	ctx := k.ctx
-	ctx.timed = true
-	c.runInner(k, inner, ctx)
+var envTool = &tool{
+	name: "env", style: styleGNUStop,
+	opts: opts(
+		reads(`-i|--ignore-environment -0|--null -u|--unset= -C|--chdir= --block-signal[=]
+			--default-signal[=] --ignore-signal[=] --list-signal-handling -v|--debug --help --version`),
+		unknowns("splits a string into a command", `-S|--split-string=`),
+	),
+	check: checkEnv,
 }
 
-var noSpec = optSpec{stopAtOperand: true}
-
-func checkNohup(c *classifier, k *call) { c.wrap(k, &noSpec, nil, 0) }
-
-func checkBuiltin(c *classifier, k *call) { c.wrap(k, &noSpec, nil, 0) }
-
-var stdbufSpec = optSpec{shortArg: "ioe", longArg: []string{"input", "output", "error"}, stopAtOperand: true}
-
-func checkStdbuf(c *classifier, k *call) {
-	c.wrap(k, &stdbufSpec, allow("i", "o", "e", "input", "output", "error"), 0)
-}
-
-var chrootSpec = optSpec{longArg: []string{"userspec", "groups"}, stopAtOperand: true}
-
-func checkChroot(c *classifier, k *call) {
-	inner, done := c.peel(k, &chrootSpec, allow("userspec", "groups", "skip-chdir"), 1)
-	switch {
-	case !done:
-	case inner == nil:
-		c.unknown(k.name, "runs an interactive shell")
-	default:
-		c.runInner(k, inner, k.ctx)
-	}
-}
-
-func checkCommand(c *classifier, k *call) {
-	for _, a := range k.args {
-		if a.static && (a.s == "-v" || a.s == "-V") {
-			c.read("command -v", "looks a name up")
+// checkEnv: env NAME=VALUE... COMMAND runs COMMAND with the assignments.
+func checkEnv(c *classifier, k *call) {
+	inner := wrapped(k, 0)
+	for len(inner) > 0 {
+		a := inner[0]
+		if !a.static {
+			c.construct(c.displayWord(a, k.ctx), RiskMedium, "dynamic command word")
 			return
 		}
-		if !a.static || !strings.HasPrefix(a.s, "-") {
+		if a.s == "-" {
+			inner = inner[1:]
+			continue
+		}
+		if !isAssignment(a.s) {
 			break
 		}
-	}
-	c.wrap(k, &noSpec, allow("p"), 0)
-}
-
-func checkSetsid(c *classifier, k *call) {
-	c.wrap(k, &noSpec, allow("c", "f", "w", "ctty", "fork", "wait"), 0)
-}
-
-var nsenterSpec = optSpec{shortArg: "tSG", longArg: []string{"target", "setuid", "setgid"}, stopAtOperand: true}
-
-func checkNsenter(c *classifier, k *call) {
-	c.wrap(k, &nsenterSpec, allow("t", "S", "G", "m", "u", "i", "n", "p", "U", "C", "T", "a", "F",
-		"target", "setuid", "setgid", "mount", "uts", "ipc", "net", "pid", "user", "cgroup", "time", "all",
-		"no-fork", "preserve-credentials"), 0)
-}
-
-func checkTaskset(c *classifier, k *call) {
-	pidMode := false
-	inner, done := c.peel(k, &noSpec, func(t token) bool {
-		switch t.name {
-		case "p", "pid":
-			pidMode = true
-		case "a", "c", "all-tasks", "cpu-list":
-		default:
-			return false
+		if !c.envWord(a.s) {
+			return
 		}
-		return true
-	}, 0)
-	switch {
-	case !done:
-	case pidMode && len(inner) == 1:
-		c.read("taskset -p", "shows a process's CPU affinity")
-	case pidMode:
-		c.writer("taskset -p", RiskLow, "changes a running process's CPU affinity")
-	case len(inner) < 2:
-		c.readOnly(k)
-	default:
-		c.runInner(k, inner[1:], k.ctx)
+		inner = inner[1:]
 	}
+	if len(inner) == 0 {
+		c.readOnly(k)
+		return
+	}
+	c.runInner(k, inner, k.ctx)
 }
 
-var timeSpec = optSpec{shortArg: "of", longArg: []string{"output", "format"}, stopAtOperand: true}
+var (
+	niceTool = &tool{name: "nice", style: styleGNUStop, digitOpts: true, check: wrapCheck,
+		opts: opts(reads(`-n|--adjustment= --help --version`))}
+	nohupTool = &tool{name: "nohup", style: styleGNUStop, check: wrapCheck,
+		opts: opts(reads(`--help --version`))}
+	stdbufTool = &tool{name: "stdbuf", style: styleGNUStop, check: wrapCheck,
+		opts: opts(reads(`-i|--input= -o|--output= -e|--error= --help --version`))}
+	setsidTool = &tool{name: "setsid", style: styleGNUStop, check: wrapCheck,
+		opts: opts(reads(`-c|--ctty -f|--fork -w|--wait -h|--help -V|--version`))}
+	nsenterTool = &tool{name: "nsenter", style: styleGNUStop, check: wrapCheck,
+		opts: opts(reads(`-a|--all -t|--target= -m|--mount[=] -u|--uts[=] -i|--ipc[=] -n|--net[=]
+			-p|--pid[=] -U|--user[=] -C|--cgroup[=] -T|--time[=] -S|--setuid= -G|--setgid=
+			--preserve-credentials -r|--root[=] -w|--wd[=] -W|--wdns= -e|--env -F|--no-fork
+			-Z|--follow-context -c|--join-cgroup --user-parent -h|--help -V|--version`))}
+	timeoutTool = &tool{name: "timeout", style: styleGNUStop,
+		opts: opts(reads(`-s|--signal= -k|--kill-after= --preserve-status --foreground -v|--verbose
+			--help --version`)),
+		check: func(c *classifier, k *call) {
+			inner := wrapped(k, 1)
+			if inner == nil {
+				c.readOnly(k)
+				return
+			}
+			ctx := k.ctx
+			ctx.timed = true
+			c.runInner(k, inner, ctx)
+		},
+	}
+	chrootTool = &tool{name: "chroot", style: styleGNUStop,
+		opts: opts(reads(`--userspec= --groups= --skip-chdir --help --version`)),
+		check: func(c *classifier, k *call) {
+			if inner := wrapped(k, 1); inner != nil {
+				c.runInner(k, inner, k.ctx)
+				return
+			}
+			if len(k.p.ops) == 0 {
+				c.readOnly(k)
+				return
+			}
+			c.unknown(k.name, "runs an interactive shell")
+		},
+	}
+	ioniceTool = &tool{name: "ionice", style: styleGNUStop,
+		opts: opts(reads(`-c|--class= -n|--classdata= -p|--pid= -P|--pgid= -u|--uid= -t|--ignore
+			-h|--help -V|--version`)),
+		check: func(c *classifier, k *call) {
+			setting := k.p.hasAny("class", "classdata")
+			target := k.p.hasAny("pid", "pgid", "uid")
+			switch {
+			case target && setting:
+				c.writer("ionice", RiskLow, "changes a running process's I/O priority")
+			case target && len(k.p.ops) > 0:
+				// More process ids follow -p.
+				c.read("ionice -p", "shows I/O priorities")
+			case target:
+				c.readOnly(k)
+			default:
+				c.wrap(k, 0)
+			}
+		},
+	}
+	tasksetTool = &tool{name: "taskset", style: styleGNUStop,
+		opts: opts(reads(`-a|--all-tasks -p|--pid -c|--cpu-list -h|--help -V|--version`)),
+		check: func(c *classifier, k *call) {
+			n := len(k.p.ops)
+			switch {
+			case k.p.has("pid") && n == 1:
+				c.read("taskset -p", "shows a process's CPU affinity")
+			case k.p.has("pid") && n > 1:
+				c.writer("taskset -p", RiskLow, "changes a running process's CPU affinity")
+			case n < 2:
+				c.readOnly(k)
+			default:
+				c.wrap(k, 1)
+			}
+		},
+	}
+	timeTool = &tool{name: "time", style: styleGNUStop, check: wrapCheck,
+		opts: opts(
+			reads(`-a|--append -f|--format= -p|--portability -v|--verbose -q|--quiet --help -V|--version`),
+			writes(RiskLow, "writes a file", `-o|--output=`),
+		)}
+)
 
-func checkTime(c *classifier, k *call) {
-	inner, done := c.peel(k, &timeSpec, func(t token) bool {
-		switch t.name {
-		case "o", "output":
-			c.construct("time -o", RiskLow, "writes a file")
-			return true
+// checkCommand: command -v/-V look a name up; command [-p] CMD runs CMD
+// bypassing functions.
+func checkCommand(c *classifier, k *call) {
+	i := 0
+	for ; i < len(k.args); i++ {
+		a := k.args[i]
+		if !a.static {
+			c.unknown("command", "dynamic argument")
+			return
 		}
-		return matchOneOf(t.name, "f", "format", "p", "portability", "v", "verbose", "q", "quiet", "a", "append")
-	}, 0)
-	switch {
-	case !done:
-	case inner == nil:
-		c.readOnly(k)
-	default:
-		c.runInner(k, inner, k.ctx)
+		if a.s == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(a.s, "-") || a.s == "-" {
+			break
+		}
+		for _, ch := range a.s[1:] {
+			switch ch {
+			case 'v', 'V':
+				c.read("command -v", "looks a name up")
+				return
+			case 'p':
+			default:
+				c.unknown("command", "unknown option -"+string(ch))
+				return
+			}
+		}
 	}
+	if i < len(k.args) {
+		c.runInner(k, k.args[i:], k.ctx)
+		return
+	}
+	c.readOnly(k)
 }
 
-var xargsSpec = optSpec{
-	shortArg:      "aEdILnPs",
-	shortOptArg:   "iel",
-	longArg:       []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars"},
-	stopAtOperand: true,
+// checkBuiltin: builtin, busybox and the like run the command they name.
+func checkBuiltin(c *classifier, k *call) {
+	if len(k.args) == 0 {
+		c.readOnly(k)
+		return
+	}
+	if !k.args[0].static || strings.HasPrefix(k.args[0].s, "-") {
+		c.unknown(k.name+" "+c.displayWord(k.args[0], k.ctx), "option not known to be read-only")
+		return
+	}
+	c.runInner(k, k.args, k.ctx)
+}
+
+// xargs reads words from its input and runs a command with them appended
+// or, with -I, pasted into the command's words wherever the replacement
+// string occurs.
+var xargsTool = &tool{
+	name: "xargs", style: styleGNUStop,
+	opts: opts(
+		reads(`-0|--null -a|--arg-file= -d|--delimiter= -E= -e|--eof[=] -I= -i|--replace[=]
+			-L|--max-lines= -l[=] -n|--max-args= -P|--max-procs= -r|--no-run-if-empty
+			-s|--max-chars= --show-limits -t|--verbose -x|--exit --help --version`),
+		readsVal(xargsSlotVar, `--process-slot-var=`),
+		unknowns("asks a person before running each command", `-p|--interactive -o|--open-tty`),
+	),
+	check: checkXargs,
+}
+
+// xargsSlotVar: --process-slot-var=NAME sets NAME in every child's
+// environment.
+func xargsSlotVar(c *classifier, k *call, u *optUse) bool {
+	return u.val.static && c.envWord(u.val.s+"=0")
 }
 
 func checkXargs(c *classifier, k *call) {
-	inner, done := c.peel(k, &xargsSpec, allow("a", "E", "d", "I", "L", "n", "P", "s", "i", "e", "l",
-		"0", "r", "t", "x", "arg-file", "delimiter", "max-args", "max-procs", "max-chars", "null",
-		"no-run-if-empty", "verbose", "exit", "eof", "replace", "max-lines"), 0)
-	switch {
-	case !done:
-	case inner == nil:
+	inner := wrapped(k, 0)
+	if inner == nil {
 		c.read("xargs", "runs echo")
-	default:
-		ctx := k.ctx
-		ctx.extra, ctx.piped, ctx.fed = true, false, true
-		c.runInner(k, inner, ctx)
-	}
-}
-
-var watchSpec = optSpec{shortArg: "nq", longArg: []string{"interval", "equexit"}, stopAtOperand: true}
-
-func checkWatch(c *classifier, k *call) {
-	execMode := false
-	inner, done := c.peel(k, &watchSpec, func(t token) bool {
-		if t.name == "x" || t.name == "exec" {
-			execMode = true
-			return true
-		}
-		return matchOneOf(t.name, "n", "q", "d", "t", "b", "e", "g", "c", "p", "w", "r", "f",
-			"interval", "equexit", "differences", "no-title", "beep", "errexit", "chgexit",
-			"color", "no-color", "precise", "no-wrap", "no-rerun", "follow")
-	}, 0)
-	if !done {
 		return
 	}
+	ctx := k.ctx
+	ctx.piped, ctx.fed = false, true
+	repl := ""
+	if u := k.p.last("I"); u != nil {
+		repl = u.val.s
+	}
+	if u := k.p.last("replace"); u != nil {
+		repl = "{}"
+		if u.hasVal {
+			repl = u.val.s
+		}
+	}
+	if repl != "" || k.p.has("I") {
+		if repl == "" {
+			c.unknown("xargs -I", "empty replacement string")
+			return
+		}
+		c.runInner(k, substituted(inner, repl, false), ctx)
+		return
+	}
+	ctx.extra = true
+	c.runInner(k, inner, ctx)
+}
+
+var watchTool = &tool{
+	name: "watch", style: styleGNUStop,
+	opts: opts(reads(`-n|--interval= -q|--equexit= -d|--differences[=] -t|--no-title -b|--beep
+		-e|--errexit -g|--chgexit -c|--color -C|--no-color -p|--precise -w|--no-wrap -r|--no-rerun
+		-f|--follow -x|--exec -h|--help -v|--version`)),
+	check: checkWatch,
+}
+
+func checkWatch(c *classifier, k *call) {
+	inner := wrapped(k, 0)
 	if inner == nil {
 		c.unknown(k.name, "no command")
 		return
 	}
-	if execMode {
+	if k.p.has("exec") {
 		c.unbounded(k.ctx, BoundUnboundedStream, c.splice(k, c.rawSpan(inner, k.ctx)))
 		c.runInner(k, inner, k.ctx)
 		return
@@ -635,7 +837,7 @@ func checkWatch(c *classifier, k *call) {
 		return
 	}
 	c.unbounded(k.ctx, BoundUnboundedStream, c.splice(k, script))
-	c.script(script, k.ctx.nested())
+	c.shScript(script, k.ctx.nested())
 }
 
 // rawSpan is the top-level source text from the first to the last of args.
@@ -663,9 +865,16 @@ func joinStatic(args []arg) (string, bool) {
 	return b.String(), true
 }
 
+// shellOptSafe are the single-letter options of a shell's invocation that
+// neither run startup code the classifier cannot see nor change how the
+// command string is read; -k and -a are set's keyword and allexport.
+const shellOptSafe = "bBCeEfhHilmnpPrtTuvxD"
+
 // checkShell handles sh, bash and friends: -c runs a command string, which
 // is parsed and classified in turn; a script file is unknown; with neither,
-// the shell reads commands from stdin.
+// the shell reads commands from stdin. zsh and ksh read a different
+// grammar than the classifier models, so their command strings are
+// unknown.
 func checkShell(c *classifier, k *call) {
 	hasC, hasS := false, false
 	i := 0
@@ -684,7 +893,7 @@ func checkShell(c *classifier, k *call) {
 		}
 		if strings.HasPrefix(s, "--") {
 			switch s {
-			case "--norc", "--noprofile", "--posix", "--login", "--noediting", "--restricted", "--verbose", "--no-rcs":
+			case "--norc", "--noprofile", "--login", "--noediting", "--restricted", "--verbose", "--no-rcs":
 				continue
 			}
 			c.unknown(k.name+" "+s, "option not known to be read-only")
@@ -697,8 +906,16 @@ func checkShell(c *classifier, k *call) {
 			case ch == 's':
 				hasS = true
 			case ch == 'o' || ch == 'O':
-				i++ // the option name follows
-			case strings.ContainsRune("abefhiklmnprstuvxBCEHPT", ch):
+				i++
+				if i >= len(k.args) || !k.args[i].static ||
+					ch == 'o' && !setSafe[k.args[i].s] || ch == 'O' && !shoptSafe[k.args[i].s] {
+					c.unknown(k.name+" "+s, "shell option not known to be harmless")
+					return
+				}
+			case ch == 'k':
+				c.construct(k.name+" -k", RiskHigh, "assignments anywhere on a command line become its environment")
+				return
+			case strings.ContainsRune(shellOptSafe, ch):
 			default:
 				c.unknown(k.name+" "+s, "option not known to be read-only")
 				return
@@ -711,10 +928,22 @@ func checkShell(c *classifier, k *call) {
 		c.unknown(k.name+" -c", "missing command string")
 	case hasC && !rest[0].static:
 		c.construct(k.name+" -c", RiskMedium, "dynamic command string")
+	case hasC && (k.name == "zsh" || k.name == "ksh" || k.name == "mksh"):
+		c.unknown(k.name+" -c", "this shell's grammar is not one the classifier reads")
 	case hasC:
 		ctx := k.ctx.nested()
 		ctx.extra = false
-		c.script(rest[0].s, ctx)
+		switch k.name {
+		case "bash":
+			c.scriptIn(rest[0].s, ctx, DialectBash)
+		case "dash":
+			c.scriptIn(rest[0].s, ctx, DialectPOSIX)
+		default:
+			// sh is dash on Debian and bash elsewhere, and busybox ash
+			// takes some bash syntax: the string must be read-only read
+			// either way.
+			c.shScript(rest[0].s, ctx)
+		}
 	case len(rest) > 0 && !hasS:
 		c.unknown(k.name+" "+c.displayWord(rest[0], k.ctx), "runs a script")
 	case k.ctx.piped:
@@ -759,4 +988,14 @@ func checkInterpreter(c *classifier, k *call) {
 		c.unknown(k.name, "interactive interpreter")
 		c.unbounded(k.ctx, BoundInteractiveREPL, "")
 	}
+}
+
+// matchOneOf reports whether name is exactly one of names.
+func matchOneOf(name string, names ...string) bool {
+	for _, n := range names {
+		if name == n {
+			return true
+		}
+	}
+	return false
 }

@@ -2,181 +2,272 @@ package command
 
 import "strings"
 
-// storageCheckers cover ZFS, Ceph, Proxmox VE, libvirt and LXC.
+// storageTools are ZFS, Ceph block and object tools, Proxmox VE,
+// libvirt and LXD.
+var storageTools = map[string]*tool{
+	"zpool":      zpoolTool,
+	"zfs":        zfsTool,
+	"rbd":        rbdTool,
+	"rados":      radosTool,
+	"pvesh":      pveshTool,
+	"qm":         qmTool,
+	"pct":        pctTool,
+	"pvecm":      pvecmTool,
+	"pvesm":      pvesmTool,
+	"ha-manager": haManagerTool,
+	"virsh":      virshTool,
+	"lxc":        lxdTool,
+	"incus":      lxdTool,
+}
+
+// storageCheckers are storage tools with syntaxes of their own.
 var storageCheckers = map[string]checkFunc{
-	"zpool":      sub(&zpoolTool),
-	"zfs":        sub(&zfsTool),
 	"ceph":       checkCeph,
-	"rbd":        sub(&rbdTool),
-	"rados":      sub(&radosTool),
-	"pvesh":      sub(&pveshTool),
-	"qm":         sub(&qmTool),
-	"pct":        sub(&pctTool),
-	"pvecm":      sub(&pvecmTool),
-	"pvesm":      sub(&pvesmTool),
-	"ha-manager": sub(&haManagerTool),
-	"virsh":      sub(&virshTool),
-	"lxc":        sub(&lxdTool),
-	"incus":      sub(&lxdTool),
 	"lxc-attach": checkLxcAttach,
 }
 
+// zfsVerb is a ZFS verb with its own getopt options.
+func zfsVerb(spec string) *verbRule { return readWith(opts(reads(spec))) }
+
 var (
-	zpoolTool = subTool{verbs: readWrite(
-		[]string{"status", "list", "history", "get", "version", "help"}, RiskMedium,
-		[]string{"scrub", "create", "add", "remove", "attach", "detach", "replace", "offline",
-			"online", "clear", "export", "import", "set", "upgrade", "split", "resilver", "trim",
-			"initialize", "reguid", "reopen", "checkpoint", "sync", "wait"},
-		map[string]verb{"destroy": wrHigh, "labelclear": wrHigh,
-			"iostat": ck(checkInterval("T")), "events": ck(checkZpoolEvents)})}
-	zfsTool = subTool{verbs: readWrite(
-		[]string{"list", "get", "holds", "userspace", "groupspace", "projectspace", "diff", "version", "help"},
-		RiskMedium,
-		[]string{"create", "snapshot", "snap", "clone", "promote", "rename", "set", "inherit",
-			"unmount", "umount", "share", "unshare", "receive", "recv", "allow", "unallow", "hold",
-			"release", "load-key", "unload-key", "change-key", "bookmark", "upgrade", "redact",
-			"program", "jail", "unjail", "send"},
-		map[string]verb{"destroy": wrHigh, "rollback": wrHigh, "mount": ck(noMoreOperands(0, RiskMedium))})}
-	rbdTool = subTool{verbs: readWrite(
-		[]string{"ls", "list", "info", "status", "du", "disk-usage", "showmapped", "children", "diff"},
-		RiskMedium,
-		[]string{"create", "resize", "rm", "remove", "map", "unmap", "import", "export", "cp", "copy",
-			"mv", "rename", "flatten", "bench", "lock", "feature", "config", "migration", "clone"},
-		map[string]verb{
-			"watch":   ck(streamVerb),
-			"snap":    ck(subOnly("ls", "list")),
-			"device":  ck(subOnly("list", "ls")),
-			"trash":   ck(subOnly("ls", "list")),
-			"pool":    ck(subOnly("stats")),
-			"mirror":  ck(subOnlyDeep("status", "info")),
-			"journal": ck(subOnly("info", "status", "inspect")),
-		})}
-	radosTool = subTool{
-		spec: optSpec{shortArg: "pcn", longArg: []string{"pool", "conf", "namespace"}},
-		verbs: readWrite(
-			[]string{"df", "lspools", "ls", "stat", "getxattr", "listxattr", "getomapval",
-				"listomapkeys", "listomapvals", "list-inconsistent-pg", "list-inconsistent-obj",
-				"list-inconsistent-snapset", "listsnaps"},
-			RiskMedium,
-			[]string{"put", "append", "truncate", "create", "rm", "cp", "setxattr", "rmxattr",
-				"setomapval", "rmomapkey", "clearomap", "bench", "cleanup", "mkpool", "rmpool",
-				"import", "export", "get", "lock", "watch", "notify", "mksnap", "rmsnap", "rollback"},
-			nil)}
-	pveshTool = subTool{verbs: readWrite([]string{"get", "ls", "usage", "help"}, RiskMedium,
-		[]string{"create", "set"}, map[string]verb{"delete": wrHigh})}
-	qmTool = subTool{verbs: readWrite(
-		[]string{"list", "status", "config", "pending", "showcmd", "listsnapshot", "help"},
-		RiskMedium,
-		[]string{"start", "shutdown", "reboot", "reset", "suspend", "resume", "migrate", "clone",
-			"create", "set", "unlink", "resize", "rollback", "snapshot", "delsnapshot", "template",
-			"move-disk", "move_disk", "importdisk", "importovf", "unlock", "cleanup", "remote-migrate",
-			"disk", "rescan", "sendkey", "vncproxy", "mtunnel", "wait"},
-		map[string]verb{
-			"stop": wrHigh, "destroy": wrHigh,
-			"cloudinit": ck(subOnly("dump", "pending")),
-			"guest":     nested(&qmGuestTool),
-			"agent":     ck(checkQmAgent),
-			"monitor":   ck(checkInteractive),
-			"terminal":  ck(checkInteractive),
-		})}
-	qmGuestTool = subTool{verbs: map[string]verb{
-		"exec": ck(checkGuestExec), "exec-status": rd, "cmd": ck(checkQmAgent),
-		"passwd": wrMed,
-	}}
-	pctTool = subTool{verbs: readWrite(
-		[]string{"list", "status", "config", "pending", "df", "listsnapshot", "help", "cpusets"},
-		RiskMedium,
-		[]string{"start", "shutdown", "reboot", "suspend", "resume", "migrate", "clone", "create",
-			"set", "resize", "restore", "rollback", "snapshot", "delsnapshot", "template", "unlock",
-			"move-volume", "move_volume", "remote-migrate", "rescan", "push", "pull", "fsck", "mount",
-			"unmount", "fstrim"},
-		map[string]verb{
-			"stop": wrHigh, "destroy": wrHigh,
-			"exec":    ck(checkGuestExec),
-			"enter":   ck(checkInteractive),
-			"console": ck(checkInteractive),
-		})}
-	pvecmTool = subTool{verbs: readWrite([]string{"status", "nodes", "help"}, RiskHigh,
-		[]string{"expected", "add", "addnode", "delnode", "updatecerts", "create", "qdevice", "mtunnel"}, nil)}
-	pvesmTool = subTool{verbs: readWrite([]string{"status", "list", "scan", "path", "help", "extractconfig"},
-		RiskMedium, []string{"alloc", "free", "add", "remove", "set", "import", "export", "prune-backups", "apiinfo"}, nil)}
-	haManagerTool = subTool{verbs: readWrite([]string{"status", "config", "groupconfig", "help"}, RiskMedium,
-		[]string{"add", "remove", "set", "migrate", "relocate", "crm-command", "groupadd", "groupremove", "groupset"}, nil)}
-	virshTool = subTool{
-		spec: optSpec{shortArg: "cl", longArg: []string{"connect", "log"}},
-		globalOK: func(t token) bool {
-			return matchOneOf(t.name, "c", "connect", "r", "readonly", "q", "quiet", "d", "debug")
-		},
-		verbs: readWrite(
-			[]string{"list", "dominfo", "domstate", "domifaddr", "dumpxml", "nodeinfo", "capabilities",
-				"version", "vcpuinfo", "domblklist", "domiflist", "dommemstat", "domstats", "domblkinfo",
-				"domblkstat", "domifstat", "net-list", "net-info", "net-dumpxml", "net-dhcp-leases",
-				"pool-list", "pool-info", "pool-dumpxml", "vol-list", "vol-info", "snapshot-list",
-				"snapshot-info", "snapshot-dumpxml", "hostname", "uri", "sysinfo", "nodememstats",
-				"nodecpustats", "iface-list", "nwfilter-list", "secret-list", "domid", "domname",
-				"domuuid", "domjobinfo", "nodedev-list", "help"},
-			RiskMedium,
-			[]string{"start", "shutdown", "reboot", "reset", "define", "create", "setmem", "setmaxmem",
-				"setvcpus", "attach-disk", "attach-device", "attach-interface", "detach-disk",
-				"detach-device", "detach-interface", "migrate", "snapshot-create", "snapshot-create-as",
-				"snapshot-delete", "snapshot-revert", "suspend", "resume", "autostart", "net-start",
-				"net-destroy", "net-define", "net-undefine", "net-autostart", "pool-start",
-				"pool-destroy", "pool-define", "pool-delete", "vol-create", "vol-delete", "vol-resize",
-				"blockcommit", "blockpull", "blockcopy", "save", "restore", "managedsave", "dump",
-				"send-key", "setlinkstate", "update-device", "domrename"},
-			map[string]verb{"destroy": wrHigh, "undefine": wrHigh, "edit": ck(checkEditVerb),
-				"console": ck(checkInteractive)}),
+	// zpool status -c and zpool iostat -c run scripts from zpool.d.
+	zpoolScripts = execs("runs zpool.d scripts", `-c=`)
+	zpoolTool    = &tool{
+		name: "zpool", style: styleExactStop,
+		opts: opts(reads(`-?`)),
+		verbs: verbTable(
+			vrule(readWith(opts(reads(`-D -e -g -i -L -p -P -s -t -T= -v -x --json --json-int
+				--json-flat-vdevs --json-pool-key-guid --power`), zpoolScripts)), "status"),
+			vrule(zfsVerb(`-g -H -L -p -P -T= -v -o= --json --json-int --json-pool-key-guid`), "list"),
+			vrule(zfsVerb(`-i -l`), "history"),
+			vrule(zfsVerb(`-H -o= -p --json --json-int`), "get"),
+			vrule(readVerb, "version help"),
+			vrule(checkWith(opts(reads(`-g -H -L -l -n -p -P -q -r -T= -v -w -y`), zpoolScripts), intervalCheck), "iostat"),
+			vrule(checkWith(opts(reads(`-f -H -v`), writes(RiskLow, "clears the event log", `-c`)),
+				checkZpoolEvents), "events"),
+			vwrites(RiskMedium, `scrub create add remove attach detach replace offline online clear
+				export import set upgrade split resilver trim initialize reguid reopen checkpoint sync
+				wait prefetch`),
+			vwrites(RiskHigh, "destroy labelclear"),
+		),
 	}
-	lxdTool = subTool{
-		verbs: readWrite([]string{"list", "ls", "info", "version", "help"}, RiskMedium,
-			[]string{"launch", "init", "start", "stop", "restart", "delete", "rm", "copy", "move",
-				"snapshot", "restore", "publish", "file", "rename", "pause", "import", "export", "rebuild"},
-			map[string]verb{
-				"exec":    ck(checkLxdExec),
-				"console": ck(checkInteractive),
-				"shell":   ck(checkInteractive),
-				"config":  ck(subOnly("show", "get")),
-				"image":   ck(subOnly("list", "ls", "info", "show")),
-				"storage": ck(subOnly("list", "ls", "info", "show")),
-				"network": ck(subOnly("list", "ls", "info", "show")),
-				"remote":  ck(subOnly("list", "ls", "get-default")),
-				"profile": ck(subOnly("list", "ls", "show", "get")),
-				"project": ck(subOnly("list", "ls", "show", "get")),
-			}),
+	zfsTool = &tool{
+		name: "zfs", style: styleExactStop,
+		opts: opts(reads(`-?`)),
+		verbs: verbTable(
+			vrule(zfsVerb(`-H -p -r -d= -o= -s= -S= -t= --json --json-int`), "list"),
+			vrule(zfsVerb(`-H -p -r -d= -o= -s= -t= --json --json-int`), "get"),
+			vrule(zfsVerb(`-r -H -p --json --json-int`), "holds"),
+			vrule(zfsVerb(`-H -i -n -p -o= -s= -S= -t=`), "userspace groupspace projectspace"),
+			vrule(zfsVerb(`-F -H -t -h`), "diff"),
+			vrule(readVerb, "version help"),
+			vrule(&verbRule{class: ruleRead, setter: true, maxOps: 0, opts: opts(reads(`-j --json`))}, "mount"),
+			vwrites(RiskMedium, `create snapshot snap clone promote rename set inherit unmount umount share
+				unshare receive recv allow unallow hold release load-key unload-key change-key bookmark
+				upgrade redact program jail unjail send`),
+			vwrites(RiskHigh, "destroy rollback"),
+		),
 	}
 )
 
-// checkZpoolEvents: -c clears the event log; -f follows it.
-func checkZpoolEvents(c *classifier, k *call) {
+// cephOpts are the options of Ceph's rbd and rados clients (boost
+// program_options: spelled out here; an abbreviation is unknown).
+const cephOpts = `-c|--conf= --id= -n|--name= -k|--keyring= --cluster= -m= --mon-host= --format=
+	--pretty-format -p|--pool= --namespace= --debug-ms= --no-mon-config --keyfile= --user=`
+
+var (
+	rbdTool = &tool{
+		name: "rbd", style: styleExact, globalsAfterVerb: true, net: true,
+		opts: opts(reads(cephOpts + ` -l|--long --image= --snap= --all --exact --from-snap= --whole-object
+			--merge-snapshots --limit= --image-id= --group-pool= --group= -h|--help --io-pattern= --verbose
+			--dest-pool= --dest-namespace=`)),
+		verbs: verbTable(
+			vreads("ls list info status du disk-usage showmapped children diff"),
+			vrule(&verbRule{class: ruleCheck, check: streamVerb}, "watch"),
+			vrule(nestedVerb(rbdSub("ls list")), "snap trash"),
+			vrule(nestedVerb(rbdSub("list ls")), "device"),
+			vrule(nestedVerb(rbdSub("stats")), "pool"),
+			vrule(nestedVerb(rbdSub("info status inspect")), "journal"),
+			vrule(nestedVerb(&tool{name: "rbd mirror", style: styleExact, globalsAfterVerb: true,
+				verbs: verbTable(vrule(nestedVerb(rbdSub("status info")), "image pool snapshot"))}), "mirror"),
+			vwrites(RiskMedium, `create resize rm remove map unmap import export cp copy mv rename flatten
+				bench lock feature config migration clone`),
+		),
+	}
+	radosTool = &tool{
+		name: "rados", style: styleExact, globalsAfterVerb: true, net: true,
+		opts: opts(reads(cephOpts + ` -N= --all --default -s|--snap= --object-locator= --target-pool=
+			--max-objects= -h|--help`)),
+		verbs: verbTable(
+			vreads(`df lspools ls stat getxattr listxattr listomapkeys listomapvals list-inconsistent-pg
+				list-inconsistent-obj list-inconsistent-snapset listsnaps listwatchers`),
+			// getomapval OBJ KEY [out-file] writes the value to out-file.
+			vrule(&verbRule{class: ruleRead, setter: true, maxOps: 2}, "getomapval"),
+			vwrites(RiskMedium, `put append truncate create rm cp setxattr rmxattr setomapval rmomapkey
+				clearomap bench cleanup mkpool rmpool import export get lock watch notify mksnap rmsnap
+				rollback`),
+		),
+	}
+)
+
+func rbdSub(reads string) *tool {
+	return &tool{name: "rbd", style: styleExact, globalsAfterVerb: true, verbs: verbTable(vreads(reads))}
+}
+
+// pveReadOpts are the options of Proxmox VE's reading commands (GET API
+// calls): formatting and selection only.
+const pveReadOpts = `-full -verbose -current -snapshot= -output-format= -human-readable -noborder
+	-noheader -quiet -noproxy -storage= -content= -enabled= -format= -target= -vmid= -type= -node=
+	-pretty -h|-help`
+
+// pveSub builds a Proxmox VE CLI (Getopt::Long: -name or --name, spelled
+// out here).
+func pveSub(reads string, risk Risk, writes string, extra ...verbGroup) *tool {
+	groups := append([]verbGroup{vrule(readWith(opts(reads2(pveReadOpts))), reads), vwrites(risk, writes)}, extra...)
+	return &tool{name: "pve", style: parseStyle{dashLong: true, permute: true}, verbs: verbTable(groups...)}
+}
+
+func reads2(spec string) optGroup { return reads(spec) }
+
+var (
+	pveshTool = pveSub("get ls usage help", RiskMedium, "create set",
+		vwrites(RiskHigh, "delete"))
+	qmTool = pveSub("list status config pending showcmd listsnapshot help", RiskMedium,
+		`start shutdown reboot reset suspend resume migrate clone create set unlink resize rollback
+		snapshot delsnapshot template move-disk move_disk importdisk importovf unlock cleanup
+		remote-migrate disk rescan sendkey vncproxy mtunnel wait`,
+		vwrites(RiskHigh, "stop destroy"),
+		vrule(nestedVerb(&tool{name: "qm cloudinit", style: parseStyle{dashLong: true, permute: true},
+			verbs: verbTable(vrule(readWith(opts(reads2(pveReadOpts))), "dump pending"))}), "cloudinit"),
+		vrule(nestedVerb(qmGuestTool), "guest"),
+		vrule(&verbRule{class: ruleCheck, check: checkQmAgent, noScan: true}, "agent"),
+		vrule(&verbRule{class: ruleCheck, check: checkInteractive, noScan: true}, "monitor terminal"),
+	)
+	qmGuestTool = &tool{name: "qm guest", style: parseStyle{dashLong: true, permute: true},
+		verbs: verbTable(
+			vrule(&verbRule{class: ruleCheck, check: checkGuestExec, noScan: true}, "exec"),
+			vrule(readWith(opts(reads2(pveReadOpts))), "exec-status"),
+			vrule(&verbRule{class: ruleCheck, check: checkQmAgent, noScan: true}, "cmd"),
+			vwrites(RiskMedium, "passwd"),
+		)}
+	pctTool = pveSub("list status config pending df listsnapshot help cpusets", RiskMedium,
+		`start shutdown reboot suspend resume migrate clone create set resize restore rollback
+		snapshot delsnapshot template unlock move-volume move_volume remote-migrate rescan push pull
+		fsck mount unmount fstrim`,
+		vwrites(RiskHigh, "stop destroy"),
+		vrule(&verbRule{class: ruleCheck, check: checkGuestExec, noScan: true}, "exec"),
+		vrule(&verbRule{class: ruleCheck, check: checkInteractive, noScan: true}, "enter console"),
+	)
+	pvecmTool = pveSub("status nodes help", RiskHigh,
+		"expected add addnode delnode updatecerts create qdevice mtunnel")
+	pvesmTool = pveSub("status list scan path help extractconfig", RiskMedium,
+		"alloc free add remove set import export prune-backups apiinfo")
+	haManagerTool = pveSub("status config groupconfig help", RiskMedium,
+		"add remove set migrate relocate crm-command groupadd groupremove groupset")
+)
+
+// virshReadOpts are the options of virsh's reading commands.
+const virshReadOpts = `--all --inactive --transient --persistent --with-snapshot --without-snapshot
+	--state-running --state-paused --state-shutoff --state-other --autostart --no-autostart
+	--with-managed-save --without-managed-save --uuid --name --id --table --managed-save --title
+	--reason --source= --full --interface= --security-info --update-cpu --migratable --xpath= --wrap
+	--domain= --network= --pool= --details --type= --device= --human --cap= --parent= --tree
+	--leaves --roots --current --descendants --internal --external --disk-only --topological
+	--from= --metadata --no-metadata --snapshotname= --snapshot= --config --live --state --cpu
+	--balloon --vcpu --block --perf --iothread --list-all --enforce --raw
+	--cellno= --timeout= --xml --bootorder -h|--help`
+
+var virshTool = &tool{
+	name: "virsh", style: styleExactStop,
+	opts: opts(
+		reads(`-d|--debug= -e|--escape= -h|--help -k|--keepalive-interval= -K|--keepalive-count=
+			-q|--quiet -r|--readonly -t|--timing -v -V|--version`),
+		readsVal(virshConnect, `-c|--connect=`),
+		writes(RiskLow, "writes a log file", `-l|--log=`),
+	),
+	verbs: verbTable(
+		vrule(checkWith(opts(reads(virshReadOpts)), checkVirshArgs), `list dominfo domstate domifaddr
+			dumpxml nodeinfo capabilities version vcpuinfo domblklist domiflist dommemstat domstats
+			domblkinfo domblkstat domifstat net-list net-info net-dumpxml net-dhcp-leases pool-list
+			pool-info pool-dumpxml vol-list vol-info snapshot-list snapshot-info snapshot-dumpxml
+			hostname uri sysinfo nodememstats nodecpustats iface-list nwfilter-list secret-list domid
+			domname domuuid domjobinfo nodedev-list help`),
+		vwrites(RiskMedium, `start shutdown reboot reset define create setmem setmaxmem setvcpus
+			attach-disk attach-device attach-interface detach-disk detach-device detach-interface
+			migrate snapshot-create snapshot-create-as snapshot-delete snapshot-revert suspend resume
+			autostart net-start net-destroy net-define net-undefine net-autostart pool-start pool-destroy
+			pool-define pool-delete vol-create vol-delete vol-resize blockcommit blockpull blockcopy save
+			restore managedsave dump send-key setlinkstate update-device domrename`),
+		vwrites(RiskHigh, "destroy undefine"),
+		vrule(editVerb, "edit"),
+		vrule(interactiveVerb, "console"),
+	),
+}
+
+// virshConnect: a local URI, or a remote one over TCP or TLS; +ssh and
+// +ext transports run programs.
+func virshConnect(c *classifier, k *call, u *optUse) bool {
+	v := u.val.s
+	if !u.val.static || strings.Contains(v, "+ssh") || strings.Contains(v, "+ext") || strings.Contains(v, "+libssh") {
+		c.unknown(k.name+" -c "+v, "connection may run ssh or another program")
+		return false
+	}
+	if strings.Contains(v, "://") && !strings.Contains(v, ":///") {
+		c.net = true
+	}
+	return true
+}
+
+// checkVirshArgs: virsh reads a single command argument as a command
+// line, where ";" separates commands.
+func checkVirshArgs(c *classifier, k *call) {
 	for _, a := range k.args {
-		if !a.static || len(a.s) > 1 && a.s[0] == '-' && strings.ContainsRune(a.s, 'c') {
-			c.writer("zpool events -c", RiskLow, "clears the event log")
+		if strings.ContainsAny(a.s, ";\n") {
+			c.unknown(k.name+" "+a.s, "virsh runs several commands separated by ;")
 			return
 		}
 	}
-	checkFollowFlag("-f")(c, k)
+	if k.of != nil && !c.noExtraVerb(k, k.of) {
+		return
+	}
+	c.readOnly(k)
 }
 
-// subOnlyDeep is subOnly for tools whose read words may come after an
-// object word ("rbd mirror pool status").
-func subOnlyDeep(reads ...string) checkFunc {
-	return func(c *classifier, k *call) {
-		for _, a := range k.args {
-			if !a.static {
-				c.unknown(k.name, "dynamic argument")
-				return
-			}
-			if matchOneOf(a.s, reads...) {
-				c.read(k.name+" "+a.s, "read-only")
-				return
-			}
-			if matchOneOf(a.s, "image", "pool", "snapshot") || strings.HasPrefix(a.s, "-") {
-				continue
-			}
-			break
-		}
-		c.writer(k.name, RiskMedium, "known writer")
+// lxdReadOpts are the options of the LXD/Incus client's reading verbs.
+const lxdReadOpts = `-c|--columns= -f|--format= --all-projects --fast --resources --show-log --target=
+	--expanded --property --all -p|--project= --debug --force-local -q|--quiet -v|--verbose
+	-h|--help --sub-commands`
+
+var lxdTool = &tool{
+	name: "lxc", style: stylePflag, globalsAfterVerb: true, net: true,
+	opts: opts(reads(`--debug --force-local -h|--help -p|--project= -q|--quiet --sub-commands
+		-v|--verbose --version`)),
+	verbs: verbTable(
+		vrule(readWith(opts(reads(`-c|--columns= -f|--format= --all-projects --fast`))), "list ls"),
+		vrule(readWith(opts(reads(`--resources --show-log --target=`))), "info"),
+		vrule(readVerb, "version help"),
+		vrule(&verbRule{class: ruleCheck, check: checkLxdExec, noScan: true}, "exec"),
+		vrule(interactiveVerb, "console shell"),
+		vrule(nestedVerb(lxdSub("show get")), "config"),
+		vrule(nestedVerb(lxdSub("list ls info show")), "image storage network"),
+		vrule(nestedVerb(lxdSub("list ls get-default")), "remote"),
+		vrule(nestedVerb(lxdSub("list ls show get")), "profile project"),
+		vwrites(RiskMedium, `launch init start stop restart delete rm copy move snapshot restore publish
+			file rename pause import export rebuild`),
+	),
+}
+
+func lxdSub(reads string) *tool {
+	return &tool{name: "lxc", style: stylePflag, globalsAfterVerb: true,
+		verbs: verbTable(vrule(readWith(opts(reads2(lxdReadOpts))), reads))}
+}
+
+// checkZpoolEvents: -f follows the event log.
+func checkZpoolEvents(c *classifier, k *call) {
+	if k.p.has("f") {
+		c.unbounded(k.ctx, BoundUnboundedStream, "")
 	}
+	c.readOnly(k)
 }
 
 // qmAgentReads are guest-agent commands that only report.
@@ -247,7 +338,7 @@ var cephNamespaces = map[string]bool{
 	"mds": true, "auth": true, "config": true, "crash": true, "balancer": true, "orch": true,
 	"device": true, "host": true, "log": true, "node": true, "tier": true, "rule": true,
 	"erasure-code-profile": true, "module": true, "service": true, "subvolume": true,
-	"subvolumegroup": true, "volume": true, "daemon": false,
+	"subvolumegroup": true, "volume": true, "daemon": false, "blocklist": true, "blacklist": true,
 }
 
 // cephReads are ceph command words that only report.
@@ -262,43 +353,52 @@ var cephReads = map[string]bool{
 	"help": true, "ps": true,
 }
 
-// checkCeph: ceph commands are words; the first word that is not a
+// cephTool: ceph parses its options with argparse (abbreviations
+// accepted) anywhere on the line; the remaining words are the command.
+var cephTool = &tool{
+	name: "ceph", style: styleArgparse, net: true,
+	opts: opts(
+		reads(`-h|--help -c|--conf= -i|--in-file= --id|--user= -n|--name= --cluster= -s|--status
+			-w|--watch --watch-debug --watch-info --watch-sec --watch-warn --watch-error
+			-W|--watch-channel= -v|--version --verbose --concise -f|--format= --connect-timeout=
+			--block -p|--period=`),
+		writes(RiskLow, "writes a file", `-o|--out-file= --setuser= --setgroup=`),
+		unknowns("sends commands to a daemon's admin socket", `--admin-daemon=`),
+	),
+	check: checkCephWords,
+}
+
+// checkCeph: see checkCephWords.
+func checkCeph(c *classifier, k *call) { c.runTool(k, cephTool) }
+
+// checkCephWords: ceph commands are words; the first word that is not a
 // subsystem decides: a reporting word reads, anything else changes the
-// cluster. -w watches forever; -o writes the output to a file.
-func checkCeph(c *classifier, k *call) {
+// cluster. -w watches forever.
+func checkCephWords(c *classifier, k *call) {
 	var first string
-	for i := 0; i < len(k.args); i++ {
+	if k.p.hasAny("status", "watch", "watch-debug", "watch-info", "watch-sec", "watch-warn", "watch-error", "watch-channel") {
+		first = "status"
+	}
+	if k.p.hasAny("watch", "watch-debug", "watch-info", "watch-sec", "watch-warn", "watch-error", "watch-channel") {
+		c.unbounded(k.ctx, BoundUnboundedStream, "")
+	}
+	if k.p.hasAny("help", "version") {
+		first = "help"
+	}
+	for _, i := range k.p.ops {
 		a := k.args[i]
 		if !a.static {
 			c.unknown("ceph", "dynamic argument")
 			return
 		}
-		s := a.s
-		switch {
-		case s == "-s" || s == "--status":
-			if first == "" {
-				first = "status"
-			}
-		case s == "-w" || s == "--watch" || strings.HasPrefix(s, "--watch-") || s == "-W":
-			c.unbounded(k.ctx, BoundUnboundedStream, "")
-			if first == "" {
-				first = "status"
-			}
-			if s == "-W" {
-				i++
-			}
-		case s == "-o" || strings.HasPrefix(s, "--out-file"):
-			c.writer("ceph -o", RiskLow, "writes a file")
-			return
-		case matchOneOf(s, "-c", "--conf", "-k", "--keyring", "-n", "--name", "--id", "-i", "--in-file",
-			"--cluster", "-f", "--format", "--connect-timeout", "--watch-channel"):
-			i++
-		case strings.HasPrefix(s, "-"):
-		case first != "":
-		case cephNamespaces[s]:
-		default:
-			first = s
+		if first != "" && first != "status" && first != "help" {
+			break
 		}
+		if cephNamespaces[a.s] {
+			continue
+		}
+		first = a.s
+		break
 	}
 	switch {
 	case first == "":

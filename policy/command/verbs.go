@@ -1,109 +1,116 @@
 package command
 
-// verb is the rule for one subcommand of a tool such as systemctl, docker
-// or kubectl.
-type verb struct {
-	class ruleClass
-	risk  Risk      // for ruleWrite
-	check checkFunc // for ruleCheck: called with the verb's own arguments
-}
-
-// Shorthands for verb tables.
-var (
-	rd     = verb{class: ruleRead}
-	wrLow  = verb{class: ruleWrite, risk: RiskLow}
-	wrMed  = verb{class: ruleWrite, risk: RiskMedium}
-	wrHigh = verb{class: ruleWrite, risk: RiskHigh}
+import (
+	"slices"
+	"strings"
 )
 
-func ck(f checkFunc) verb { return verb{class: ruleCheck, check: f} }
+// Verb tables: helpers that build the verbs of a tool grammar.
 
-// subTool describes a command whose first operand is a subcommand.
-type subTool struct {
-	// spec describes the options that may precede the subcommand.
-	spec optSpec
-	// globalOK accepts an option before the subcommand; nil accepts any.
-	globalOK func(t token) bool
-	verbs    map[string]verb
-	// none applies when there is no subcommand.
-	none verb
+// readVerb is a verb that only reads, with the tool's options.
+var readVerb = &verbRule{class: ruleRead}
+
+// netReadVerb is a read verb that talks over the network.
+var netReadVerb = &verbRule{class: ruleRead, net: true}
+
+// verbGroup is verbs sharing one rule.
+type verbGroup struct {
+	names string // space-separated
+	r     *verbRule
 }
 
-// sub returns a checker for a subcommand tool.
-func sub(t *subTool) checkFunc {
-	return func(c *classifier, k *call) { c.subcommand(k, t) }
+// vreads are read verbs.
+func vreads(names string) verbGroup { return verbGroup{names, readVerb} }
+
+// vwrites are verbs that change things.
+func vwrites(risk Risk, names string) verbGroup {
+	return verbGroup{names, &verbRule{class: ruleWrite, risk: risk}}
 }
 
-// subcommand finds the subcommand of k and applies its rule.
-func (c *classifier) subcommand(k *call, tool *subTool) {
-	s := scanOpts(&tool.spec, k.args)
-	for t, more := s.next(); more; t, more = s.next() {
-		switch t.kind {
-		case tokDynamic:
-			c.unknown(k.name, "dynamic subcommand or option")
-			return
-		case tokOperand:
-			if !t.valStatic {
-				c.unknown(k.name, "dynamic subcommand")
-				return
-			}
-			v, ok := tool.verbs[t.val]
-			name := k.name + " " + t.val
-			if !ok {
-				c.unknown(name, "subcommand not known to be read-only")
-				return
-			}
-			lead := k.args[:t.i+1]
-			if len(k.lead) > 0 {
-				lead = append(append(make([]arg, 0, len(k.lead)+t.i+1), k.lead...), lead...)
-			}
-			c.applyVerb(c.newCall(call{name: name, word: k.word, lead: lead, args: k.args[t.i+1:], ctx: k.ctx}), v)
-			c.freeCall()
-			return
-		default:
-			if tool.globalOK != nil && !tool.globalOK(t) {
-				c.badOption(k, t)
-				return
-			}
+// vrule gives verbs their own rule.
+func vrule(r *verbRule, names string) verbGroup { return verbGroup{names, r} }
+
+// verbSet is a tool's verbs, sorted by name (a compact table: see
+// optTable).
+type verbSet struct {
+	names []string
+	rules []*verbRule
+}
+
+// get returns the rule of a verb spelled out, or nil.
+func (s *verbSet) get(name string) *verbRule {
+	if i, ok := slices.BinarySearch(s.names, name); ok {
+		return s.rules[i]
+	}
+	return nil
+}
+
+// verbTable builds a verb set from groups; a name given twice panics.
+func verbTable(groups ...verbGroup) *verbSet {
+	type named struct {
+		name string
+		r    *verbRule
+	}
+	var all []named
+	for _, g := range groups {
+		for _, n := range strings.Fields(g.names) {
+			all = append(all, named{n, g.r})
 		}
 	}
-	c.applyVerb(k, tool.none)
+	slices.SortFunc(all, func(a, b named) int { return strings.Compare(a.name, b.name) })
+	s := &verbSet{names: make([]string, len(all)), rules: make([]*verbRule, len(all))}
+	for i, v := range all {
+		if i > 0 && all[i-1].name == v.name {
+			panic("command: verb " + v.name + " defined twice")
+		}
+		s.names[i], s.rules[i] = v.name, v.r
+	}
+	return s
 }
 
-func (c *classifier) applyVerb(k *call, v verb) {
-	switch v.class {
-	case ruleRead:
-		c.readOnly(k)
-	case ruleWrite:
-		c.writer(k.name, v.risk, "known writer")
-	default:
-		if v.check == nil {
-			c.unknown(k.name, "not known to be read-only")
-			return
-		}
-		v.check(c, k)
-	}
+// readWith is a read verb with its own options.
+func readWith(t *optTable) *verbRule { return &verbRule{class: ruleRead, opts: t} }
+
+// checkWith is a verb decided by check after a scan with its own options.
+func checkWith(t *optTable, check checkFunc) *verbRule {
+	return &verbRule{class: ruleCheck, opts: t, check: check}
 }
 
-// noMoreOperands returns a checker that is read-only when the subcommand
-// has at most n operands after it, and a writer otherwise (log-level with
-// an argument sets it, without one it shows it).
-func noMoreOperands(n int, risk Risk) checkFunc {
-	return func(c *classifier, k *call) {
-		operands := 0
-		for _, a := range k.args {
-			if !a.static {
-				c.unknown(k.name, "dynamic argument")
-				return
-			}
-			if len(a.s) == 0 || a.s[0] != '-' {
-				operands++
-			}
-		}
-		if operands > n {
-			c.writer(k.name, risk, "sets a value")
-			return
-		}
-		c.readOnly(k)
-	}
+// setterVerb reads with at most n operands and sets a value with more
+// (log-level shows the level, log-level debug sets it).
+func setterVerb(n int) *verbRule { return &verbRule{class: ruleRead, setter: true, maxOps: n} }
+
+// nestedVerb is a verb whose first operand is another verb.
+func nestedVerb(t *tool) *verbRule { return &verbRule{class: ruleCheck, sub: t} }
+
+// streamVerb reads but never ends by itself (busctl monitor, ...).
+func streamVerb(c *classifier, k *call) {
+	c.unbounded(k.ctx, BoundUnboundedStream, "")
+	c.readOnly(k)
 }
+
+// checkInteractive is a subcommand that opens an interactive session.
+func checkInteractive(c *classifier, k *call) {
+	c.unknown(k.name, "interactive session")
+	c.unbounded(k.ctx, BoundInteractiveREPL, "")
+}
+
+// interactiveVerb opens an interactive session.
+var interactiveVerb = &verbRule{class: ruleCheck, check: checkInteractive}
+
+// checkEditVerb: an edit subcommand opens an editor and writes.
+func checkEditVerb(c *classifier, k *call) {
+	c.writer(k.name, RiskMedium, "known writer")
+	c.unbounded(k.ctx, BoundPager, "")
+}
+
+// editVerb opens an editor on something and saves it.
+var editVerb = &verbRule{class: ruleCheck, check: checkEditVerb}
+
+// checkRunsProgram is a subcommand that runs an arbitrary program.
+func checkRunsProgram(c *classifier, k *call) {
+	c.unknown(k.name, "runs a program")
+}
+
+// runsVerb runs an arbitrary program.
+var runsVerb = &verbRule{class: ruleCheck, check: checkRunsProgram, noScan: true}

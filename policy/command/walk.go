@@ -14,6 +14,8 @@ type callCtx struct {
 	// piped: stdin comes from a pipe; fed: stdin comes from a pipe, a
 	// redirection or a here-document, so a REPL would not wait for a person.
 	piped, fed bool
+	// null: stdin is /dev/null (fed, with nothing to send).
+	null bool
 	// timed: a timeout wrapper bounds everything inside.
 	timed bool
 	// extra: more arguments are appended at run time (xargs, find -exec),
@@ -23,6 +25,8 @@ type callCtx struct {
 	// shell itself in order (not in a subshell, branch or pipeline), so a
 	// function it defines exists for the statements after it.
 	top bool
+	// subst: depth of command and process substitutions around this one.
+	subst uint8
 }
 
 // nested returns the context for a re-parsed command string.
@@ -42,8 +46,8 @@ func (c *classifier) stmt(s *syntax.Stmt, ctx callCtx) {
 	top := ctx.top && !s.Background
 	ctx.top = false
 	for _, r := range s.Redirs {
-		if c.redirect(r, ctx) {
-			ctx.fed = true
+		if input, null := c.redirect(r, ctx); input {
+			ctx.fed, ctx.null = true, null
 		}
 	}
 	if s.Coprocess || s.Disown {
@@ -68,7 +72,7 @@ func (c *classifier) command(cmd syntax.Command, ctx callCtx) {
 	case *syntax.BinaryCmd:
 		c.stmt(x.X, ctx)
 		if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
-			ctx.piped, ctx.fed = true, true
+			ctx.piped, ctx.fed, ctx.null = true, true, emptyProducer(x.X)
 		}
 		c.stmt(x.Y, ctx)
 	case *syntax.Block:
@@ -89,6 +93,9 @@ func (c *classifier) command(cmd syntax.Command, ctx callCtx) {
 	case *syntax.ForClause:
 		if loop, ok := x.Loop.(*syntax.CStyleLoop); ok && loop.Cond == nil {
 			c.unbounded(ctx, BoundUnboundedStream, "")
+		}
+		if iter, ok := x.Loop.(*syntax.WordIter); ok && iter.Name != nil {
+			c.shellVar(iter.Name.Value, "for")
 		}
 		c.stmts(x.Do, ctx)
 	case *syntax.CaseClause:
@@ -122,6 +129,22 @@ func (c *classifier) command(cmd syntax.Command, ctx callCtx) {
 	}
 }
 
+// emptyProducer reports a pipeline stage that writes nothing but at most
+// a new line: a bare echo, true or ":" (echo | openssl s_client ...).
+func emptyProducer(s *syntax.Stmt) bool {
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(s.Redirs) > 0 || len(call.Assigns) > 0 || len(call.Args) == 0 {
+		return false
+	}
+	switch call.Args[0].Lit() {
+	case "echo":
+		return len(call.Args) == 1 || len(call.Args) == 2 && call.Args[1].Lit() == "-n"
+	case "true", ":":
+		return len(call.Args) == 1
+	}
+	return false
+}
+
 // foreverCond reports a while/until loop whose condition is a constant that
 // never ends it: while true, while :, until false.
 func foreverCond(w *syntax.WhileClause) bool {
@@ -141,35 +164,71 @@ func foreverCond(w *syntax.WhileClause) bool {
 	return false
 }
 
-// redirect classifies one redirection and reports whether it supplies stdin.
-func (c *classifier) redirect(r *syntax.Redirect, ctx callCtx) (input bool) {
+// redirect classifies one redirection and reports whether it supplies
+// stdin, and whether that stdin is /dev/null.
+func (c *classifier) redirect(r *syntax.Redirect, ctx callCtx) (input, null bool) {
 	switch r.Op {
-	case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-		return true
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return true, false
 	case syntax.DplIn:
-		return true
+		return true, false
+	case syntax.RdrIn:
+		if len(r.Word.Parts) == 1 {
+			if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+				return true, false // < <(cmd): a pipe from cmd, classified in turn
+			}
+		}
+		t := c.resolve(r.Word)
+		if !t.static || t.glob {
+			// bash opens /dev/tcp/HOST/PORT as a connection: an input path
+			// the classifier cannot see could be one.
+			c.unknown("< "+c.wordText(r.Word, ctx), "input redirection from a path the classifier cannot see")
+			return true, false
+		}
+		if netDevice(t.s) >= 0 {
+			c.construct("< "+t.s, RiskMedium, "redirection to a network device: bash opens a connection")
+		}
+		return true, c.devNull(r.Word, t)
 	case syntax.DplOut:
 		// >&2, 2>&1, >&-: duplicating or closing descriptors writes nothing.
 		if t := c.resolve(r.Word); t.static && (isNumber(t.s) || t.s == "-") {
-			return false
+			return false, false
 		}
 	case syntax.RdrInOut:
 		c.construct("<> "+c.wordText(r.Word, ctx), RiskMedium, "opens a file for writing")
-		return true
+		return true, false
 	}
 	t := c.resolve(r.Word)
-	if t.static && !t.glob {
-		switch t.s {
-		case "/dev/null", "/dev/stdout", "/dev/stderr":
-			return false
-		}
+	if c.devNull(r.Word, t) || t.static && !t.glob && (t.s == "/dev/stdout" || t.s == "/dev/stderr") {
+		return false, false
+	}
+	if t.static && netDevice(t.s) >= 0 {
+		c.construct(r.Op.String()+" "+t.s, RiskHigh, "redirection to a network device: network write")
+		return false, false
 	}
 	risk := RiskMedium
 	if t.static && sensitivePath(t.s) {
 		risk = RiskHigh
 	}
 	c.construct(r.Op.String()+" "+c.wordText(r.Word, ctx), risk, "output redirection")
-	return false
+	return false, false
+}
+
+// devNull reports whether a redirection target is provably /dev/null. The
+// word is judged by what the shell expands it to; an ANSI-C escape whose
+// expansion depends on the locale or bash version (\u, \U, \c) is not
+// proof.
+func (c *classifier) devNull(w *syntax.Word, t arg) bool {
+	if !t.static || t.glob || t.s != "/dev/null" {
+		return false
+	}
+	for _, p := range w.Parts {
+		if q, ok := p.(*syntax.SglQuoted); ok && q.Dollar && strings.Contains(q.Value, "\\") &&
+			(strings.Contains(q.Value, "\\u") || strings.Contains(q.Value, "\\U") || strings.Contains(q.Value, "\\c")) {
+			return false
+		}
+	}
+	return true
 }
 
 // wordText is a word as written, for reasons.
@@ -236,7 +295,7 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 		r, known = rule{class: ruleWrite, risk: RiskHigh}, true
 	}
 	rest := args[1:]
-	if ctx.extra && known && r.class == ruleCheck {
+	if ctx.extra && known && (r.class == ruleCheck || r.class == ruleTool) {
 		// xargs appends any number of words read at run time: the checker
 		// sees two unknown words at the end, so that one still stands
 		// alone if the other is taken as an option's value.
@@ -253,6 +312,9 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 	}
 	k := c.newCall(call{name: name, word: word, args: rest, ctx: ctx})
 	defer c.freeCall()
+	if r.net {
+		c.net = true
+	}
 	switch {
 	case !known && c.funcs[name] && trusted && ctx.chain == 0 && ctx.nest == 0:
 		// A function defined earlier in the script, called by the shell
@@ -270,12 +332,17 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 	case !trusted:
 		// A command's name in an unusual directory could be anything: it
 		// is unknown, and also judged as the command it names.
-		if r.class == ruleCheck {
+		switch r.class {
+		case ruleCheck:
 			r.check(c, k)
+		case ruleTool:
+			c.runTool(k, r.tool)
 		}
 		c.unknown(word.s, "program outside the system directories")
 	case r.class == ruleRead:
 		c.read(name, "read-only")
+	case r.class == ruleTool:
+		c.runTool(k, r.tool)
 	default:
 		r.check(c, k)
 	}
@@ -347,6 +414,18 @@ func (c *classifier) assign(a *syntax.Assign) {
 	}
 }
 
+// shellVar judges a variable the shell sets by other means than an
+// assignment word (for NAME in, ${NAME:=value}): a variable a program
+// reads (PATH, IFS, LD_PRELOAD, ...) changes what later commands do.
+func (c *classifier) shellVar(name, where string) {
+	switch envClass(name, "", false) {
+	case envInjects:
+		c.construct(where+" "+name, RiskHigh, "sets a variable that can inject code or change which program runs")
+	case envUnknown:
+		c.unknown(where+" "+name, "sets a variable not known to be inert")
+	}
+}
+
 // decl classifies declare, export, local, readonly and typeset.
 func (c *classifier) decl(d *syntax.DeclClause) {
 	variant := d.Variant.Value
@@ -368,10 +447,11 @@ func (c *classifier) decl(d *syntax.DeclClause) {
 	c.read(variant, "shell variable")
 }
 
-// substitutions walks every node of a parsed script for the constructs that
-// make it write-or-unknown wherever they appear: command and process
-// substitution, and arithmetic that evaluates variables (whose values bash
-// may evaluate as code, as in a[$(cmd)]).
+// substitutions walks every node of a parsed script for the constructs
+// that matter wherever they appear: command and process substitutions,
+// whose commands run (and are classified in turn), arithmetic that
+// evaluates variables (whose values bash may evaluate as code, as in
+// a[$(cmd)]), and expansions that evaluate text.
 func (c *classifier) substitutions(f *syntax.File) {
 	syntax.Walk(f, c.visit)
 }
@@ -380,15 +460,22 @@ func (c *classifier) substitutions(f *syntax.File) {
 func (c *classifier) visitNode(n syntax.Node) bool {
 	switch x := n.(type) {
 	case *syntax.CmdSubst:
-		if x.Backquotes {
-			c.construct("`...`", RiskMedium, "command substitution")
-		} else {
-			c.construct("$(...)", RiskMedium, "command substitution")
-		}
+		c.substitution(x.Stmts, callCtx{})
 		return false
 	case *syntax.ProcSubst:
-		c.construct(x.Op.String()+"...)", RiskMedium, "process substitution")
+		// >(cmd) reads what the outer command writes into it.
+		ctx := callCtx{}
+		if x.Op == syntax.CmdOut {
+			ctx.piped, ctx.fed = true, true
+		}
+		c.substitution(x.Stmts, ctx)
 		return false
+	case *syntax.DblQuoted:
+		if x.Dollar {
+			// bash looks $"..." up in the locale's message catalogue and
+			// expands the translation again.
+			c.construct(`$"..."`, RiskMedium, "locale translation is expanded again")
+		}
 	case *syntax.ExtGlob:
 		// zsh reads *(e:cmd:) and similar glob qualifiers as code.
 		c.construct(x.Op.String()+"...)", RiskMedium, "extended glob may run code in zsh")
@@ -416,6 +503,28 @@ func (c *classifier) visitNode(n syntax.Node) bool {
 		c.testExpr(x.X)
 	}
 	return true
+}
+
+// substitution classifies the commands of a command or process
+// substitution: they run, so each must be read-only; their output becomes
+// a word, which is dynamic wherever it is used (a command word, a
+// redirection target or an option made of it is judged as such).
+func (c *classifier) substitution(stmts []*syntax.Stmt, ctx callCtx) {
+	if c.substDepth >= maxNesting {
+		c.unknown("$(...)", "substitutions nested too deep to classify")
+		return
+	}
+	if len(stmts) == 0 {
+		c.read("$(...)", "empty substitution")
+		return
+	}
+	c.substDepth++
+	ctx.nest = 1 // no rewrite reaches inside a substitution
+	for _, st := range stmts {
+		syntax.Walk(st, c.visit)
+		c.stmt(st, ctx)
+	}
+	c.substDepth--
 }
 
 // arithm flags arithmetic that reads variables: bash evaluates a variable's
@@ -455,7 +564,28 @@ func isArithmNumber(s string) bool {
 	return true
 }
 
+// promptSafeOps are the ${var@X} transformations that only quote or
+// change case; @P expands the value as a prompt string, which runs
+// command substitutions in it.
+const promptSafeOps = "QEAaKkUuL"
+
 func (c *classifier) paramExp(p *syntax.ParamExp) {
+	if p.Exp != nil {
+		switch p.Exp.Op {
+		case syntax.OtherParamOps:
+			op := ""
+			if p.Exp.Word != nil {
+				op = p.Exp.Word.Lit()
+			}
+			if len(op) != 1 || !strings.Contains(promptSafeOps, op) {
+				c.construct("${...@"+op+"}", RiskMedium, "expansion evaluates the value as a prompt string or code")
+			}
+		case syntax.AssignUnset, syntax.AssignUnsetOrNull:
+			if p.Param != nil {
+				c.shellVar(p.Param.Value, "${"+p.Param.Value+p.Exp.Op.String()+"...}")
+			}
+		}
+	}
 	if p.Excl && p.Names == 0 && p.Index == nil {
 		c.construct("${!...}", RiskMedium, "indirect expansion may evaluate command text")
 	}

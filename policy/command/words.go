@@ -23,12 +23,16 @@ type arg struct {
 	// unquoted expansion, a brace expansion, or a glob starting with "-".
 	// An option's value taken from such a word could bring more options.
 	split bool
+	// noDash reports that the word cannot start with "-" whatever it
+	// expands to: its first character is a literal other than "-". A
+	// dynamic word with noDash is an operand, never an option.
+	noDash bool
 	// w is the word in the parsed source; nil for synthetic words.
 	w *syntax.Word
 }
 
 // lit returns a synthetic static word.
-func lit(s string) arg { return arg{s: s, static: true} }
+func lit(s string) arg { return arg{s: s, static: true, noDash: s == "" || s[0] != '-'} }
 
 // resolve removes quotes and escapes from w the way the shell would,
 // without expanding anything.
@@ -36,15 +40,18 @@ func (c *classifier) resolve(w *syntax.Word) arg {
 	// Fast path: one plain unquoted literal, the common case.
 	if len(w.Parts) == 1 {
 		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\{*?[") {
-			return arg{s: l.Value, static: true, w: w}
+			return arg{s: l.Value, static: true, w: w, noDash: l.Value == "" || l.Value[0] != '-'}
 		}
 	}
 	a := arg{static: true, w: w}
 	b := c.buf[:0]
+	// dynHead: an expansion came before any literal character, so the
+	// word's first character is unknown.
+	dynHead := false
 	for _, part := range w.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
-			if hasBraceExpansion(p.Value) {
+			if c.dialect != DialectPOSIX && hasBraceExpansion(p.Value) {
 				a.static, a.split = false, true
 			}
 			start := len(b)
@@ -65,16 +72,28 @@ func (c *classifier) resolve(w *syntax.Word) arg {
 				b = append(b, p.Value...)
 			}
 		case *syntax.DblQuoted:
+			if p.Dollar && c.dialect != DialectPOSIX {
+				// bash's $"..." is translated through the locale's message
+				// catalogue, and the translation is expanded again.
+				a.static, a.split = false, true
+				dynHead = dynHead || len(b) == 0
+			}
 			for _, q := range p.Parts {
 				if l, ok := q.(*syntax.Lit); ok {
 					b = unescapeDouble(b, l.Value)
 				} else {
 					a.static = false
+					dynHead = dynHead || len(b) == 0
 				}
 			}
+		case *syntax.ProcSubst:
+			// <(cmd) becomes one path such as /dev/fd/63.
+			a.static = false
+			dynHead = dynHead || len(b) == 0
 		default:
-			// Parameter, command, arithmetic or process expansion; extglob.
+			// Parameter, command or arithmetic expansion; extglob.
 			a.static, a.split = false, true
+			dynHead = dynHead || len(b) == 0
 			if _, ok := part.(*syntax.ExtGlob); ok {
 				a.glob = true
 			}
@@ -82,6 +101,10 @@ func (c *classifier) resolve(w *syntax.Word) arg {
 	}
 	if a.glob && len(b) > 0 && b[0] == '-' {
 		a.split = true
+	}
+	a.noDash = !dynHead && !a.split && (len(b) == 0 && a.static || len(b) > 0 && b[0] != '-')
+	if len(b) > 0 && a.glob && !a.static {
+		a.noDash = false
 	}
 	a.s = string(b)
 	c.buf = b[:0]

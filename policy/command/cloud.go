@@ -1,0 +1,393 @@
+package command
+
+import "strings"
+
+// Cloud and infrastructure-as-code CLIs. Their reading commands are API
+// calls named by convention (describe-*, list, show); every parameter is
+// sent as written, so values that make the CLI read local files and send
+// them (file://, fileb://, @file) or fetch URLs are refused, and so is an
+// explicit endpoint, which would receive signed requests.
+
+var cloudTools = map[string]*tool{
+	"aws":               awsTool,
+	"gcloud":            gcloudTool,
+	"az":                azTool,
+	"terraform":         terraformTool,
+	"ansible-inventory": ansibleInventoryTool,
+}
+
+// awsGlobals are the AWS CLI's global options (spelled out: prefixes
+// are unknown).
+var awsGlobals = opts(
+	reads(`--debug --no-verify-ssl --no-paginate --output= --query= --profile= --region= --version
+		--color= --no-sign-request --ca-bundle= --cli-read-timeout= --cli-connect-timeout=
+		--cli-binary-format= --no-cli-pager --no-cli-auto-prompt --page-size= --max-items=
+		--starting-token= --generate-cli-skeleton[=]`),
+	nets("sends signed requests to a server the command names", `--endpoint-url=`),
+	unknowns("reads parameters from a file", `--cli-input-json= --cli-input-yaml=`),
+	unknowns("prompts a person", `--cli-auto-prompt`),
+)
+
+var awsTool = &tool{
+	name: "aws", style: styleExactStop, net: true, noVerb: nil,
+	opts:  awsGlobals,
+	check: checkAws,
+}
+
+// checkAws: "aws SERVICE OPERATION [--param value]...": describe-*,
+// list-*, get-* (and sts get-caller-identity) read; the high-level s3
+// command reads with ls; configure reads with list and get.
+func checkAws(c *classifier, k *call) {
+	ops := k.p.ops
+	if len(ops) == 0 {
+		if k.p.has("version") {
+			c.readOnly(k)
+			return
+		}
+		c.unknown("aws", "no service")
+		return
+	}
+	words := k.args[ops[0]:]
+	for _, a := range words {
+		if !a.static {
+			c.unknown("aws", "dynamic argument")
+			return
+		}
+		if !c.noControl(k, a) {
+			return
+		}
+	}
+	service := words[0].s
+	if len(words) < 2 || strings.HasPrefix(words[1].s, "-") {
+		if service == "help" || len(words) > 1 && words[1].s == "help" {
+			c.read("aws help", "read-only")
+			return
+		}
+		c.unknown("aws "+service, "no operation")
+		return
+	}
+	op := words[1].s
+	name := "aws " + service + " " + op
+	params := words[2:]
+	switch {
+	case op == "help" || service == "help":
+		c.read(name, "read-only")
+		return
+	case service == "configure":
+		if op == "list" || op == "get" || op == "list-profiles" {
+			c.read(name, "read-only")
+			return
+		}
+		c.writer(name, RiskLow, "changes the CLI configuration")
+		return
+	case service == "s3":
+		if op != "ls" {
+			c.writer(name, RiskMedium, "copies, moves or removes objects")
+			return
+		}
+		c.awsParams(k, name, params, awsS3LsFlags, 1)
+		return
+	case service == "sts":
+		if op != "get-caller-identity" && op != "get-access-key-info" {
+			c.unknown(name, "issues credentials")
+			return
+		}
+	case op == "wait":
+	case awsStreaming[op]:
+		c.writer(name, RiskLow, "writes the response to an output file")
+		return
+	case strings.HasPrefix(op, "describe-") || strings.HasPrefix(op, "list-") || strings.HasPrefix(op, "get-"):
+	default:
+		c.writer(name, RiskMedium, "operation not known to be read-only")
+		return
+	}
+	// API operations take only --parameters; a positional argument is an
+	// output file (s3api get-object BUCKET KEY OUTFILE).
+	c.awsParams(k, name, params, nil, 0)
+}
+
+// awsStreaming are the get-* operations whose response is a stream the
+// CLI writes to a file named by a positional argument (the API models'
+// streaming outputs); their other words cannot be told from that file.
+var awsStreaming = wordSet(`get-object get-object-torrent get-job-output get-media get-clip
+	get-media-for-fragment-list get-export get-sdk get-snapshot-block get-package-version-asset
+	get-configuration get-latest-configuration get-work-unit-results get-raw-message-content
+	get-images get-hls-streaming-session-url`)
+
+// awsS3LsFlags are aws s3 ls's value-less flags.
+var awsS3LsFlags = opts(reads(`--recursive --human-readable --summarize --page-size= --request-payer=
+	--bucket-name-prefix= --bucket-region=`))
+
+// awsParams checks an operation's parameters: each --name takes the
+// words up to the next option as its value, and no value may make the CLI
+// read a local file or fetch a URL. extra are the operation's own flags;
+// maxOps is the most positional words allowed (a path for s3 ls).
+func (c *classifier) awsParams(k *call, name string, params []arg, flags *optTable, maxOps int) {
+	positional := 0
+	afterOpt := false
+	for _, a := range params {
+		s := a.s
+		if strings.HasPrefix(s, "--") {
+			opt, val, hasEq := strings.Cut(s[2:], "=")
+			if o := awsGlobals.longOpt(opt); o.found() && o.info().eff != effRead {
+				u := useOf(o, 0, "--"+opt)
+				c.applyOpt(k, &u)
+				return
+			}
+			if hasEq && !awsValue(c, k, name, val) {
+				return
+			}
+			afterOpt = !hasEq
+			if flags != nil && flags.longOpt(opt).found() && flags.longOpt(opt).opt().arg == argNone {
+				afterOpt = false
+			}
+			continue
+		}
+		if !awsValue(c, k, name, s) {
+			return
+		}
+		if !afterOpt {
+			positional++
+			if positional > maxOps {
+				c.writer(name+" "+s, RiskLow, "positional argument names an output file")
+				return
+			}
+		}
+	}
+	c.read(name, "read-only API call")
+}
+
+// awsValue refuses parameter values the CLI expands from files or URLs.
+func awsValue(c *classifier, k *call, name, v string) bool {
+	lv := strings.ToLower(v)
+	for _, p := range []string{"file://", "fileb://", "http://", "https://"} {
+		if strings.HasPrefix(lv, p) {
+			c.writer(name+" "+v, RiskMedium, "parameter value is read from a file or URL and sent")
+			return false
+		}
+	}
+	return true
+}
+
+// gcloudGroups are gcloud command groups that may come before a list or
+// describe command.
+var gcloudGroups = wordSet(`alpha beta compute instances disks images snapshots networks subnets
+	firewall-rules routes routers addresses forwarding-rules backend-services backend-buckets
+	instance-groups managed unmanaged instance-templates machine-types regions zones operations
+	target-pools target-http-proxies target-https-proxies health-checks http-health-checks
+	ssl-certificates ssl-policies url-maps vpn-gateways vpn-tunnels interconnects reservations
+	resource-policies security-policies project-info container clusters node-pools
+	get-server-config projects config configurations auth iam service-accounts roles keys sql
+	databases users backups tiers flags storage buckets objects run services revisions jobs
+	executions domain-mappings functions dns managed-zones record-sets policies logging logs sinks
+	metrics pubsub topics subscriptions secrets versions kms keyrings artifacts repositories docker
+	packages tags builds triggers worker-pools app deployment-manager deployments resources
+	manifests redis memcache spanner bigtable dataproc dataflow composer environments monitoring
+	dashboards channels uptime scheduler tasks queues filestore organizations folders
+	resource-manager billing accounts endpoints ai-platform ml-engine notebooks workbench source
+	repos components recommender recommendations insights asset access-context-manager
+	network-connectivity network-management network-security certificate-manager
+	certificates maps edge-cache privateca org-policies`)
+
+// gcloudReads are gcloud's reading commands.
+var gcloudReads = wordSet(`list describe get-iam-policy get-value info version`)
+
+var gcloudTool = &tool{
+	name: "gcloud", style: styleArgparseExact, net: true,
+	opts: opts(
+		reads(`--account= --billing-project= --configuration= --flatten= --format= -h|--help
+			--impersonate-service-account= --log-http --project= -q|--quiet --trace-token=
+			--user-output-enabled --no-user-output-enabled --verbosity= --uri --filter= --limit=
+			--page-size= --sort-by= --zone= --zones= --region= --regions= --location= --locations=
+			--global --cluster= --instance= --database= --namespace= --service= --platform=
+			--repository= --keyring= --key= --topic= --subscription= --bucket= --dataset=
+			--network= --subnet= --folder= --organization= --billing-account= --iam-account=
+			--show-labels --all --show-secret= --version= --show-config --show-log --run-diagnostics
+			--anonymize --show-versions --only-local-state --show-unconfigured-properties
+			--recursive --long -l --readable-sizes --etag --raw --show-default-values`),
+		unknowns("reads flags or a token from a file", `--flags-file= --access-token-file=`),
+	),
+	check: func(c *classifier, k *call) {
+		ops := k.p.ops
+		for n, i := range ops {
+			a := k.args[i]
+			if !a.static {
+				c.unknown("gcloud", "dynamic argument")
+				return
+			}
+			prev := ""
+			if n > 0 {
+				prev = k.args[ops[n-1]].s
+			}
+			if gcloudReads[a.s] && (a.s != "get-value" || prev == "config") || a.s == "ls" && prev == "storage" {
+				c.read("gcloud "+joinOps(k, ops[:n+1]), "read-only")
+				return
+			}
+			if !gcloudGroups[a.s] {
+				break
+			}
+		}
+		if len(ops) == 0 && k.p.has("help") {
+			c.readOnly(k)
+			return
+		}
+		c.unknown("gcloud "+joinOps(k, ops), "command not known to be read-only")
+	},
+}
+
+// joinOps joins the operands at indices ops.
+func joinOps(k *call, ops []int) string {
+	var b strings.Builder
+	for n, i := range ops {
+		if n > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k.args[i].s)
+	}
+	return b.String()
+}
+
+// azGroups are az command groups that may come before show or list.
+var azGroups = wordSet(`vm vmss network vnet subnet nsg rule nic public-ip lb application-gateway
+	dns zone record-set private-dns storage account container blob share queue table group
+	resource aks nodepool acr repository keyvault secret key certificate webapp functionapp
+	appservice plan sql server db elastic-pool cosmosdb monitor metrics activity-log diagnostic-settings
+	log-analytics workspace role assignment definition ad sp app user disk snapshot image
+	redis postgres mysql flexible-server eventhubs eventhub servicebus namespace topic
+	subscription identity policy state tag lock deployment sub extension feature provider
+	vm-image location`)
+
+var azTool = &tool{
+	name: "az", style: styleArgparseExact, net: true,
+	opts: opts(reads(`--debug -h|--help --only-show-errors -o|--output= --query= --subscription=
+		--verbose -g|--resource-group= -n|--name= --ids= -l|--location= --top= --all --resource-type=
+		--namespace= --vault-name= --account-name= --auth-mode= --container-name= --server=
+		--cluster-name= --registry= --zone-name= --vnet-name= --nsg-name= --lb-name= --plan=
+		--show-details -d --include-deleted --include-inherited --assignee= --role= --scope=
+		--start-time= --end-time= --offset= --max-events= --resource= --metrics= --interval=
+		--aggregation= --filter= --expand= --version=`)),
+	check: func(c *classifier, k *call) {
+		ops := k.p.ops
+		for _, u := range k.p.uses {
+			if u.hasVal && strings.HasPrefix(u.val.s, "@") {
+				c.writer("az "+u.as+" "+u.val.s, RiskMedium, "parameter value is read from a file and sent")
+				return
+			}
+		}
+		for n, i := range ops {
+			a := k.args[i]
+			if !a.static {
+				c.unknown("az", "dynamic argument")
+				return
+			}
+			if a.s == "show" || a.s == "list" || a.s == "version" && n == 0 {
+				if n+1 < len(ops) {
+					c.unknown("az "+joinOps(k, ops), "extra argument after a read-only command")
+					return
+				}
+				c.read("az "+joinOps(k, ops[:n+1]), "read-only")
+				return
+			}
+			if !azGroups[a.s] {
+				break
+			}
+		}
+		if len(ops) == 0 && k.p.has("help") {
+			c.readOnly(k)
+			return
+		}
+		c.unknown("az "+joinOps(k, ops), "command not known to be read-only")
+	},
+}
+
+// terraform (Go's flag package): state list/show/pull, show, output,
+// version, providers, validate, graph and fmt -check read; plan reads
+// only with -lock=false (else it takes the state lock) and without -out
+// or -generate-config-out (which write files). plan runs the
+// configuration's providers and data sources, and refreshes state in
+// memory without saving it.
+var terraformTool = &tool{
+	name: "terraform", style: styleGoFlag, net: true,
+	opts:   opts(reads(`-chdir= -help|-h -version|-v`)),
+	noVerb: readVerb,
+	verbs: verbTable(
+		vrule(nestedVerb(&tool{name: "terraform state", style: styleGoFlag,
+			opts: opts(reads(`-state= -id=`)), globalsAfterVerb: true,
+			verbs: verbTable(vrule(readVerb, "list show pull"),
+				vwrites(RiskMedium, "mv rm push replace-provider"))}), "state"),
+		vrule(checkWith(opts(
+			reads(`-refresh= -refresh-only -destroy -target= -replace= -var= -var-file=
+				-compact-warnings -detailed-exitcode -input= -json -no-color -parallelism= -state=
+				-lock-timeout=`),
+			readsVal(terraformLockFalse, `-lock=`),
+			writes(RiskLow, "writes a file", `-out= -generate-config-out=`),
+		), checkTerraformPlan), "plan"),
+		vrule(readWith(opts(reads(`-json -no-color -show-sensitive`))), "show"),
+		vrule(readWith(opts(reads(`-json -raw -no-color -state=`))), "output"),
+		vrule(readWith(opts(reads(`-json`))), "version"),
+		vrule(readWith(opts(reads(`-json -no-color -test-directory=`))), "validate"),
+		vrule(readWith(opts(reads(`-type= -plan= -draw-cycles -module-depth=`))), "graph"),
+		vrule(nestedVerb(&tool{name: "terraform providers", style: styleGoFlag, noVerb: readVerb,
+			verbs: verbTable(vrule(readWith(opts(reads(`-json`))), "schema"),
+				vwrites(RiskLow, "lock mirror"))}), "providers"),
+		vrule(nestedVerb(&tool{name: "terraform workspace", style: styleGoFlag,
+			verbs: verbTable(vreads("list show"), vwrites(RiskMedium, "select new delete"))}), "workspace"),
+		vrule(checkWith(opts(reads(`-check -diff -list= -write= -recursive -no-color`)), checkTerraformFmt), "fmt"),
+		vrule(interactiveVerb, "console"),
+		vwrites(RiskMedium, `init get apply import taint untaint refresh login logout force-unlock test
+			metadata modules`),
+		vwrites(RiskHigh, "destroy"),
+	),
+}
+
+func terraformLockFalse(c *classifier, k *call, u *optUse) bool {
+	if u.val.static && u.val.s == "false" {
+		return true
+	}
+	c.writer(k.name+" -lock="+u.val.s, RiskMedium, "takes the state lock")
+	return false
+}
+
+func checkTerraformPlan(c *classifier, k *call) {
+	if !k.p.has("lock") {
+		c.writer(k.name, RiskMedium, "takes the state lock (add -lock=false)")
+		return
+	}
+	if len(k.p.ops) > 0 {
+		c.unknown(k.name+" "+k.args[k.p.ops[0]].s, "unexpected argument")
+		return
+	}
+	c.read(k.name, "plans without saving or locking")
+}
+
+// checkTerraformFmt: fmt rewrites files unless -check or -write=false.
+func checkTerraformFmt(c *classifier, k *call) {
+	if u := k.p.last("write"); k.p.has("check") || u != nil && u.val.s == "false" {
+		c.readOnly(k)
+		return
+	}
+	c.writer(k.name, RiskLow, "rewrites files")
+}
+
+// ansible-inventory prints the inventory. An inventory source (-i) may be
+// an executable script or a plugin configuration, and a vault password
+// file may be a script: both run code. --output writes a file.
+var ansibleInventoryTool = &tool{
+	name: "ansible-inventory", style: styleArgparse,
+	opts: opts(
+		reads(`--list --host= --graph -y|--yaml --toml --vars --export -l|--limit= --playbook-dir=
+			-v|--verbose --version -h|--help`),
+		unknowns("inventory source may be an executable script", `-i|--inventory|--inventory-file=`),
+		execs("vault password source may be an executable script", `--vault-id= --vault-password-file|--vault-pass-file=`),
+		unknowns("asks a person for a password", `-J|--ask-vault-password|--ask-vault-pass`),
+		writes(RiskLow, "writes a file", `--output=`),
+		writes(RiskLow, "clears the inventory cache", `--flush-cache`),
+	),
+	check: func(c *classifier, k *call) {
+		if !k.p.hasAny("list", "host", "graph", "version", "help") {
+			c.unknown("ansible-inventory", "no listing mode")
+			return
+		}
+		c.readOnly(k)
+	},
+}
