@@ -1,0 +1,291 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/vigilops/vigil/policy"
+)
+
+// Context compaction (SPEC A10). The stored session keeps every message;
+// only the prompt sent to the model is bounded:
+//
+//  1. Always: a tool result older than the last two tool-call turns and
+//     longer than 300 characters is replaced by its facts (or, with none, a
+//     short head of it), deterministically, so the same history always
+//     gives the same prompt.
+//  2. Over the budget (llm.context_budget_tokens): only the last turn is
+//     kept verbatim.
+//  3. Still over: the oldest tool exchanges (a call message and its results)
+//     are left out, oldest first; the known-facts block keeps what they
+//     found.
+//  4. Still over: the largest remaining results are cut to fit.
+//
+// Never shortened or left out: the user's messages (questions, vigil's
+// context blocks, verification prompts), the assistant's answers, and the
+// exchanges that hold a write or a policy decision (approvals, denials,
+// blocks), so approvals and the verification state stay in view.
+
+const (
+	// DefaultContextBudget is the default prompt budget in tokens.
+	DefaultContextBudget = 24000
+	compactKeepTurns     = 2
+	compactMinChars      = 300
+	compactHeadChars     = 200
+	// squeezeFloor is the least a result is cut down to in stage 4.
+	squeezeFloor = 400
+)
+
+// compactedMarker starts every shortened result.
+const compactedMarker = "[vigil shortened this result"
+
+// compaction is one prompt being fitted to the budget.
+type compaction struct {
+	tc      TokenCounter
+	msgs    []Message
+	tokens  []int
+	total   int
+	turns   []int // index of each assistant message with tool calls
+	owner   []int // per message: its turn (an index into turns), or -1
+	protect []bool
+	dropped []bool
+}
+
+// compactHistory returns the history as the prompt carries it: compacted
+// so that fixed (the system prompt, tools and anything else sent with it)
+// plus the history stays within the budget where that can be done without
+// leaving out what must stay.
+func (a *Agent) compactHistory(hist []Message, fixed int) []Message {
+	budget := a.cfg.ContextBudgetTokens
+	if budget < 0 || len(hist) == 0 {
+		return hist
+	}
+	c := a.newCompaction(hist)
+	c.shorten(compactKeepTurns)
+	if fixed+c.total > budget {
+		c.shorten(1)
+	}
+	if fixed+c.total > budget {
+		c.drop(budget - fixed)
+	}
+	if fixed+c.total > budget {
+		c.squeeze(budget - fixed)
+	}
+	if fixed+c.total > budget {
+		a.log.Warn("prompt over the context budget after compaction: what must stay does not fit",
+			"tokens", fixed+c.total, "budget", budget)
+	}
+	return c.result()
+}
+
+func (a *Agent) newCompaction(hist []Message) *compaction {
+	kinds := map[string]policy.ActionKinds{}
+	for _, sp := range a.tools.Specs() {
+		kinds[sp.Name] = sp.Kinds
+	}
+	writes := func(call ToolCall) bool {
+		k, ok := kinds[call.Name]
+		return !ok || k.KindOf(callInfoOf(call).Action) == policy.KindWrite
+	}
+	c := &compaction{
+		tc:      a.counter,
+		msgs:    slices.Clone(hist),
+		tokens:  make([]int, len(hist)),
+		owner:   make([]int, len(hist)),
+		protect: make([]bool, len(hist)),
+		dropped: make([]bool, len(hist)),
+	}
+	cur := -1
+	var calls map[string]ToolCall
+	for i, m := range c.msgs {
+		c.tokens[i] = messageTokens(c.tc, m)
+		c.total += c.tokens[i]
+		c.owner[i] = -1
+		switch m.Role {
+		case RoleAssistant:
+			cur = -1
+			if len(m.ToolCalls) == 0 {
+				continue
+			}
+			c.turns = append(c.turns, i)
+			cur = len(c.turns) - 1
+			c.owner[i] = cur
+			calls = map[string]ToolCall{}
+			for _, tc := range m.ToolCalls {
+				calls[tc.ID] = tc
+				if writes(tc) {
+					c.protect[i] = true
+				}
+			}
+		case RoleTool:
+			call, ok := calls[m.ToolCallID]
+			if cur < 0 || !ok {
+				continue
+			}
+			c.owner[i] = cur
+			if writes(call) || strings.Contains(m.Content, `"blocked":true`) {
+				c.protect[i] = true
+				c.protect[c.turns[cur]] = true // the whole exchange stays
+			}
+		default:
+			cur = -1
+		}
+	}
+	return c
+}
+
+func (c *compaction) set(i int, content string) {
+	c.msgs[i].Content = content
+	c.total -= c.tokens[i]
+	c.tokens[i] = messageTokens(c.tc, c.msgs[i])
+	c.total += c.tokens[i]
+}
+
+// shorten replaces the long results of every turn but the last keep.
+func (c *compaction) shorten(keep int) {
+	limit := len(c.turns) - keep
+	for i, m := range c.msgs {
+		if m.Role != RoleTool || c.owner[i] < 0 || c.owner[i] >= limit || c.protect[i] {
+			continue
+		}
+		if len(m.Content) <= compactMinChars || strings.HasPrefix(m.Content, compactedMarker) {
+			continue
+		}
+		call := c.callOf(i)
+		c.set(i, compactResult(call, m.Content))
+	}
+}
+
+func (c *compaction) callOf(i int) ToolCall {
+	for _, tc := range c.msgs[c.turns[c.owner[i]]].ToolCalls {
+		if tc.ID == c.msgs[i].ToolCallID {
+			return tc
+		}
+	}
+	return ToolCall{ID: c.msgs[i].ToolCallID, Name: c.msgs[i].Name}
+}
+
+// drop leaves out whole exchanges, oldest first, until the history fits in
+// room tokens; never the last turn nor a protected exchange.
+func (c *compaction) drop(room int) {
+	for t := 0; t < len(c.turns)-1 && c.total > room; t++ {
+		at := c.turns[t]
+		if c.protect[at] {
+			continue
+		}
+		for i := at; i < len(c.msgs); i++ {
+			if c.owner[i] != t {
+				if i > at {
+					break
+				}
+				continue
+			}
+			if i == at && strings.TrimSpace(c.msgs[i].Content) != "" {
+				// Keep what the model said; only its calls go.
+				c.msgs[i].ToolCalls = nil
+				c.owner[i] = -1
+				c.total -= c.tokens[i]
+				c.tokens[i] = messageTokens(c.tc, c.msgs[i])
+				c.total += c.tokens[i]
+				continue
+			}
+			c.dropped[i] = true
+			c.total -= c.tokens[i]
+			c.tokens[i] = 0
+		}
+	}
+}
+
+// squeeze cuts the largest unprotected results, the newest included, until
+// the history fits in room tokens or nothing is left to cut.
+func (c *compaction) squeeze(room int) {
+	orig := map[int]string{}
+	keepOf := map[int]int{}
+	for c.total > room {
+		big := -1
+		for i, m := range c.msgs {
+			if m.Role != RoleTool || c.dropped[i] || c.protect[i] || len(m.Content) <= squeezeFloor {
+				continue
+			}
+			if k, ok := keepOf[i]; ok && k <= squeezeFloor {
+				continue // cut as far as it goes
+			}
+			if big < 0 || c.tokens[i] > c.tokens[big] {
+				big = i
+			}
+		}
+		if big < 0 {
+			return
+		}
+		if _, ok := orig[big]; !ok {
+			orig[big] = c.msgs[big].Content
+			keepOf[big] = len(orig[big])
+		}
+		over := c.total - room
+		// Bytes per token of this text, to aim the cut; the note the cut
+		// leaves costs a little too.
+		ratio := max(1, len(c.msgs[big].Content)/max(1, c.tokens[big]))
+		keepOf[big] = max(squeezeFloor, keepOf[big]-(over+24)*ratio)
+		c.set(big, cutMiddle(orig[big], keepOf[big]))
+	}
+}
+
+func (c *compaction) result() []Message {
+	out := make([]Message, 0, len(c.msgs))
+	for i, m := range c.msgs {
+		if !c.dropped[i] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// compactResult is the short form of a tool result: the call, how it
+// ended, and its facts, or the start of the result when it has none.
+func compactResult(call ToolCall, content string) string {
+	ci := callInfoOf(call)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s of %d bytes to save context; call the tool again for the full output] %s", compactedMarker, len(content), ci.describe())
+	var env resultEnvelope
+	status := "ended"
+	if err := json.Unmarshal([]byte(content), &env); err == nil {
+		switch {
+		case env.OK:
+			status = "ok"
+		case env.Error != nil:
+			status = "error " + env.Error.Code
+		}
+	}
+	b.WriteString(" → " + status)
+	facts := extractFacts(ci, content)
+	if len(facts) == 0 {
+		b.WriteString("\nstart: " + clip(content, compactHeadChars))
+		return b.String()
+	}
+	b.WriteString("\nfacts:")
+	for _, f := range facts {
+		fmt.Fprintf(&b, "\n- %s: %s", f.Key, f.Value)
+	}
+	return b.String()
+}
+
+// cutMiddle keeps about keep bytes of s: its start and its end, where the
+// news usually is (the last lines of a log).
+func cutMiddle(s string, keep int) string {
+	if len(s) <= keep {
+		return s
+	}
+	head := keep * 3 / 5
+	for head > 0 && !isRuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - (keep - head)
+	for tail < len(s) && !isRuneStart(s[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s\n[vigil cut %d bytes here to fit the context budget]\n%s", s[:head], tail-head, s[tail:])
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
