@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
 )
 
 // Context compaction (SPEC A10). The stored session keeps every message;
@@ -38,8 +39,8 @@ const (
 	squeezeFloor = 400
 )
 
-// compactedMarker starts every shortened result.
-const compactedMarker = "[vigil shortened this result"
+// compactedKey is the meta key of a shortened result.
+const compactedKey = "compacted"
 
 // compaction is one prompt being fitted to the budget.
 type compaction struct {
@@ -51,6 +52,8 @@ type compaction struct {
 	owner   []int // per message: its turn (an index into turns), or -1
 	protect []bool
 	dropped []bool
+	// short marks results already replaced by their short form.
+	short []bool
 }
 
 // compactHistory returns the history as the prompt carries it: compacted
@@ -96,6 +99,7 @@ func (a *Agent) newCompaction(hist []Message) *compaction {
 		owner:   make([]int, len(hist)),
 		protect: make([]bool, len(hist)),
 		dropped: make([]bool, len(hist)),
+		short:   make([]bool, len(hist)),
 	}
 	cur := -1
 	var calls map[string]ToolCall
@@ -150,11 +154,13 @@ func (c *compaction) shorten(keep int) {
 		if m.Role != RoleTool || c.owner[i] < 0 || c.owner[i] >= limit || c.protect[i] {
 			continue
 		}
-		if len(m.Content) <= compactMinChars || strings.HasPrefix(m.Content, compactedMarker) {
+		if len(m.Content) <= compactMinChars || c.short[i] {
 			continue
 		}
-		call := c.callOf(i)
-		c.set(i, compactResult(call, m.Content))
+		if short := compactResult(c.callOf(i), m.Content); len(short) < len(m.Content) {
+			c.set(i, short)
+		}
+		c.short[i] = true
 	}
 }
 
@@ -242,33 +248,33 @@ func (c *compaction) result() []Message {
 	return out
 }
 
-// compactResult is the short form of a tool result: the call, how it
-// ended, and its facts, or the start of the result when it has none.
+// compactResult is the short form of a tool result, still an envelope
+// (SPEC T1): how the call ended, its facts (or, with none, the start of the
+// result), and a note in meta saying it was shortened.
 func compactResult(call ToolCall, content string) string {
 	ci := callInfoOf(call)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s of %d bytes to save context; call the tool again for the full output] %s", compactedMarker, len(content), ci.describe())
+	out := tools.Envelope{Meta: map[string]any{
+		compactedKey: fmt.Sprintf("vigil shortened this result of %d bytes to save context; call the tool again for the full output", len(content)),
+		"call":       ci.describe(),
+	}}
 	var env resultEnvelope
-	status := "ended"
 	if err := json.Unmarshal([]byte(content), &env); err == nil {
-		switch {
-		case env.OK:
-			status = "ok"
-		case env.Error != nil:
-			status = "error " + env.Error.Code
+		out.OK = env.OK
+		if e := env.Error; e != nil {
+			out.Error = &tools.ErrorInfo{Code: policy.Code(e.Code), Message: clip(e.Message, compactHeadChars), Blocked: e.Blocked, Failed: !e.Blocked}
 		}
 	}
-	b.WriteString(" → " + status)
 	facts := extractFacts(ci, content)
 	if len(facts) == 0 {
-		b.WriteString("\nstart: " + clip(content, compactHeadChars))
-		return b.String()
+		out.Data = map[string]any{"start": clip(content, compactHeadChars)}
+		return out.JSON()
 	}
-	b.WriteString("\nfacts:")
-	for _, f := range facts {
-		fmt.Fprintf(&b, "\n- %s: %s", f.Key, f.Value)
+	lines := make([]string, len(facts))
+	for i, f := range facts {
+		lines[i] = f.Key + ": " + f.Value
 	}
-	return b.String()
+	out.Data = map[string]any{"facts": lines}
+	return out.JSON()
 }
 
 // cutMiddle keeps about keep bytes of s: its start and its end, where the

@@ -60,6 +60,18 @@ func investigationHistory() []Message {
 	return h
 }
 
+// compacted reports whether a result is in its short form, which is still
+// an envelope.
+func compacted(t *testing.T, content string) bool {
+	t.Helper()
+	var env tools.Envelope
+	if err := json.Unmarshal([]byte(content), &env); err != nil {
+		t.Fatalf("result is not an envelope: %v\n%s", err, content)
+	}
+	_, ok := env.Meta[compactedKey]
+	return ok
+}
+
 func contentOf(h []Message, callID string) (string, bool) {
 	for _, m := range h {
 		if m.Role == RoleTool && m.ToolCallID == callID {
@@ -120,7 +132,7 @@ func TestCompactionKeepsLastTurnsVerbatim(t *testing.T) {
 	checkPairs(t, out)
 	for _, id := range []string{"r1", "r3", "r5"} {
 		c, _ := contentOf(out, id)
-		if !strings.HasPrefix(c, compactedMarker) {
+		if !compacted(t, c) {
 			t.Errorf("result %s older than two turns is not compacted: %.80s", id, c)
 		}
 		if !strings.Contains(c, "errors localhost") {
@@ -159,10 +171,10 @@ func TestCompactionOrderingUnderPressure(t *testing.T) {
 	a := newTestAgent(t, Config{ContextBudgetTokens: stage1 - 10})
 	out := a.compactHistory(h, 0)
 	checkPairs(t, out)
-	if c, _ := contentOf(out, "r6"); !strings.HasPrefix(c, compactedMarker) {
+	if c, _ := contentOf(out, "r6"); !compacted(t, c) {
 		t.Fatal("stage 2 did not compact the second-to-last turn")
 	}
-	if c, _ := contentOf(out, "r7"); strings.HasPrefix(c, compactedMarker) {
+	if c, _ := contentOf(out, "r7"); compacted(t, c) {
 		t.Fatal("stage 2 compacted the last turn")
 	}
 	if _, ok := contentOf(out, "r1"); !ok {
