@@ -35,13 +35,14 @@ func TestRenderGolden(t *testing.T) {
 		"trace_truncated": Render(bot.Reply{Kind: bot.ReplyTrace, Trace: &bot.Trace{Tool: "read", Action: "exec", Target: "web1",
 			Command: "cat big.log", Outcome: bot.OutcomeFailed, Code: "EXECUTION_FAILED", Message: "command exited with status 1",
 			Duration: time.Second, Output: long, Truncated: true, FullOutput: strings.Repeat(long, 100)}}),
-		"answer":        Render(bot.Reply{Kind: bot.ReplyAnswer, Text: "nginx is up.\nLoad is low."}),
-		"notice":        Render(bot.Reply{Kind: bot.ReplyNotice, Text: "Stopping."}),
-		"error":         Render(bot.Reply{Kind: bot.ReplyError, Text: "The model is unavailable right now.", ErrorID: "E1234abcd"}),
-		"card_pending":  RenderCard(card),
-		"card_approved": RenderCard(approved),
-		"card_denied":   RenderCard(denied),
-		"card_expired":  RenderCard(expired),
+		"answer":          Render(bot.Reply{Kind: bot.ReplyAnswer, Text: "nginx is up.\nLoad is low."}),
+		"answer_feedback": Render(bot.Reply{Kind: bot.ReplyAnswer, Text: "nginx was down because its config did not parse.", RunID: "run-1"}),
+		"notice":          Render(bot.Reply{Kind: bot.ReplyNotice, Text: "Stopping."}),
+		"error":           Render(bot.Reply{Kind: bot.ReplyError, Text: "The model is unavailable right now.", ErrorID: "E1234abcd"}),
+		"card_pending":    RenderCard(card),
+		"card_approved":   RenderCard(approved),
+		"card_denied":     RenderCard(denied),
+		"card_expired":    RenderCard(expired),
 	}
 	for name, got := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -36,7 +36,7 @@ func startE2E(t *testing.T, script func(file string) []modeltest.Step) *e2e {
 
 // startE2EWith is startE2E; aliceOperator false leaves the operators to the
 // approvers, that is to power level 50 and up.
-func startE2EWith(t *testing.T, script func(file string) []modeltest.Step, aliceOperator bool) *e2e {
+func startE2EWith(t *testing.T, script func(file string) []modeltest.Step, aliceOperator bool, mutate ...func(*testkit.Options)) *e2e {
 	t.Helper()
 	h := matrix.NewE2EHarness(t)
 	a, err := matrix.New(h.Config(t.TempDir()))
@@ -50,7 +50,7 @@ func startE2EWith(t *testing.T, script func(file string) []modeltest.Step, alice
 	if aliceOperator {
 		operators = []string{string(h.Alice().UserID)}
 	}
-	st := testkit.Start(t, testkit.Options{
+	opts := testkit.Options{
 		Adapter: a,
 		Model:   model,
 		Channels: []policy.ChannelPolicy{{
@@ -62,7 +62,11 @@ func startE2EWith(t *testing.T, script func(file string) []modeltest.Step, alice
 			// someone who is not in the room.
 			Approvers: []string{"@nobody:localhost"},
 		}},
-	})
+	}
+	for _, m := range mutate {
+		m(&opts)
+	}
+	st := testkit.Start(t, opts)
 	select {
 	case <-a.Ready():
 	case <-time.After(30 * time.Second):

@@ -38,7 +38,7 @@ type e2e struct {
 	st    *testkit.Stack
 }
 
-func startE2E(t *testing.T, mode string) *e2e {
+func startE2E(t *testing.T, mode string, mutate ...func(*testkit.Options)) *e2e {
 	t.Helper()
 	fake := slackfake.New(t, slackfake.WithPingInterval(200*time.Millisecond))
 	fake.AddUser(slackfake.User{ID: e2eAlice, Name: "alice"})
@@ -55,14 +55,18 @@ func startE2E(t *testing.T, mode string) *e2e {
 	}
 	slack.SetPacing(a, 50*time.Millisecond)
 	model := modeltest.New(t)
-	st := testkit.Start(t, testkit.Options{
+	opts := testkit.Options{
 		Adapter: a,
 		Model:   model,
 		Channels: []policy.ChannelPolicy{{
 			Match: "slack:" + e2eChan, Level: policy.LevelControlled,
 			Operators: []string{e2eAlice}, Approvers: []string{"usergroup:S0ONCALL"},
 		}},
-	})
+	}
+	for _, m := range mutate {
+		m(&opts)
+	}
+	st := testkit.Start(t, opts)
 	select {
 	case <-a.Ready():
 	case <-time.After(e2eWait):
