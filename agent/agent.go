@@ -116,6 +116,7 @@ type Agent struct {
 	checkpoint func(ctx context.Context, s *Session) error
 	gate       *policy.Gate
 	counter    TokenCounter
+	prompt     *promptCache
 	now        func() time.Time
 	log        *slog.Logger
 }
@@ -165,6 +166,7 @@ func New(model Model, reg Registry, cfg Config, opts ...Option) *Agent {
 	if a.counter == nil {
 		a.counter = NewTokenCounter(a.cfg.Model)
 	}
+	a.prompt = newPromptCache(a)
 	return a
 }
 

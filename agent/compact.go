@@ -3,8 +3,10 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
@@ -44,13 +46,16 @@ const compactedKey = "compacted"
 
 // compaction is one prompt being fitted to the budget.
 type compaction struct {
-	tc      TokenCounter
-	msgs    []Message
-	tokens  []int
-	total   int
-	turns   []int // index of each assistant message with tool calls
-	owner   []int // per message: its turn (an index into turns), or -1
-	protect []bool
+	tc     TokenCounter
+	cache  *promptCache
+	msgs   []Message
+	tokens []int
+	total  int
+	kinds  map[string]policy.ActionKinds
+	turns  []int // index of each assistant message with tool calls
+	owner  []int // per message: its turn (an index into turns), or -1
+	// protect memoises protected: 1 yes, -1 no, 0 not yet known.
+	protect []int8
 	dropped []bool
 	// short marks results already replaced by their short form.
 	short []bool
@@ -63,6 +68,9 @@ type compaction struct {
 func (a *Agent) compactHistory(hist []Message, fixed int) []Message {
 	budget := a.cfg.ContextBudgetTokens
 	if budget < 0 || len(hist) == 0 {
+		return hist
+	}
+	if a.fitsUntouched(hist, fixed, budget) {
 		return hist
 	}
 	c := a.newCompaction(hist)
@@ -83,26 +91,40 @@ func (a *Agent) compactHistory(hist []Message, fixed int) []Message {
 	return c.result()
 }
 
+// fitsUntouched reports the common case of a short conversation: no turn
+// old enough to shorten, and within the budget.
+func (a *Agent) fitsUntouched(hist []Message, fixed, budget int) bool {
+	turns, total := 0, fixed
+	for _, m := range hist {
+		if m.Role == RoleAssistant && len(m.ToolCalls) > 0 {
+			turns++
+			if turns > compactKeepTurns {
+				return false
+			}
+		}
+		total += messageTokens(a.counter, m)
+	}
+	return total <= budget
+}
+
 func (a *Agent) newCompaction(hist []Message) *compaction {
 	kinds := map[string]policy.ActionKinds{}
 	for _, sp := range a.tools.Specs() {
 		kinds[sp.Name] = sp.Kinds
 	}
-	writes := func(call ToolCall) bool {
-		k, ok := kinds[call.Name]
-		return !ok || k.KindOf(callInfoOf(call).Action) == policy.KindWrite
-	}
 	c := &compaction{
 		tc:      a.counter,
+		cache:   a.prompt,
+		kinds:   kinds,
 		msgs:    slices.Clone(hist),
 		tokens:  make([]int, len(hist)),
 		owner:   make([]int, len(hist)),
-		protect: make([]bool, len(hist)),
+		protect: make([]int8, len(hist)),
 		dropped: make([]bool, len(hist)),
 		short:   make([]bool, len(hist)),
 	}
 	cur := -1
-	var calls map[string]ToolCall
+	var calls map[string]bool
 	for i, m := range c.msgs {
 		c.tokens[i] = messageTokens(c.tc, m)
 		c.total += c.tokens[i]
@@ -116,28 +138,53 @@ func (a *Agent) newCompaction(hist []Message) *compaction {
 			c.turns = append(c.turns, i)
 			cur = len(c.turns) - 1
 			c.owner[i] = cur
-			calls = map[string]ToolCall{}
+			calls = map[string]bool{}
 			for _, tc := range m.ToolCalls {
-				calls[tc.ID] = tc
-				if writes(tc) {
-					c.protect[i] = true
-				}
+				calls[tc.ID] = true
 			}
 		case RoleTool:
-			call, ok := calls[m.ToolCallID]
-			if cur < 0 || !ok {
-				continue
-			}
-			c.owner[i] = cur
-			if writes(call) || strings.Contains(m.Content, `"blocked":true`) {
-				c.protect[i] = true
-				c.protect[c.turns[cur]] = true // the whole exchange stays
+			if cur >= 0 && calls[m.ToolCallID] {
+				c.owner[i] = cur
 			}
 		default:
 			cur = -1
 		}
 	}
 	return c
+}
+
+// writes reports whether a call changes something, by its tool's declared
+// kinds; an unknown tool does.
+func (c *compaction) writes(call ToolCall) bool {
+	k, ok := c.kinds[call.Name]
+	return !ok || k.KindOf(callInfoOf(call).Action) == policy.KindWrite
+}
+
+// protected reports whether message i must stay as it is: a result of a
+// write or a policy decision, or for a call message, an exchange holding
+// one.
+func (c *compaction) protected(i int) bool {
+	if c.protect[i] != 0 {
+		return c.protect[i] > 0
+	}
+	p := false
+	m := c.msgs[i]
+	switch {
+	case m.Role == RoleTool && c.owner[i] >= 0:
+		p = c.writes(c.callOf(i)) || strings.Contains(m.Content, `"blocked":true`)
+	case m.Role == RoleAssistant && c.owner[i] >= 0:
+		for _, tc := range m.ToolCalls {
+			p = p || c.writes(tc)
+		}
+		for j := i + 1; !p && j < len(c.msgs) && c.owner[j] == c.owner[i]; j++ {
+			p = c.protected(j)
+		}
+	}
+	c.protect[i] = -1
+	if p {
+		c.protect[i] = 1
+	}
+	return p
 }
 
 func (c *compaction) set(i int, content string) {
@@ -151,13 +198,13 @@ func (c *compaction) set(i int, content string) {
 func (c *compaction) shorten(keep int) {
 	limit := len(c.turns) - keep
 	for i, m := range c.msgs {
-		if m.Role != RoleTool || c.owner[i] < 0 || c.owner[i] >= limit || c.protect[i] {
+		if m.Role != RoleTool || c.owner[i] < 0 || c.owner[i] >= limit || len(m.Content) <= compactMinChars || c.short[i] {
 			continue
 		}
-		if len(m.Content) <= compactMinChars || c.short[i] {
+		if c.protected(i) {
 			continue
 		}
-		if short := compactResult(c.callOf(i), m.Content); len(short) < len(m.Content) {
+		if short := c.shortForm(c.callOf(i), m.Content); len(short) < len(m.Content) {
 			c.set(i, short)
 		}
 		c.short[i] = true
@@ -178,7 +225,7 @@ func (c *compaction) callOf(i int) ToolCall {
 func (c *compaction) drop(room int) {
 	for t := 0; t < len(c.turns)-1 && c.total > room; t++ {
 		at := c.turns[t]
-		if c.protect[at] {
+		if c.protected(at) {
 			continue
 		}
 		for i := at; i < len(c.msgs); i++ {
@@ -212,7 +259,7 @@ func (c *compaction) squeeze(room int) {
 	for c.total > room {
 		big := -1
 		for i, m := range c.msgs {
-			if m.Role != RoleTool || c.dropped[i] || c.protect[i] || len(m.Content) <= squeezeFloor {
+			if m.Role != RoleTool || c.dropped[i] || len(m.Content) <= squeezeFloor || c.protected(i) {
 				continue
 			}
 			if k, ok := keepOf[i]; ok && k <= squeezeFloor {
@@ -246,6 +293,63 @@ func (c *compaction) result() []Message {
 		}
 	}
 	return out
+}
+
+// shortForm is compactResult, remembered: the same old results are
+// shortened again for every model call of a conversation.
+func (c *compaction) shortForm(call ToolCall, content string) string {
+	if c.cache == nil {
+		return compactResult(call, content)
+	}
+	return c.cache.short(call, content)
+}
+
+// promptCache holds what building prompts computes again and again: the
+// tokens of the tool specs (fixed once the registry is built) and the short
+// forms of old results. It is bounded and safe for concurrent use.
+type promptCache struct {
+	specTokens func() int
+	seed       maphash.Seed
+	mu         sync.Mutex
+	shorts     map[uint64]string
+}
+
+// shortCacheSize bounds the short forms remembered.
+const shortCacheSize = 1024
+
+func newPromptCache(a *Agent) *promptCache {
+	return &promptCache{
+		specTokens: sync.OnceValue(func() int { return toolsTokens(a.counter, a.tools.Specs()) }),
+		seed:       maphash.MakeSeed(),
+		shorts:     map[uint64]string{},
+	}
+}
+
+func (p *promptCache) short(call ToolCall, content string) string {
+	var h maphash.Hash
+	h.SetSeed(p.seed)
+	h.WriteString(call.ID)
+	h.WriteByte(0)
+	h.WriteString(call.Name)
+	h.WriteByte(0)
+	h.WriteString(call.Arguments)
+	h.WriteByte(0)
+	h.WriteString(content)
+	key := h.Sum64()
+	p.mu.Lock()
+	s, ok := p.shorts[key]
+	p.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = compactResult(call, content)
+	p.mu.Lock()
+	if len(p.shorts) >= shortCacheSize {
+		clear(p.shorts)
+	}
+	p.shorts[key] = s
+	p.mu.Unlock()
+	return s
 }
 
 // compactResult is the short form of a tool result, still an envelope

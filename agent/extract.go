@@ -133,15 +133,21 @@ type resultEnvelope struct {
 // received it (redacted), so a fact never holds a secret the model could
 // not see. It returns at most maxFactsPerResult facts.
 func extractFacts(ci callInfo, content string) []Fact {
-	var env resultEnvelope
+	var env struct {
+		OK    bool `json:"ok"`
+		Data  any  `json:"data"`
+		Error *struct {
+			Code    string         `json:"code"`
+			Message string         `json:"message"`
+			Blocked bool           `json:"blocked"`
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	}
 	if err := json.Unmarshal([]byte(content), &env); err != nil {
 		return nil
 	}
+	data, _ := env.Data.(map[string]any) // data that is not an object says nothing here
 	x := &extraction{ci: ci}
-	var data map[string]any
-	if len(env.Data) > 0 {
-		_ = json.Unmarshal(env.Data, &data)
-	}
 	if env.Error != nil {
 		if env.Error.Blocked {
 			return nil // a policy decision, not something learned about the world
@@ -371,6 +377,27 @@ var (
 	reColumns  = regexp.MustCompile(`\S+(?: \S+)*`)
 )
 
+// errorStems are the lower-case stems of reErrWord's words: a line with
+// none of them cannot match it.
+var errorStems = []string{"err", "fatal", "panic", "fail", "exception", "refused", "denied", "time", "oom",
+	"out of memory", "killed", "unreachable", "cannot", "segfault", "traceback", "critical", "emerg"}
+
+// mayReportError is a cheap test before reErrWord.
+func mayReportError(line string) bool {
+	l := strings.ToLower(line)
+	for _, s := range errorStems {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasUnitSuffix(line string) bool {
+	return strings.Contains(line, ".service") || strings.Contains(line, ".socket") ||
+		strings.Contains(line, ".timer") || strings.Contains(line, ".mount")
+}
+
 // healthyStatus reports a workload status that needs no attention.
 func healthyStatus(s string) bool {
 	s = strings.ToLower(s)
@@ -400,23 +427,32 @@ func scanOutput(x *extraction, target, text string) {
 	}
 	errs := map[string]*errLine{}
 	for i, line := range lines {
-		if m := reUnit.FindStringSubmatch(line); m != nil && unit == "" {
-			unit = m[1]
-		}
-		if m := reActive.FindStringSubmatch(line); m != nil {
-			u := unit
-			if u == "" {
-				u = serviceOf(x.ci)
+		// Each pattern runs only on lines that can match it: most lines
+		// of most outputs match none.
+		if unit == "" && hasUnitSuffix(line) {
+			if m := reUnit.FindStringSubmatch(line); m != nil {
+				unit = m[1]
 			}
-			x.add(FactService, "service "+target+" "+u, m[1])
-			continue
+		}
+		if strings.Contains(line, "Active:") {
+			if m := reActive.FindStringSubmatch(line); m != nil {
+				u := unit
+				if u == "" {
+					u = serviceOf(x.ci)
+				}
+				x.add(FactService, "service "+target+" "+u, m[1])
+				continue
+			}
 		}
 		if versions < 3 {
-			if m := reVersion.FindStringSubmatch(line); m != nil {
-				prog := programOf(x.ci)
-				x.add(FactVersion, "version "+target+" "+prog, m[1])
+			var m []string
+			if strings.Contains(line, "ersion") || strings.Contains(line, "ERSION") {
+				m = reVersion.FindStringSubmatch(line)
+			}
+			if m != nil {
+				x.add(FactVersion, "version "+target+" "+programOf(x.ci), m[1])
 				versions++
-			} else {
+			} else if strings.IndexByte(line, '/') >= 0 {
 				for _, m := range reProgVer.FindAllStringSubmatch(line, 2) {
 					if p := strings.ToUpper(m[1]); p == "HTTP" || p == "TLS" || p == "SSL" {
 						continue
@@ -437,22 +473,28 @@ func scanOutput(x *extraction, target, text string) {
 				}
 			}
 		}
-		if m := reDisk.FindStringSubmatch(line); m != nil {
-			pct, _ := strconv.Atoi(m[1])
-			if pct >= 85 {
-				disks = append(disks, m[2]+" "+m[1]+"%")
+		if strings.IndexByte(line, '%') >= 0 {
+			if m := reDisk.FindStringSubmatch(line); m != nil {
+				pct, _ := strconv.Atoi(m[1])
+				if pct >= 85 {
+					disks = append(disks, m[2]+" "+m[1]+"%")
+				}
+				if pct > maxDisk {
+					maxDisk, maxMount = pct, m[2]
+				}
 			}
-			if pct > maxDisk {
-				maxDisk, maxMount = pct, m[2]
+		}
+		if strings.Contains(line, "load average:") {
+			if m := reLoad.FindStringSubmatch(line); m != nil {
+				x.add(FactMetric, "load "+target, m[1]+", "+m[2]+", "+m[3]+" (1, 5, 15 min)")
 			}
 		}
-		if m := reLoad.FindStringSubmatch(line); m != nil {
-			x.add(FactMetric, "load "+target, fmt.Sprintf("%s, %s, %s (1, 5, 15 min)", m[1], m[2], m[3]))
+		if strings.HasPrefix(line, "Mem:") {
+			if m := reMem.FindStringSubmatch(line); m != nil {
+				x.add(FactMetric, "memory "+target, "total "+m[1]+", used "+m[2]+", free "+m[3])
+			}
 		}
-		if m := reMem.FindStringSubmatch(line); m != nil {
-			x.add(FactMetric, "memory "+target, fmt.Sprintf("total %s, used %s, free %s", m[1], m[2], m[3]))
-		}
-		if reErrWord.MatchString(line) {
+		if mayReportError(line) && reErrWord.MatchString(line) {
 			body := strings.TrimSpace(line)
 			body = rePrefixTS.ReplaceAllString(body, "")
 			body = reSyslogID.ReplaceAllString(body, "")

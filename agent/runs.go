@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/vigilops/vigil/policy"
@@ -136,17 +135,26 @@ func (a *Agent) recordRun(s *Session) {
 			rec.Answer, rec.Answered = last.Content, true
 		}
 	}
+	kinds := map[string]policy.ActionKinds{}
+	for _, sp := range a.tools.Specs() {
+		kinds[sp.Name] = sp.Kinds
+	}
 	steps := map[string]int{}
 	for _, m := range s.History[from:] {
 		switch {
 		case m.Role == RoleAssistant:
 			for _, c := range m.ToolCalls {
 				steps[c.ID] = len(rec.Steps)
-				rec.Steps = append(rec.Steps, a.stepOf(c))
+				rec.Steps = append(rec.Steps, a.stepOf(kinds, c))
 			}
 		case m.Role == RoleTool:
 			if i, ok := steps[m.ToolCallID]; ok {
-				var env resultEnvelope
+				var env struct {
+					OK    bool `json:"ok"`
+					Error *struct {
+						Code string `json:"code"`
+					} `json:"error"`
+				}
 				if json.Unmarshal([]byte(m.Content), &env) == nil {
 					rec.Steps[i].OK = env.OK
 					if env.Error != nil {
@@ -162,19 +170,18 @@ func (a *Agent) recordRun(s *Session) {
 	}
 }
 
-// stepOf describes a call as the tool reads it.
-func (a *Agent) stepOf(c ToolCall) Step {
-	st := Step{CallID: c.ID, Tool: c.Name, Kind: policy.KindWrite}
-	p, blk := a.tools.Propose(c.Name, json.RawMessage(c.Arguments))
-	if blk != nil {
-		ci := callInfoOf(c)
-		st.Action, st.Target, st.Command = ci.Action, ci.Target, ci.what()
-		return st
+// stepOf describes a call by its arguments and its tool's declared kinds.
+func (a *Agent) stepOf(kinds map[string]policy.ActionKinds, c ToolCall) Step {
+	ci := callInfoOf(c)
+	st := Step{CallID: c.ID, Tool: c.Name, Action: ci.Action, Target: ci.Target, Command: ci.Command, Kind: policy.KindWrite}
+	if k, ok := kinds[c.Name]; ok {
+		st.Kind = k.KindOf(ci.Action)
 	}
-	st.Action, st.Kind, st.Target = p.Name, p.Kind, p.Target
-	st.Command = strings.TrimSpace(p.Command)
 	if st.Command == "" {
-		st.Command = p.Summary
+		st.Command = ci.what()
+	}
+	if st.Command == "" {
+		st.Command = ci.Query
 	}
 	return st
 }

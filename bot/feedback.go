@@ -12,6 +12,7 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/policy/redact"
 	"github.com/vigilops/vigil/tools"
 )
 
@@ -162,6 +163,8 @@ func (b *Bot) offerRunbook(ctx context.Context, t ThreadRef, s *agent.Session, r
 		b.say(ctx, t, Reply{Kind: ReplyError, ErrorID: id, Text: "Your rating is recorded, but I could not draft a runbook from that answer."})
 		return
 	}
+	// A command the model ran may hold a secret: the file never does.
+	d.Content, d.Summary = redact.String(d.Content), redact.String(d.Summary)
 	args, err := json.Marshal(runbookArgs{Action: "save", Name: d.Name, Content: d.Content})
 	if err != nil {
 		b.log.Error("encode runbook approval", "err", err)

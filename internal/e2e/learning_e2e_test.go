@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/runbook"
+	"github.com/vigilops/vigil/tools"
 )
 
 // resolvedAnswer names a cause: it can become a runbook.
@@ -148,5 +150,51 @@ func TestRatingInReadOnlyChannel(t *testing.T) {
 	h.con.WaitFor(t, "This channel is read-only", wait)
 	if rec := h.session().RunRecord(""); len(rec.Feedback) != 1 {
 		t.Fatalf("rating not stored: %+v", rec)
+	}
+}
+
+// inventoryWithServices is the local machine with two services whose names
+// share a word, and one with a distinctive name.
+func inventoryWithServices(t *testing.T) *tools.Inventory {
+	t.Helper()
+	inv, err := tools.NewInventory([]tools.Resource{
+		{ID: "node:localhost", Name: "localhost", Kind: tools.KindNode, Node: "localhost", UID: "localhost", Reach: tools.Reach{Local: true}},
+		{ID: "service:localhost:checkout-api", Name: "checkout-api", Kind: tools.KindService, Parent: "node:localhost", Node: "localhost", UID: "checkout-api"},
+		{ID: "service:localhost:checkout-db", Name: "checkout-db", Kind: tools.KindService, Parent: "node:localhost", Node: "localhost", UID: "checkout-db"},
+		{ID: "service:localhost:jellyfin", Name: "jellyfin", Kind: tools.KindService, Parent: "node:localhost", Node: "localhost", UID: "jellyfin"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
+}
+
+// Names written without @ reach the model as context: a sure one with its
+// route, an ambiguous one as a list. Neither is resolved, so a change to
+// one proposed on that guess is refused until the model resolves it.
+func TestNamesWithoutAtAreContextNotResolution(t *testing.T) {
+	h := start(t, policy.LevelControlled, func(o *testkit.Options) { o.Inventory = inventoryWithServices(t) })
+	restart := modeltest.Call("control", testkit.Args("action", "service", "target", "jellyfin", "operation", "restart", "service", "jellyfin"))
+	getLocal := modeltest.Call("query", testkit.Args("action", "get", "resource", "localhost"))
+	h.model.Script(modeltest.Calls(getLocal), modeltest.Calls(restart), modeltest.Text("I could not restart it without resolving it first."))
+	h.ask("why is checkout slow, and please restart jelly")
+	reqs := h.model.Requests()
+	var question string
+	for _, m := range reqs[0].Messages {
+		if m.Role == "user" {
+			question = m.Content
+		}
+	}
+	mustContain(t, question, `"checkout" may mean any of: checkout-api (service:localhost:checkout-api, service), checkout-db (service:localhost:checkout-db, service)`, "the ambiguous name listed")
+	mustContain(t, question, "never change one of them on this guess", "the ambiguity warning")
+	mustContain(t, question, `"jelly" probably means service:localhost:jellyfin (service); use target "jellyfin"; routing: service:localhost:jellyfin -> node:localhost`, "the recognised name with its route")
+	results := resultsOf(t, h.lastRequest())
+	if len(results) != 2 || code(results[1]) != "STRICT_RESOLUTION" {
+		t.Fatalf("a write on a name recognised without @ was not refused for resolution: %+v", results)
+	}
+	for _, name := range []string{"jellyfin", "checkout-api", "checkout-db"} {
+		if _, ok := h.session().Policy.Context.Lookup(name, time.Now()); ok {
+			t.Fatalf("%s, only recognised in the text, is in the resolved context", name)
+		}
 	}
 }
