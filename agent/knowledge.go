@@ -31,6 +31,13 @@ type Fact struct {
 // characters of keys and values): when full, the least recently observed
 // fact goes, sparing those of the current and the previous turn while any
 // other is left. It is plain data, saved with the session.
+//
+// The facts inform the model; they never stand in for a call. SPEC A9's
+// knowledge gate (answering a repeated call from these facts) is left out
+// on purpose: a fact is what a tool said at one moment, and an answer from
+// it would look to the FSM like a fresh read, so a change could be
+// "verified" by a stale fact. Repeated calls are bounded by loop detection
+// instead (SPEC A6), and the known-facts block makes them rarer.
 type Knowledge struct {
 	Facts []Fact `json:"facts,omitempty"`
 	// Turn counts the tool-call turns learned from so far.
