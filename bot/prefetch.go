@@ -30,16 +30,20 @@ type Recognized struct {
 // recognised without @, and the runbooks that may apply.
 func (b *Bot) messageContext(s *agent.Session, m Message) string {
 	var parts []string
-	if c := b.mentionContext(s, m.Mentions); c != "" {
-		parts = append(parts, c)
-	}
+	block := b.mentionContext(s, m.Mentions)
 	var names []string
 	for _, mm := range m.Mentions {
 		names = append(names, mm.Name)
 	}
-	if c, sure := b.recognizedContext(m, len(parts) > 0); c != "" {
-		parts = append(parts, c)
+	if c, sure := b.recognizedContext(m, block != ""); c != "" {
+		if block != "" {
+			block += "\n"
+		}
+		block += c
 		names = append(names, sure...)
+	}
+	if block != "" {
+		parts = append(parts, block)
 	}
 	if b.opt.Runbooks != nil {
 		offer, err := b.opt.Runbooks.Offer(m.Text, names)
