@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/tiktoken-go/tokenizer"
+	"github.com/tiktoken-go/tokenizer/codec"
 
 	"github.com/vigilops/vigil/tools"
 )
@@ -40,12 +41,27 @@ func NewTokenCounter(model string) TokenCounter {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
 	}
-	if name != "" {
-		if c, err := tokenizer.ForModel(tokenizer.Model(name)); err == nil {
-			return newCachedCounter(codecCounter{c})
+	name = strings.TrimPrefix(name, "ft:")
+	for _, e := range encodings {
+		for _, p := range e.prefixes {
+			if strings.HasPrefix(name, p) {
+				return newCachedCounter(codecCounter{e.codec()})
+			}
 		}
 	}
 	return ByteEstimate{}
+}
+
+// encodings map model name prefixes to their tiktoken encoding, as
+// tiktoken does for chat models. Only these two vocabularies are linked
+// into the binary (about 5 MB each); older completion models count by
+// bytes.
+var encodings = []struct {
+	prefixes []string
+	codec    func() tokenizer.Codec
+}{
+	{[]string{"gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4"}, func() tokenizer.Codec { return codec.NewO200kBase() }},
+	{[]string{"gpt-4", "gpt-3.5", "gpt-35", "text-embedding-"}, func() tokenizer.Codec { return codec.NewCl100kBase() }},
 }
 
 // ByteEstimate counts a token per three bytes, rounded up: logs, JSON and
