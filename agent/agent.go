@@ -69,6 +69,15 @@ type Config struct {
 	// default: a model, often a hosted API, never receives a secret that a
 	// tool printed.
 	UnredactedModelInput bool
+	// ContextBudgetTokens bounds the prompt of each model call in tokens
+	// (llm.context_budget_tokens; default DefaultContextBudget). Old tool
+	// results are compacted to fit (compact.go). Negative turns compaction
+	// and the known-facts block off: every call resends the whole history
+	// (a baseline for benchmarks, not a setting).
+	ContextBudgetTokens int
+	// Model names the model, so prompts are counted with its tokenizer;
+	// models without a known one are estimated from bytes.
+	Model string
 }
 
 func (c Config) withDefaults() Config {
@@ -90,6 +99,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxCorrections <= 0 {
 		c.MaxCorrections = 3
 	}
+	if c.ContextBudgetTokens == 0 {
+		c.ContextBudgetTokens = DefaultContextBudget
+	}
 	return c
 }
 
@@ -109,13 +121,15 @@ type DailyBudget interface {
 // Agent runs the loop. It is safe for concurrent use by many sessions; all
 // per-run state lives in the Session and the RunEnv passed to each call.
 type Agent struct {
-	model  Model
-	tools  Registry
-	cfg    Config
-	budget DailyBudget
-	gate   *policy.Gate
-	now    func() time.Time
-	log    *slog.Logger
+	model   Model
+	tools   Registry
+	cfg     Config
+	budget  DailyBudget
+	gate    *policy.Gate
+	counter TokenCounter
+	prompt  *promptCache
+	now     func() time.Time
+	log     *slog.Logger
 }
 
 // Option configures an Agent.
@@ -130,6 +144,9 @@ func WithLogger(l *slog.Logger) Option { return func(a *Agent) { a.log = l } }
 // WithGate sets the policy gate every proposed call passes (default: the
 // strictest rules, policy.NewGate(policy.Rules{})).
 func WithGate(g *policy.Gate) Option { return func(a *Agent) { a.gate = g } }
+
+// WithTokenCounter replaces the tokenizer chosen from Config.Model.
+func WithTokenCounter(tc TokenCounter) Option { return func(a *Agent) { a.counter = tc } }
 
 // WithDailyBudget sets the shared daily token budget.
 func WithDailyBudget(b DailyBudget) Option { return func(a *Agent) { a.budget = b } }
@@ -149,6 +166,10 @@ func New(model Model, reg Registry, cfg Config, opts ...Option) *Agent {
 	if a.gate == nil {
 		a.gate = policy.NewGate(policy.Rules{})
 	}
+	if a.counter == nil {
+		a.counter = NewTokenCounter(a.cfg.Model)
+	}
+	a.prompt = newPromptCache(a)
 	return a
 }
 
@@ -256,6 +277,9 @@ func (a *Agent) Start(ctx context.Context, s *Session, in Input, env RunEnv) (Ou
 		Channel:   in.Channel,
 		Level:     in.Level,
 		StartedAt: now,
+		// For the run's record (runs.go).
+		Question:     in.Text,
+		HistoryStart: len(s.History),
 	}
 	text := in.Text
 	if in.Context != "" {
@@ -446,6 +470,7 @@ func (a *Agent) fail(ctx context.Context, s *Session, sink Sink, msg string) Out
 func (a *Agent) endRun(s *Session) {
 	if s.Run != nil {
 		s.Usage.Add(s.Run.Usage)
+		a.recordRun(s)
 	}
 	s.Run = nil
 	s.UpdatedAt = a.now()

@@ -101,6 +101,7 @@ func (a *Agent) loop(ctx context.Context, s *Session, env RunEnv) (Outcome, erro
 
 // complete makes one model call for the current history.
 func (a *Agent) complete(ctx context.Context, s *Session, textOnly bool, sink Sink) (ModelResponse, error) {
+	a.learn(s)
 	req := ModelRequest{Messages: a.messages(s, textOnly)}
 	if !textOnly && a.cfg.ToolMode == ToolModeNative {
 		req.Tools = a.tools.Specs()

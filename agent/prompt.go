@@ -36,22 +36,39 @@ func (a *Agent) systemPrompt() string {
 // textOnlyNote tells the model why it has no tools this turn.
 const textOnlyNote = "No tools are available for this turn. Give your final answer now from what you already know."
 
-// messages builds the request history. In JSON mode, tool calls and results
-// are rendered as plain text, since the model has no tool roles.
+// messages builds the request: the system prompt with the session's known
+// facts, and the history, compacted to the context budget (compact.go). In
+// JSON mode, tool calls and results are rendered as plain text, since the
+// model has no tool roles.
 func (a *Agent) messages(s *Session, textOnly bool) []Message {
+	sys := a.systemPrompt()
+	if a.cfg.ContextBudgetTokens >= 0 {
+		if facts := s.Knowledge.Render(); facts != "" {
+			sys += "\n\n" + facts
+		}
+	}
 	out := make([]Message, 0, len(s.History)+2)
-	out = append(out, Message{Role: RoleSystem, Content: a.systemPrompt()})
+	out = append(out, Message{Role: RoleSystem, Content: sys})
+	var tail []Message
+	if textOnly {
+		tail = append(tail, Message{Role: RoleUser, Content: textOnlyNote})
+	}
+	fixed := replyPriming + messageTokens(a.counter, out[0])
+	for _, m := range tail {
+		fixed += messageTokens(a.counter, m)
+	}
+	if !textOnly && a.cfg.ToolMode == ToolModeNative {
+		fixed += a.prompt.specTokens()
+	}
+	hist := a.compactHistory(s.History, fixed)
 	if a.cfg.ToolMode != ToolModeJSON {
-		out = append(out, s.History...)
+		out = append(out, hist...)
 	} else {
-		for _, m := range s.History {
+		for _, m := range hist {
 			out = append(out, jsonModeMessage(m))
 		}
 	}
-	if textOnly {
-		out = append(out, Message{Role: RoleUser, Content: textOnlyNote})
-	}
-	return out
+	return append(out, tail...)
 }
 
 func jsonModeMessage(m Message) Message {

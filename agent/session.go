@@ -18,10 +18,16 @@ type Session struct {
 	History []Message            `json:"history"`
 	Policy  *policy.SessionState `json:"policy"`
 	// Run is the run in progress; nil when the session is idle.
-	Run       *RunState `json:"run,omitempty"`
-	Usage     Usage     `json:"usage"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Run *RunState `json:"run,omitempty"`
+	// Knowledge is what vigil learned from the history's tool results
+	// (knowledge.go): the prompt's known-facts block.
+	Knowledge *Knowledge `json:"knowledge,omitempty"`
+	// Runs records the conversation's finished runs, newest last, with
+	// the feedback people gave on their answers (runs.go).
+	Runs      []RunRecord `json:"runs,omitempty"`
+	Usage     Usage       `json:"usage"`
+	CreatedAt time.Time   `json:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at"`
 }
 
 // RunState is one run: the loop working on one user message until a final
@@ -30,6 +36,10 @@ type RunState struct {
 	ID string `json:"id"`
 	// Requester is the user whose message started the run.
 	Requester string `json:"requester"`
+	// Question is the message that started the run; HistoryStart is where
+	// the run's messages begin in Session.History.
+	Question     string `json:"question,omitempty"`
+	HistoryStart int    `json:"history_start"`
 	// Role is how the role gate sees the requester (policy.Requester):
 	// decided by the bot from the channel's policy when the run starts, and
 	// again when it resumes. A run saved without one may read, not change.

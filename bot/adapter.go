@@ -29,6 +29,8 @@ package bot
 import (
 	"context"
 	"time"
+
+	"github.com/vigilops/vigil/agent"
 )
 
 // Platform names a chat platform: "console", "slack", "matrix", or a test
@@ -112,6 +114,27 @@ type Decision struct {
 	// Thread is where the decision was made.
 	Thread ThreadRef
 	At     time.Time
+}
+
+// Feedback is a person's rating of an answer: a 👍/👎 button on Slack, a
+// reaction on Matrix, "good"/"bad" in the console.
+type Feedback struct {
+	// EventID deduplicates redelivered events; may be empty.
+	EventID string
+	Thread  ThreadRef
+	// RunID names the run whose answer is rated (the Reply's RunID); ""
+	// means the thread's latest answer.
+	RunID    string
+	Rating   agent.Rating
+	User     string
+	UserName string
+	At       time.Time
+}
+
+// FeedbackHandler is the optional part of a Handler that takes feedback
+// on answers. The bot implements it; adapters find it by type assertion.
+type FeedbackHandler interface {
+	HandleFeedback(ctx context.Context, f Feedback)
 }
 
 // Handler receives inbound traffic from an adapter. Adapters call it from

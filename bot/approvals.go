@@ -299,6 +299,10 @@ func (b *Bot) approvalOutcome(outcome string) {
 // resume continues the run waiting on a decided approval.
 func (b *Bot) resume(ctx context.Context, t ThreadRef, held *heldLock, rj *resumeJob) {
 	a := rj.approval
+	if isRunbookApproval(a) {
+		b.resumeRunbook(ctx, t, rj) // no run waits on it (feedback.go)
+		return
+	}
 	s, err := b.loadSession(ctx, t)
 	if err != nil {
 		b.storeFailure(ctx, t, err)

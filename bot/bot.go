@@ -58,6 +58,9 @@ type Options struct {
 	Stores   Stores
 	Channels *Channels
 	Resolver Resolver
+	// Runbooks, when set, offers matching runbooks with each question and
+	// drafts runbooks from answers rated good (feedback.go).
+	Runbooks Runbooks
 	// ApprovalTTL is how long an approval stays open (default 10m).
 	ApprovalTTL time.Duration
 	// AuditFile, when set, receives every audit record too.

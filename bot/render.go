@@ -21,6 +21,9 @@ type Reply struct {
 	Trace *Trace
 	// ErrorID ties an error reply to the log line with the same ID.
 	ErrorID string
+	// RunID is set on an answer that ends a run: adapters that take
+	// feedback (buttons, reactions) attach their controls for that run.
+	RunID string
 }
 
 // Outcome is how a tool call ended.

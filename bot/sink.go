@@ -43,7 +43,11 @@ func (k *sink) Emit(ctx context.Context, e agent.Event) {
 	case agent.EventToolResult:
 		k.toolResult(ctx, e)
 	case agent.EventFinalAnswer:
-		b.say(ctx, k.t, Reply{Kind: ReplyAnswer, Text: e.Text})
+		r := Reply{Kind: ReplyAnswer, Text: e.Text}
+		if !e.Phantom {
+			r.RunID = e.Run // people may rate it (feedback.go)
+		}
+		b.say(ctx, k.t, r)
 	case agent.EventError:
 		if b.stopping() {
 			return // the run is left for another replica; see afterRun

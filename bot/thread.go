@@ -21,6 +21,8 @@ type job struct {
 	orphan bool
 	// settle closes the approval with this ID, left executing (settle.go).
 	settle string
+	// feedback rates an answer (feedback.go).
+	feedback *Feedback
 }
 
 type resumeJob struct {
@@ -290,6 +292,8 @@ func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 		b.continueOrphan(ctx, t, held)
 	case j.settle != "":
 		b.settle(ctx, t, j.settle)
+	case j.feedback != nil:
+		b.applyFeedback(ctx, t, *j.feedback)
 	}
 }
 
@@ -484,7 +488,7 @@ func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, held *heldLock, m 
 		Channel:   cp.Match,
 		Level:     cp.Level,
 		Text:      m.Text,
-		Context:   b.mentionContext(s, m.Mentions),
+		Context:   b.messageContext(s, m),
 	}
 	b.markActive(ctx, t)
 	clear := b.showStatus(ctx, t, "investigating…")

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 )
 
@@ -139,6 +140,18 @@ func (a *Adapter) handleLine(ctx context.Context, h bot.Handler, line string) {
 		h.HandleDecision(ctx, d)
 		return
 	}
+	if rating, ok := ratingOf(text); ok {
+		if fh, ok := h.(bot.FeedbackHandler); ok {
+			// The rating is for the answer just given: let it finish.
+			a.waitIdle(ctx)
+			a.prog.markHanded()
+			fh.HandleFeedback(ctx, bot.Feedback{
+				EventID: fmt.Sprintf("console-%d-%d", a.now().UnixNano(), a.lineSeq),
+				Thread:  thread, Rating: rating, User: a.cfg.User, UserName: a.cfg.User, At: a.now(),
+			})
+			return
+		}
+	}
 	if isStop(text) {
 		a.waitTakenUp(ctx)
 	}
@@ -185,6 +198,18 @@ func (a *Adapter) SetStatus(_ context.Context, _ bot.ThreadRef, status string) e
 		a.prog.runStarted()
 	}
 	return nil
+}
+
+// ratingOf reads a line that rates the last answer: "good" or "bad" (or
+// 👍/👎) alone on the line.
+func ratingOf(text string) (agent.Rating, bool) {
+	switch strings.TrimRight(strings.ToLower(strings.TrimSpace(text)), ".!") {
+	case "good", "👍":
+		return agent.RatingGood, true
+	case "bad", "👎":
+		return agent.RatingBad, true
+	}
+	return "", false
 }
 
 // isStop reports a line asking to stop, as the bot reads it.

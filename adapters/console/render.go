@@ -16,7 +16,11 @@ func Render(r bot.Reply) string {
 			return renderTrace(r.Trace)
 		}
 	case bot.ReplyAnswer:
-		return "vigil> " + indentRest(r.Text, "       ")
+		out := "vigil> " + indentRest(r.Text, "       ")
+		if r.RunID != "" {
+			out += "\n       (rate this answer: good | bad)"
+		}
+		return out
 	case bot.ReplyError:
 		if r.ErrorID != "" {
 			return fmt.Sprintf("error: %s (error id %s)", r.Text, r.ErrorID)

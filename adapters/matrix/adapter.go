@@ -92,8 +92,11 @@ type threadKey struct {
 	Root id.EventID
 }
 
+// cardRef is what an event of the bot's is: an approval card (ApprovalID)
+// or a rateable answer (RunID), and the thread it is in.
 type cardRef struct {
 	ApprovalID string
+	RunID      string
 	Root       id.EventID
 }
 
@@ -346,11 +349,22 @@ func (a *Adapter) Post(ctx context.Context, t bot.ThreadRef, r bot.Reply) (bot.M
 	room, root := id.RoomID(t.Channel), id.EventID(t.Thread)
 	content := renderReply(r)
 	content.RelatesTo = threadRelation(root, a.lastIn(room, root))
-	evtID, err := a.send(ctx, room, event.EventMessage, content)
+	var payload any = content
+	if r.Kind == bot.ReplyAnswer && r.RunID != "" {
+		withRun, err := answerContent(r, content.RelatesTo)
+		if err != nil {
+			return bot.MessageRef{}, err
+		}
+		payload = withRun
+	}
+	evtID, err := a.send(ctx, room, event.EventMessage, payload)
 	if err != nil {
 		return bot.MessageRef{}, err
 	}
 	a.noteThread(room, root, evtID)
+	if r.Kind == bot.ReplyAnswer && r.RunID != "" {
+		a.cards.put(evtID, cardRef{RunID: r.RunID, Root: root})
+	}
 	ref := bot.MessageRef{ThreadRef: t, ID: string(evtID)}
 	if r.Kind == bot.ReplyTrace && r.Trace != nil && r.Trace.Truncated && r.Trace.FullOutput != "" {
 		if err := a.attach(ctx, room, root, r.Trace); err != nil {

@@ -3,6 +3,8 @@ package matrix
 import (
 	"strings"
 	"unicode"
+
+	"github.com/vigilops/vigil/agent"
 )
 
 // commandKind is a typed approval command.
@@ -79,7 +81,26 @@ const (
 	reactDeny    = "❌"
 )
 
-// normaliseReaction drops emoji variation selectors so "✅\ufe0f" is "✅".
+// Reaction keys that rate an answer.
+const (
+	reactGood = "👍"
+	reactBad  = "👎"
+)
+
+// normaliseReaction drops emoji variation selectors and skin tones so
+// "✅\ufe0f" is "✅" and "👍🏽" is "👍".
 func normaliseReaction(key string) string {
-	return strings.NewReplacer("\ufe0f", "", "\ufe0e", "").Replace(strings.TrimSpace(key))
+	return strings.NewReplacer("\ufe0f", "", "\ufe0e", "", "\U0001F3FB", "", "\U0001F3FC", "", "\U0001F3FD", "",
+		"\U0001F3FE", "", "\U0001F3FF", "").Replace(strings.TrimSpace(key))
+}
+
+// ratingOf reads a normalised reaction key as a rating of an answer.
+func ratingOf(key string) (agent.Rating, bool) {
+	switch key {
+	case reactGood:
+		return agent.RatingGood, true
+	case reactBad:
+		return agent.RatingBad, true
+	}
+	return "", false
 }

@@ -40,4 +40,4 @@ func (e E2EHarness) WaitBotMessage(what string, ok func(*event.Event) bool) *eve
 	return e.h.waitBotMessage(what, ok)
 }
 
-const FieldApprovalID, FieldApprovalStatus = fieldApprovalID, fieldApprovalStatus
+const FieldApprovalID, FieldApprovalStatus, FieldRunID = fieldApprovalID, fieldApprovalStatus, fieldRunID

@@ -216,26 +216,42 @@ func (a *Adapter) onMessage(ctx context.Context, evt *event.Event) {
 	})
 }
 
-// onReaction maps ✅/❌ on an approval card to a decision. A ❌ first asks
-// for the reason; the user's next message in the thread completes it.
+// onReaction maps ✅/❌ on an approval card to a decision, and 👍/👎 on
+// an answer to feedback. A ❌ first asks for the reason; the user's next
+// message in the thread completes it.
 func (a *Adapter) onReaction(ctx context.Context, evt *event.Event) {
 	if !a.accept(evt) {
 		return
 	}
 	rel := evt.Content.AsReaction().RelatesTo
 	key := normaliseReaction(rel.Key)
-	if rel.Type != event.RelAnnotation || (key != reactApprove && key != reactDeny) {
+	rating, isRating := ratingOf(key)
+	if rel.Type != event.RelAnnotation || (key != reactApprove && key != reactDeny && !isRating) {
 		return
 	}
 	ectx, cancel := context.WithTimeout(ctx, eventTimeout)
 	defer cancel()
 	card, ok := a.card(ectx, evt.RoomID, rel.EventID)
 	if !ok {
-		return // a reaction on something that is not an approval card
+		return // a reaction on something that is not the bot's card or answer
 	}
 	thread := bot.ThreadRef{Platform: Platform, Channel: string(evt.RoomID), Thread: string(card.Root)}
 	if card.Root == "" {
 		thread.Thread = string(rel.EventID)
+	}
+	if isRating {
+		fh, ok := a.handlerFor().(bot.FeedbackHandler)
+		if !ok || card.RunID == "" {
+			return
+		}
+		fh.HandleFeedback(ctx, bot.Feedback{
+			EventID: string(evt.ID), Thread: thread, RunID: card.RunID, Rating: rating,
+			User: string(evt.Sender), UserName: a.displayName(ectx, evt.RoomID, evt.Sender), At: time.UnixMilli(evt.Timestamp),
+		})
+		return
+	}
+	if card.ApprovalID == "" {
+		return
 	}
 	if key == reactDeny {
 		a.askReason(ectx, evt.RoomID, id.EventID(thread.Thread), evt.Sender, card.ApprovalID)
@@ -298,11 +314,12 @@ func (a *Adapter) reply(ctx context.Context, room id.RoomID, root id.EventID, c 
 	a.noteThread(room, root, evtID)
 }
 
-// card maps an event to the approval card it is, from the cache or by
-// fetching the event and reading its org.vigil.approval_id (restart-proof).
+// card maps an event to the approval card or rateable answer it is, from
+// the cache or by fetching the event and reading its org.vigil.approval_id
+// or org.vigil.run_id (restart-proof).
 func (a *Adapter) card(ctx context.Context, room id.RoomID, evtID id.EventID) (cardRef, bool) {
 	if c, ok := a.cards.get(evtID); ok {
-		return c, c.ApprovalID != ""
+		return c, c.ApprovalID != "" || c.RunID != ""
 	}
 	evt, err := a.fetchEvent(ctx, room, evtID)
 	if err != nil {
@@ -312,10 +329,11 @@ func (a *Adapter) card(ctx context.Context, room id.RoomID, evtID id.EventID) (c
 	var c cardRef
 	if evt.Sender == a.self().ID {
 		c.ApprovalID, _ = evt.Content.Raw[fieldApprovalID].(string)
+		c.RunID, _ = evt.Content.Raw[fieldRunID].(string)
 		c.Root = evt.Content.AsMessage().RelatesTo.GetThreadParent()
 	}
 	a.cards.put(evtID, c)
-	return c, c.ApprovalID != ""
+	return c, c.ApprovalID != "" || c.RunID != ""
 }
 
 // inThread reports whether the bot takes part in the thread: it posted

@@ -21,7 +21,13 @@ import (
 const (
 	fieldApprovalID     = "org.vigil.approval_id"
 	fieldApprovalStatus = "org.vigil.approval_status"
+	// fieldRunID on an answer names the run it ends, so a 👍/👎 on it can
+	// be mapped back to the run the same way.
+	fieldRunID = "org.vigil.run_id"
 )
+
+// feedbackHint ends an answer that can be rated.
+const feedbackHint = "React 👍 or 👎 to rate this answer."
 
 // maxInlineOutput bounds output shown in one event, well under Matrix's
 // 64 KiB event limit even after HTML escaping.
@@ -38,7 +44,14 @@ func renderReply(r bot.Reply) *event.MessageEventContent {
 		}
 		return notice(event.MsgNotice, r.Text)
 	case bot.ReplyAnswer:
-		return renderMarkdown(r.Text)
+		c := renderMarkdown(r.Text)
+		if r.RunID != "" {
+			c.Body += "\n\n" + feedbackHint
+			if c.Format == event.FormatHTML {
+				c.FormattedBody += "\n<p><sub>" + feedbackHint + "</sub></p>"
+			}
+		}
+		return c
 	case bot.ReplyError:
 		return renderError(r.Text, r.ErrorID)
 	default: // bot.ReplyNotice and anything new
@@ -327,6 +340,13 @@ func editContent(target id.EventID, c bot.ApprovalCard) (map[string]any, error) 
 	}
 	out["m.new_content"] = newContent
 	return out, nil
+}
+
+// answerContent is an answer that can be rated: its run ID rides along.
+func answerContent(r bot.Reply, rel *event.RelatesTo) (map[string]any, error) {
+	mc := renderReply(r)
+	mc.RelatesTo = rel
+	return withFields(mc, map[string]any{fieldRunID: r.RunID})
 }
 
 func cardFields(c bot.ApprovalCard) map[string]any {

@@ -57,6 +57,19 @@ func TestRenderReplyGolden(t *testing.T) {
 			golden(t, name, c)
 		})
 	}
+	// An answer that ends a run carries the run ID, so a 👍/👎 on it can
+	// be mapped back to the run after a restart.
+	t.Run("answer_feedback", func(t *testing.T) {
+		c, err := answerContent(bot.Reply{Kind: bot.ReplyAnswer, Text: "**nginx** was down; restarted it.", RunID: "run-0a1b2c"},
+			threadRelation(testRoot, testLast))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c[fieldRunID] != "run-0a1b2c" {
+			t.Fatalf("run ID field = %v", c[fieldRunID])
+		}
+		golden(t, "answer_feedback", c)
+	})
 }
 
 func testCard(status bot.ApprovalStatus) bot.ApprovalCard {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 )
 
@@ -405,6 +406,13 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bo
 	switch in.Type {
 	case "block_actions":
 		for _, act := range in.Actions {
+			if act.ActionID == actionGood || act.ActionID == actionBad {
+				ok, err := a.acceptFeedback(in, act.ActionID, act.Value, act.ActionTS, userName, queue)
+				if err != nil || !ok {
+					return ok, err
+				}
+				continue
+			}
 			if act.ActionID != actionApprove && act.ActionID != actionDeny {
 				continue
 			}
@@ -485,6 +493,40 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bo
 		a.log.Debug("slack interaction ignored", "type", in.Type)
 		return true, nil
 	}
+}
+
+// acceptFeedback queues a 👍/👎 click on an answer.
+func (a *Adapter) acceptFeedback(in interaction, actionID, value, actionTS, userName string, queue func(*inbox, string, func(context.Context)) bool) (bool, error) {
+	var v feedbackValue
+	if err := json.Unmarshal([]byte(value), &v); err != nil || v.Run == "" {
+		return false, fmt.Errorf("%w: feedback button value", ErrBadPayload)
+	}
+	channel := firstOf(in.Channel.ID, in.Container.ChannelID)
+	thread := firstOf(in.Message.ThreadTS, in.Container.ThreadTS, in.Message.TS, in.Container.MessageTS)
+	if channel == "" || thread == "" || actionTS == "" {
+		return false, fmt.Errorf("%w: click without channel, message or action_ts", ErrBadPayload)
+	}
+	fh, ok := a.handlerOf().(bot.FeedbackHandler)
+	if !ok {
+		return true, nil
+	}
+	eventID := "action:" + actionTS + ":" + in.User.ID
+	if !a.seen.add(eventID, struct{}{}) {
+		return true, nil
+	}
+	rating := agent.RatingGood
+	if actionID == actionBad {
+		rating = agent.RatingBad
+	}
+	f := bot.Feedback{
+		EventID: eventID, RunID: v.Run, Rating: rating, User: in.User.ID, UserName: userName,
+		Thread: bot.ThreadRef{Platform: Platform, Channel: channel, Thread: thread}, At: tsTime(actionTS),
+	}
+	if !queue(a.decisions, "feedback:"+v.Run, func(ctx context.Context) { fh.HandleFeedback(ctx, f) }) {
+		a.seen.remove(eventID)
+		return false, nil
+	}
+	return true, nil
 }
 
 // askDenyReason opens the deny dialog. The click's trigger_id lives three

@@ -41,6 +41,8 @@ const (
 	maxBatchChars    = 12000
 	actionApprove    = "vigil_approve"
 	actionDeny       = "vigil_deny"
+	actionGood       = "vigil_feedback_good"
+	actionBad        = "vigil_feedback_bad"
 	denyCallbackID   = "vigil_deny"
 	denyReasonBlock  = "reason"
 	denyReasonAction = "reason"
@@ -73,7 +75,11 @@ func renderReply(r bot.Reply) message {
 		}
 		return renderNotice(r.Text)
 	case bot.ReplyAnswer:
-		return renderAnswer(r.Text)
+		m := renderAnswer(r.Text)
+		if r.RunID != "" {
+			m = withFeedback(m, r.RunID)
+		}
+		return m
 	case bot.ReplyError:
 		return renderError(r.Text, r.ErrorID)
 	default:
@@ -209,6 +215,27 @@ func renderAnswer(markdown string) message {
 		blocks = append(blocks, section(c))
 	}
 	return message{Text: fallbackText(text), Blocks: blocks}
+}
+
+// feedbackValue is what a feedback button carries back: the run whose
+// answer it rates.
+type feedbackValue struct {
+	Run string `json:"run"`
+}
+
+// withFeedback adds 👍/👎 buttons under an answer, for the run it ends.
+func withFeedback(m message, runID string) message {
+	value, err := json.Marshal(feedbackValue{Run: runID})
+	if err != nil {
+		return m
+	}
+	if len(m.Blocks) >= maxBlocks {
+		m.Blocks = m.Blocks[:maxBlocks-1]
+	}
+	good := slack.NewButtonBlockElement(actionGood, string(value), plain(":+1: Helpful"))
+	bad := slack.NewButtonBlockElement(actionBad, string(value), plain(":-1: Not helpful"))
+	m.Blocks = append(m.Blocks, slack.NewActionBlock("vigil_feedback", good, bad))
+	return m
 }
 
 // fallbackText is the first line-ish of mrkdwn for notifications.

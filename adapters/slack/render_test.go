@@ -88,6 +88,7 @@ func TestRenderGolden(t *testing.T) {
 		{"trace_truncated", renderTraces([]bot.Trace{truncated})},
 		{"traces_batched", renderTraces([]bot.Trace{discover, sampleTrace(), failed})},
 		{"answer_markdown", renderReply(bot.Reply{Kind: bot.ReplyAnswer, Text: answer})},
+		{"answer_feedback", renderReply(bot.Reply{Kind: bot.ReplyAnswer, Text: "php-fpm was down; restarted it.", RunID: "run-0a1b2c"})},
 		{"notice", renderReply(bot.Reply{Kind: bot.ReplyNotice, Text: "Investigating @web-01 — this thread is now vigil's <session>."})},
 		{"error", renderReply(bot.Reply{Kind: bot.ReplyError, Text: "The model did not answer in time; nothing was changed.", ErrorID: "e5a1c0de"})},
 		{"ephemeral", renderEphemeral("Not accepted: you are not an approver in slack:C0OPS")},

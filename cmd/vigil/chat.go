@@ -40,7 +40,7 @@ func newChatCmd() *cobra.Command {
 	var demoMode bool
 	cmd := &cobra.Command{
 		Use:   "chat",
-		Short: "Talk to vigil in the terminal (one conversation; 'approve <id>' / 'deny <id> <reason>' answer approvals)",
+		Short: "Talk to vigil in the terminal (one conversation; 'approve <id>' / 'deny <id> <reason>' answer approvals, 'good' / 'bad' rate the last answer)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runChat(cmd.Context(), cfgPath, demoMode, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -164,7 +164,14 @@ func New(ctx context.Context, o Options) (*App, error) {
 		// A secret a tool printed never reaches the model unless the
 		// operator says so (policy.redact_model_input).
 		UnredactedModelInput: !cfg.Policy.RedactModelInput,
+		ContextBudgetTokens:  cfg.LLM.ContextBudgetTokens,
+		Model:                cfg.LLM.Model,
 	}, agentOpts...)
+
+	runbooks, err := openRunbooks(cfg.Knowledge, o.Clock, log)
+	if err != nil {
+		return nil, err
+	}
 
 	var platforms []string
 	for _, ad := range o.Adapters {
@@ -205,7 +212,8 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Agent:             a.Agent,
 		Stores:            a.Stores,
 		Channels:          channels,
-		Resolver:          inventoryResolver{inv: inv, live: obs.mentions},
+		Resolver:          newInventoryResolver(inv, obs.mentions),
+		Runbooks:          runbooks,
 		ApprovalTTL:       cfg.Policy.ApprovalTTL,
 		AuditFile:         auditFile,
 		AuditOutbox:       outbox,
@@ -372,30 +380,4 @@ func openStores(ctx context.Context, c config.Store, log *slog.Logger) (bot.Stor
 	default:
 		return openExternalStore(ctx, c, log)
 	}
-}
-
-// inventoryResolver answers the bot's mention lookups from the inventory,
-// then from live providers (Kubernetes objects) when it has them.
-type inventoryResolver struct {
-	inv  *tools.Inventory
-	live mentionSource
-}
-
-func (r inventoryResolver) ResolveMention(name string) ([]policy.Resource, bool) {
-	res, ok := r.inv.Lookup(name)
-	if !ok {
-		if r.live != nil {
-			return r.live.ResolveMention(name)
-		}
-		return nil, false
-	}
-	chain := r.inv.RoutingChain(res.ID)
-	out := make([]policy.Resource, 0, len(chain))
-	for _, c := range chain {
-		out = append(out, c.ToPolicy())
-	}
-	if len(out) == 0 {
-		out = append(out, res.ToPolicy())
-	}
-	return out, true
 }

@@ -69,6 +69,7 @@ type Config struct {
 	Observability Observability `mapstructure:"observability"`
 	Kubernetes    Kubernetes    `mapstructure:"kubernetes"`
 	Changes       Changes       `mapstructure:"changes"`
+	Knowledge     Knowledge     `mapstructure:"knowledge"`
 
 	// StateDir is where vigil keeps state on this host that must survive
 	// a restart (the audit outbox); empty: none.
@@ -97,6 +98,17 @@ type LLM struct {
 	DailyTokenBudget int `mapstructure:"daily_token_budget"`
 	// Instructions are extra operator text for the system prompt.
 	Instructions string `mapstructure:"instructions"`
+	// ContextBudgetTokens bounds the prompt of each model call; older tool
+	// results are compacted to fit.
+	ContextBudgetTokens int `mapstructure:"context_budget_tokens"`
+}
+
+// Knowledge configures what vigil learns and keeps.
+type Knowledge struct {
+	// RunbooksDir is a directory of Markdown runbooks offered with
+	// matching questions and alerts, where runbooks drafted from resolved
+	// investigations are saved after approval; empty: no runbooks.
+	RunbooksDir string `mapstructure:"runbooks_dir"`
 }
 
 // Configured reports whether a model endpoint is set.
@@ -291,6 +303,8 @@ var defaults = map[string]any{
 	"llm.run_token_budget":        0,
 	"llm.daily_token_budget":      0,
 	"llm.instructions":            "",
+	"llm.context_budget_tokens":   24000,
+	"knowledge.runbooks_dir":      "",
 	"inventory.file":              "",
 	"store.backend":               "memory",
 	"store.redis.addr":            "127.0.0.1:6379",
@@ -413,6 +427,16 @@ func (c *Config) Validate() error {
 	}
 	if c.LLM.MaxTurns < 1 || c.LLM.MaxTurns > 200 {
 		bad("llm.max_turns", "out of range; use 1–200")
+	}
+	if c.LLM.ContextBudgetTokens < 2000 || c.LLM.ContextBudgetTokens > 2_000_000 {
+		bad("llm.context_budget_tokens", "out of range; use 2000–2000000 (a few thousand tokens go to the system prompt and tools alone)")
+	}
+	if d := c.Knowledge.RunbooksDir; d != "" {
+		if st, err := os.Stat(d); err != nil {
+			bad("knowledge.runbooks_dir", "%v; create the directory (it may start empty) or remove the key", err)
+		} else if !st.IsDir() {
+			bad("knowledge.runbooks_dir", "is not a directory")
+		}
 	}
 	if c.LLM.BaseURL != "" && !strings.HasPrefix(c.LLM.BaseURL, "http://") && !strings.HasPrefix(c.LLM.BaseURL, "https://") {
 		bad("llm.base_url", "must start with http:// or https://")

@@ -150,6 +150,7 @@ var examples = map[string]string{
 	"llm.run_token_budget":                "200000",
 	"llm.daily_token_budget":              "5000000",
 	"llm.instructions":                    `"Our services run under systemd."`,
+	"knowledge.runbooks_dir":              "/var/lib/vigil/runbooks",
 	"store.redis.password":                "… (set it in VIGIL_STORE_REDIS_PASSWORD)",
 	"channels[].allow_self_approval":      "false",
 	"inventory.file":                      "configs/inventory.example.yaml",

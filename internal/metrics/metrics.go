@@ -74,6 +74,7 @@ type Metrics struct {
 	runsStarted       prometheus.Counter
 	runsFinished      *prometheus.CounterVec
 	chatEvents        *prometheus.CounterVec
+	feedback          *prometheus.CounterVec
 }
 
 // New creates vigil's metrics and registers them on reg. It panics if a
@@ -143,12 +144,16 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "chat_events_total",
 			Help: "Inbound chat events by platform and result (handled, deduplicated, ignored).",
 		}, []string{"platform", "result"}),
+		feedback: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "answer_feedback_total",
+			Help: "Ratings people gave vigil's answers, by platform and rating (good, bad); a changed rating counts again.",
+		}, []string{"platform", "rating"}),
 	}
 	reg.MustRegister(
 		m.fsmBlocks, m.strictBlocks, m.routingMismatches, m.phantoms,
 		m.recoveryAttempts, m.recoverySuccesses, m.iterations, m.approvals,
 		m.llmTokens, m.llmLatency, m.toolLatency, m.toolCalls,
-		m.runsStarted, m.runsFinished, m.chatEvents,
+		m.runsStarted, m.runsFinished, m.chatEvents, m.feedback,
 	)
 	// Known label values start at zero so dashboards and rate() see the
 	// series before the first event.
@@ -163,6 +168,9 @@ func New(reg prometheus.Registerer) *Metrics {
 	}
 	for _, r := range []string{"answer", "approval", "error", "max_turns"} {
 		m.runsFinished.WithLabelValues(r)
+	}
+	for _, r := range []string{FeedbackGood, FeedbackBad} {
+		m.feedback.WithLabelValues("console", r)
 	}
 	return m
 }
@@ -267,4 +275,22 @@ func (m *Metrics) ChatEvent(platform, result string) {
 		return
 	}
 	m.chatEvents.WithLabelValues(strings.ToLower(platform), result).Inc()
+}
+
+// Feedback ratings accepted by Feedback.
+const (
+	FeedbackGood = "good"
+	FeedbackBad  = "bad"
+)
+
+// Feedback counts one rating of an answer on a platform. Ratings other
+// than good and bad are counted as "other".
+func (m *Metrics) Feedback(platform, rating string) {
+	if m == nil {
+		return
+	}
+	if rating != FeedbackGood && rating != FeedbackBad {
+		rating = "other"
+	}
+	m.feedback.WithLabelValues(strings.ToLower(platform), rating).Inc()
 }

@@ -140,6 +140,10 @@ func TestApprovalAndChatEvents(t *testing.T) {
 	m.ChatEvent("slack", metrics.ChatHandled)
 	m.ChatEvent("slack", metrics.ChatDeduplicated)
 	m.ChatEvent("Matrix", metrics.ChatHandled)
+	m.Feedback("slack", metrics.FeedbackGood)
+	m.Feedback("slack", metrics.FeedbackGood)
+	m.Feedback("Matrix", metrics.FeedbackBad)
+	m.Feedback("console", "meh")
 
 	got := scrape(t, reg)
 	want := map[string]float64{
@@ -152,6 +156,9 @@ func TestApprovalAndChatEvents(t *testing.T) {
 		`vigil_chat_events_total{platform="slack",result="handled"}`:      1,
 		`vigil_chat_events_total{platform="slack",result="deduplicated"}`: 1,
 		`vigil_chat_events_total{platform="matrix",result="handled"}`:     1,
+		`vigil_answer_feedback_total{platform="slack",rating="good"}`:     2,
+		`vigil_answer_feedback_total{platform="matrix",rating="bad"}`:     1,
+		`vigil_answer_feedback_total{platform="console",rating="other"}`:  1,
 	}
 	for series, w := range want {
 		if v := got[series]; v != w {

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,8 @@ type Discovery struct {
 	byKey     map[string][]policy.Resource
 	byID      map[policy.ResourceID]policy.Resource
 	refreshed map[string]time.Time
+	// gen counts the replacements of the cache's contents.
+	gen uint64
 }
 
 // NewDiscovery returns an empty cache over clusters.
@@ -100,6 +103,21 @@ func (d *Discovery) replace(cluster string, rs []policy.Resource) {
 		}
 	}
 	d.refreshed[cluster] = time.Now()
+	d.gen++
+}
+
+// Resources returns every resource the cache holds, sorted by ID, and a
+// generation number that changes whenever the contents do (so a caller can
+// keep what it derived from them until then).
+func (d *Discovery) Resources() (gen uint64, rs []policy.Resource) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	rs = make([]policy.Resource, 0, len(d.byID))
+	for _, r := range d.byID {
+		rs = append(rs, r)
+	}
+	slices.SortFunc(rs, func(a, b policy.Resource) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	return d.gen, rs
 }
 
 // Lookup finds the one resource a name, alias (namespace.name,

@@ -320,6 +320,7 @@ func TestDiscoveryResolvesMentions(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := cs.Actions()
+	gen1, rs1 := d.Resources()
 	if _, ok := d.ResolveMention("checkout"); !ok {
 		t.Fatal("the cache changed without a refresh")
 	}
@@ -329,6 +330,10 @@ func TestDiscoveryResolvesMentions(t *testing.T) {
 	d.Refresh(context.Background())
 	if _, ok := d.ResolveMention("checkout"); ok {
 		t.Fatal("an ambiguous name resolved")
+	}
+	gen2, rs2 := d.Resources()
+	if gen2 == gen1 || len(rs2) != len(rs1)+1 {
+		t.Fatalf("Resources after a refresh: generation %d→%d, %d→%d resources; want a new generation and one more", gen1, gen2, len(rs1), len(rs2))
 	}
 	if r, ok := d.Lookup("staging.checkout"); !ok || r.ID != "k8s_deployment:prod:staging/checkout" {
 		t.Fatalf("staging.checkout = %+v, %v", r, ok)

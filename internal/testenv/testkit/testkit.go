@@ -66,6 +66,10 @@ type Options struct {
 	// Configure changes the configuration last (datasources, clusters,
 	// repositories).
 	Configure func(*config.Config)
+	// RunbooksDir is configured as knowledge.runbooks_dir.
+	RunbooksDir string
+	// ContextBudgetTokens, when set, is llm.context_budget_tokens.
+	ContextBudgetTokens int
 }
 
 // Stack is a running vigil.
@@ -197,6 +201,10 @@ func Config(o Options) *config.Config {
 	cfg.Bot.UserRateLimit = o.UserRateLimit
 	cfg.Plugins = o.Plugins
 	cfg.Policy.RedactModelInput = !o.UnredactedModelInput
+	cfg.Knowledge.RunbooksDir = o.RunbooksDir
+	if o.ContextBudgetTokens > 0 {
+		cfg.LLM.ContextBudgetTokens = o.ContextBudgetTokens
+	}
 	if len(o.Channels) > 0 {
 		cfg.Channels = cfg.Channels[:0]
 		for _, cp := range o.Channels {
