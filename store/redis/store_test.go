@@ -265,7 +265,7 @@ func TestAuditTrimKeepsChainHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = deletePrefix(context.Background(), s.rdb, s.keys); _ = s.Close() })
+	t.Cleanup(func() { _ = deletePrefix(context.Background(), s); _ = s.Close() })
 	ctx := t.Context()
 	for i := range 12 {
 		if _, err := s.AppendAudit(ctx, audit.Record{Actor: "vigil", Action: audit.Expired, Outcome: fmt.Sprint(i)}); err != nil {
