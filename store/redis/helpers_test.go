@@ -79,17 +79,25 @@ func eachNode(ctx context.Context, s *Store, fn func(c *goredis.Client) error) e
 	return fn(s.single)
 }
 
-// deletePrefix removes every key under s's prefix. Keys go one by one:
-// on a Cluster, one UNLINK may not span slots.
+// deletePrefix removes every key under s's prefix. Keys go one UNLINK
+// each (pipelined): on a Cluster, one UNLINK may not span slots.
 func deletePrefix(ctx context.Context, s *Store) error {
 	return eachNode(ctx, s, func(c *goredis.Client) error {
+		var found []string
 		iter := c.Scan(ctx, 0, s.keys.all(), 500).Iterator()
 		for iter.Next(ctx) {
-			if err := c.Unlink(ctx, iter.Val()).Err(); err != nil {
-				return err
-			}
+			found = append(found, iter.Val())
 		}
-		return iter.Err()
+		if err := iter.Err(); err != nil || len(found) == 0 {
+			return err
+		}
+		_, err := c.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, k := range found {
+				p.Unlink(ctx, k)
+			}
+			return nil
+		})
+		return err
 	})
 }
 

@@ -136,10 +136,10 @@ type Store struct {
 	single  *goredis.Client
 	// replicas caches each master's connected replica count.
 	replicas replicaCache
-	keys keys
-	opt  Options
-	log  *slog.Logger
-	now  func() time.Time
+	keys     keys
+	opt      Options
+	log      *slog.Logger
+	now      func() time.Time
 	// audit batches this replica's audit appends (see AppendAudit).
 	audit auditQueue
 }
