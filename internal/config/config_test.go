@@ -375,7 +375,7 @@ func TestUnknownEnvironmentVariables(t *testing.T) {
 		{"VIGIL_LLM_MODLE", "did you mean VIGIL_LLM_MODEL (llm.model)?"},
 		{"VIGIL_POLICY_APROVAL_TTL", "did you mean VIGIL_POLICY_APPROVAL_TTL (policy.approval_ttl)?"},
 		{"VIGIL_SLACK_BOTTOKEN", "did you mean VIGIL_SLACK_BOT_TOKEN (slack.bot_token)?"},
-		{"VIGIL_STORE_REDIS_ADDRESS", "did you mean VIGIL_STORE_REDIS_ADDR (store.redis.addr)?"},
+		{"VIGIL_STORE_REDIS_ADR", "did you mean VIGIL_STORE_REDIS_ADDR (store.redis.addr)?"},
 		{"VIGIL_MATRIX_ROOMS", "matrix.rooms is a list and can only be set in the config file"},
 		{"VIGIL_WHATEVER", "is not a vigil setting"},
 		{"VIGIL_LLM_MODEL", ""},
