@@ -303,4 +303,3 @@ func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() (bo
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
