@@ -168,6 +168,10 @@ func TestSentinelFailoverWhileWaitingForApproval(t *testing.T) {
 	t.Logf("failover (down-after %s): /readyz failed after %s, replica promoted after %s, /readyz ok after %s",
 		ss.DownAfter, unready.Round(time.Millisecond), promoted.Round(time.Millisecond), ready.Round(time.Millisecond))
 
+	// Each vigil replica finds the new master on its own (go-redis asks
+	// the Sentinels); a click on one that has not yet is refused with a
+	// "try again" (see TestOutageRedisRecovers), so wait for B too.
+	waitFor(t, replicaWait, "replica B to reach the new master", func() bool { return b.store.Ping(context.Background()) == nil })
 	b.chat.Decide(t, bot.Decision{EventID: "click-1", ApprovalID: card.ID, Token: card.Token, Approve: true, User: "bob", Thread: th})
 	reps := []*replica{a, b}
 	if texts, by := waitAnswers(t, reps, th); len(texts) != 1 || texts[0] != "appended" {
@@ -255,6 +259,9 @@ func TestSentinelFailoverAtClaim(t *testing.T) {
 				}
 				if st.Status == policy.ApprovalExecuted || st.Status == policy.ApprovalExecuting {
 					t.Fatalf("approval %s after a failed claim", st.Status)
+				}
+				if len(errorReplies(b.chat, th)) == 0 {
+					t.Fatalf("nobody was told the approved call did not run\n%s", transcripts(reps, th))
 				}
 			} else {
 				if n != 1 {
