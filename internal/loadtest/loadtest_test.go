@@ -74,7 +74,7 @@ const (
 // It also fails if any run did not answer, made an unscripted model call,
 // or lost an audit record.
 func BenchmarkConcurrentThreads(b *testing.B) {
-	for _, backend := range []string{"memory", "redis"} {
+	for _, backend := range []string{"memory", "redis", "redis-cluster"} {
 		for _, limit := range []int{0, threads} {
 			name := fmt.Sprintf("store=%s/max_runs=%d", backend, limit)
 			if limit == 0 {
@@ -89,12 +89,21 @@ func benchThreads(b *testing.B, backend string, limit int) {
 	ld := newLoad(b)
 	var stores bot.Stores
 	var rds *benchRedis
+	var cl *benchCluster
 	switch backend {
 	case "memory":
 		stores = store.NewMemory().Stores()
 	case "redis":
 		rds = startRedis(b)
 		st, err := redisstore.New(context.Background(), redisstore.Options{Addr: rds.proxy.Addr(), KeyPrefix: "vigil:"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		stores = st.Stores()
+	case "redis-cluster":
+		cl = startCluster(b)
+		st, err := redisstore.New(context.Background(), redisstore.Options{Addrs: cl.addrs, KeyPrefix: "vigil:"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -137,6 +146,9 @@ func benchThreads(b *testing.B, backend string, limit int) {
 		if rds != nil {
 			trips0, cmds0, redisCPU0 = rds.proxy.Trips(), rds.commandsProcessed(b), rds.cpuTime(b)
 		}
+		if cl != nil {
+			cmds0, redisCPU0 = cl.commandsProcessed(b), cl.cpuTime(b)
+		}
 		cpu0 := cpuTime(b)
 		p := ld.run(b, a.Bot, i*threads)
 		cpu += cpuTime(b) - cpu0
@@ -144,6 +156,10 @@ func benchThreads(b *testing.B, backend string, limit int) {
 			trips += rds.proxy.Trips() - trips0
 			cmds += rds.commandsProcessed(b) - cmds0 - 1 // less the INFO itself
 			redisCPU += rds.cpuTime(b) - redisCPU0
+		}
+		if cl != nil {
+			cmds += cl.commandsProcessed(b) - cmds0 - int64(len(cl.masters)) // less the INFOs
+			redisCPU += cl.cpuTime(b) - redisCPU0
 		}
 		all = append(all, p)
 	}
@@ -174,6 +190,10 @@ func benchThreads(b *testing.B, backend string, limit int) {
 	b.ReportMetric(ms(cpu)/(n*turns), "cpu_ms/turn")
 	if rds != nil {
 		b.ReportMetric(float64(trips)/(n*turns), "redis_trips/turn")
+		b.ReportMetric(float64(cmds)/(n*turns), "redis_cmds/turn")
+		b.ReportMetric(ms(redisCPU)/(n*turns), "redis_cpu_ms/turn")
+	}
+	if cl != nil {
 		b.ReportMetric(float64(cmds)/(n*turns), "redis_cmds/turn")
 		b.ReportMetric(ms(redisCPU)/(n*turns), "redis_cpu_ms/turn")
 	}

@@ -34,6 +34,46 @@ func startRedis(b testing.TB) *benchRedis {
 	return r
 }
 
+// benchCluster is a Redis Cluster of the benchmark's own: three masters,
+// each with a replica, so that writes that must survive a failover wait
+// for the replica (WAIT) as in production. Commands are counted on the
+// masters, CPU on every node. No proxy: Cluster clients connect to the
+// addresses the nodes announce.
+type benchCluster struct {
+	addrs   []string
+	masters []*benchRedis
+	nodes   []*benchRedis
+}
+
+func startCluster(b testing.TB) *benchCluster {
+	b.Helper()
+	c := redistest.StartCluster(b, 3, 1)
+	bc := &benchCluster{addrs: c.Addrs()}
+	for _, s := range c.Nodes {
+		bc.nodes = append(bc.nodes, &benchRedis{addr: s.Addr(), pid: s.Pid()})
+	}
+	for _, s := range c.Masters() {
+		bc.masters = append(bc.masters, &benchRedis{addr: s.Addr(), pid: s.Pid()})
+	}
+	return bc
+}
+
+func (c *benchCluster) commandsProcessed(b testing.TB) int64 {
+	var n int64
+	for _, m := range c.masters {
+		n += m.commandsProcessed(b)
+	}
+	return n
+}
+
+func (c *benchCluster) cpuTime(b testing.TB) time.Duration {
+	var d time.Duration
+	for _, s := range c.nodes {
+		d += s.cpuTime(b)
+	}
+	return d
+}
+
 // command sends one inline command straight to redis-server (not through
 // the proxy) and returns the reply's text.
 func (r *benchRedis) command(cmd string) (string, error) {
