@@ -117,7 +117,7 @@ func benchThreads(b *testing.B, backend string, limit int) {
 		}}),
 		Stores:            &stores,
 		Adapters:          []bot.Adapter{ld.chat},
-		Logger:            slog.New(slog.DiscardHandler),
+		Logger:            slog.New(slog.NewTextHandler(&errLog, &slog.HandlerOptions{Level: slog.LevelError})),
 		Observer:          ld,
 		MaxConcurrentRuns: limit,
 	})
@@ -371,9 +371,33 @@ func (ld *load) run(b *testing.B, bt *bot.Bot, base int) *phase {
 	}
 	p.elapsed = time.Since(start)
 	if e, x := p.errors.Load(), p.extra.Load(); e > 0 || x > 0 {
-		b.Fatalf("%d runs posted errors and %d model calls were unscripted", e, x)
+		b.Fatalf("%d runs posted errors and %d model calls were unscripted; first errors logged:\n%s", e, x, errLog.String())
 	}
 	return p
+}
+
+// errLog keeps the first few KB of what the bot logs at error level, to
+// say why runs failed.
+var errLog capWriter
+
+type capWriter struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if room := 4096 - len(w.buf); room > 0 {
+		w.buf = append(w.buf, p[:min(len(p), room)]...)
+	}
+	return len(p), nil
+}
+
+func (w *capWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.buf)
 }
 
 func countLeft(p *phase) int {
