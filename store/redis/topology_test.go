@@ -30,6 +30,74 @@ func TestCluster(t *testing.T) {
 	})
 	t.Run("slots", func(t *testing.T) { testClusterSlots(t, c) })
 	t.Run("replica ack", func(t *testing.T) { testClusterReplicaAck(t, c) })
+	t.Run("failover", func(t *testing.T) { testClusterFailover(t, c) }) // last: it kills a master
+}
+
+// testClusterFailover kills the master owning the approvals' slot: Ping
+// (what /readyz asks) fails until the Cluster has promoted its replica and
+// then passes by itself; the approval, whose creation waited for that
+// replica, is still there and can be decided.
+func testClusterFailover(t *testing.T, c *redistest.Cluster) {
+	s := clusterStore(t, c, testPrefix(t))
+	ctx := t.Context()
+	a := approvalFor("ap-failover")
+	if err := s.CreateApproval(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	slot, err := c.Client().ClusterKeySlot(ctx, s.keys.approvalsPending()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	master := masterOfSlot(t, c, slot)
+	killed := time.Now()
+	master.Crash()
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Ping(ctx) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("Ping still passes 5s after a master died")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	unready := time.Since(killed)
+	deadline = time.Now().Add(25 * time.Second)
+	for s.Ping(ctx) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("Ping still fails 25s after a master died; the Cluster should have promoted its replica")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("Cluster failover (cluster-node-timeout 2s): Ping failed after %s, passed again after %s",
+		unready.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
+	got, err := s.GetApproval(ctx, a.ID)
+	if err != nil {
+		t.Fatalf("the approval did not survive the failover: %v", err)
+	}
+	if got.Status != policy.ApprovalPending {
+		t.Fatalf("approval %s after the failover, want pending", got.Status)
+	}
+	if _, err := s.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) { x.Status = policy.ApprovalApproved }); err != nil {
+		t.Fatalf("decide after the failover: %v", err)
+	}
+}
+
+// masterOfSlot is the master node serving slot.
+func masterOfSlot(t *testing.T, c *redistest.Cluster, slot int64) *redistest.Server {
+	t.Helper()
+	slots, err := c.Client().ClusterSlots(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range slots {
+		if int64(r.Start) <= slot && slot <= int64(r.End) {
+			for _, n := range c.Nodes {
+				if n.Addr() == r.Nodes[0].Addr {
+					return n
+				}
+			}
+		}
+	}
+	t.Fatalf("no master serves slot %d", slot)
+	return nil
 }
 
 // testClusterSlots proves, with CLUSTER KEYSLOT on the real Cluster, that
