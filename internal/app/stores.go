@@ -18,14 +18,22 @@ import (
 func openExternalStore(ctx context.Context, c config.Store, log *slog.Logger) (bot.Stores, storeExtras, io.Closer, error) {
 	switch c.Backend {
 	case "redis":
+		addr := c.Redis.Addr
+		if len(c.Redis.Addrs) > 0 {
+			addr = "" // addrs win over addr's built-in default (config checks an explicit one)
+		}
 		s, err := redisstore.New(ctx, redisstore.Options{
-			Addr:      c.Redis.Addr,
-			Password:  c.Redis.Password.Reveal(),
-			DB:        c.Redis.DB,
-			TLS:       c.Redis.TLS,
-			KeyPrefix: c.Redis.KeyPrefix,
-			PoolSize:  c.Redis.PoolSize,
-			Logger:    log.With("store", "redis"),
+			Addr:              addr,
+			Addrs:             c.Redis.Addrs,
+			MasterName:        c.Redis.MasterName,
+			SentinelPassword:  c.Redis.SentinelPassword.Reveal(),
+			ReplicaAckTimeout: c.Redis.ReplicaAckTimeout,
+			Password:          c.Redis.Password.Reveal(),
+			DB:                c.Redis.DB,
+			TLS:               c.Redis.TLS,
+			KeyPrefix:         c.Redis.KeyPrefix,
+			PoolSize:          c.Redis.PoolSize,
+			Logger:            log.With("store", "redis"),
 		})
 		if err != nil {
 			return bot.Stores{}, storeExtras{}, nil, fmt.Errorf("config: store.redis: %w", err)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"reflect"
 	"regexp"
@@ -128,11 +129,22 @@ type Store struct {
 
 // Redis is the shared store for several replicas.
 type Redis struct {
-	Addr      string `mapstructure:"addr"`
-	Password  Secret `mapstructure:"password"`
-	DB        int    `mapstructure:"db"`
-	TLS       bool   `mapstructure:"tls"`
-	KeyPrefix string `mapstructure:"key_prefix"`
+	// Addr is one server's host:port.
+	Addr string `mapstructure:"addr"`
+	// Addrs follow go-redis's UniversalClient rule: with MasterName they
+	// are Sentinels; else more than one address is a Redis Cluster.
+	Addrs []string `mapstructure:"addrs"`
+	// MasterName is the master's name in Sentinel.
+	MasterName string `mapstructure:"master_name"`
+	// SentinelPassword authenticates to the Sentinels.
+	SentinelPassword Secret `mapstructure:"sentinel_password"`
+	// ReplicaAckTimeout bounds the wait for a replica to acknowledge a
+	// write that must survive a failover.
+	ReplicaAckTimeout time.Duration `mapstructure:"replica_ack_timeout"`
+	Password          Secret        `mapstructure:"password"`
+	DB                int           `mapstructure:"db"`
+	TLS               bool          `mapstructure:"tls"`
+	KeyPrefix         string        `mapstructure:"key_prefix"`
 	// PoolSize is the most connections to Redis (0: 10 per CPU).
 	PoolSize int `mapstructure:"pool_size"`
 }
@@ -291,57 +303,61 @@ var pluginName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // defaults are the embedded defaults. Every scalar key is listed so that
 // VIGIL_* environment variables can override it.
 var defaults = map[string]any{
-	"llm.base_url":                "",
-	"llm.api_key":                 "",
-	"llm.model":                   "",
-	"llm.tool_mode":               "native",
-	"llm.max_turns":               20,
-	"llm.temperature":             0.2,
-	"llm.max_tokens":              0,
-	"llm.timeout":                 "120s",
-	"llm.max_retries":             4,
-	"llm.run_token_budget":        0,
-	"llm.daily_token_budget":      0,
-	"llm.instructions":            "",
-	"llm.context_budget_tokens":   24000,
-	"knowledge.runbooks_dir":      "",
-	"inventory.file":              "",
-	"store.backend":               "memory",
-	"store.redis.addr":            "127.0.0.1:6379",
-	"store.redis.password":        "",
-	"store.redis.db":              0,
-	"store.redis.tls":             false,
-	"store.redis.key_prefix":      "vigil:",
-	"store.redis.pool_size":       0,
-	"bot.max_concurrent_runs":     32,
-	"bot.user_rate_limit":         20,
-	"server.listen":               "",
-	"policy.approval_ttl":         "10m",
-	"policy.read_sandbox":         "best_effort",
-	"policy.read_only_commands":   []string{},
-	"policy.redact_model_input":   true,
-	"policy.http_read_urls":       []string{},
-	"audit.file":                  "",
-	"log.level":                   "info",
-	"log.format":                  "text",
-	"slack.enabled":               false,
-	"slack.mode":                  "socket",
-	"slack.bot_token":             "",
-	"slack.app_token":             "",
-	"slack.signing_secret":        "",
-	"slack.listen":                ":3000",
-	"slack.api_url":               "",
-	"slack.usergroup_ttl":         "5m",
-	"matrix.enabled":              false,
-	"matrix.homeserver":           "",
-	"matrix.user_id":              "",
-	"matrix.access_token":         "",
-	"matrix.password":             "",
-	"matrix.device_id":            "",
-	"matrix.approver_power_level": 50,
-	"matrix.e2ee":                 false,
-	"matrix.state_dir":            "",
-	"state_dir":                   "",
+	"llm.base_url":                    "",
+	"llm.api_key":                     "",
+	"llm.model":                       "",
+	"llm.tool_mode":                   "native",
+	"llm.max_turns":                   20,
+	"llm.temperature":                 0.2,
+	"llm.max_tokens":                  0,
+	"llm.timeout":                     "120s",
+	"llm.max_retries":                 4,
+	"llm.run_token_budget":            0,
+	"llm.daily_token_budget":          0,
+	"llm.instructions":                "",
+	"llm.context_budget_tokens":       24000,
+	"knowledge.runbooks_dir":          "",
+	"inventory.file":                  "",
+	"store.backend":                   "memory",
+	"store.redis.addr":                "127.0.0.1:6379",
+	"store.redis.addrs":               []string{},
+	"store.redis.master_name":         "",
+	"store.redis.sentinel_password":   "",
+	"store.redis.replica_ack_timeout": "1s",
+	"store.redis.password":            "",
+	"store.redis.db":                  0,
+	"store.redis.tls":                 false,
+	"store.redis.key_prefix":          "vigil:",
+	"store.redis.pool_size":           0,
+	"bot.max_concurrent_runs":         32,
+	"bot.user_rate_limit":             20,
+	"server.listen":                   "",
+	"policy.approval_ttl":             "10m",
+	"policy.read_sandbox":             "best_effort",
+	"policy.read_only_commands":       []string{},
+	"policy.redact_model_input":       true,
+	"policy.http_read_urls":           []string{},
+	"audit.file":                      "",
+	"log.level":                       "info",
+	"log.format":                      "text",
+	"slack.enabled":                   false,
+	"slack.mode":                      "socket",
+	"slack.bot_token":                 "",
+	"slack.app_token":                 "",
+	"slack.signing_secret":            "",
+	"slack.listen":                    ":3000",
+	"slack.api_url":                   "",
+	"slack.usergroup_ttl":             "5m",
+	"matrix.enabled":                  false,
+	"matrix.homeserver":               "",
+	"matrix.user_id":                  "",
+	"matrix.access_token":             "",
+	"matrix.password":                 "",
+	"matrix.device_id":                "",
+	"matrix.approver_power_level":     50,
+	"matrix.e2ee":                     false,
+	"matrix.state_dir":                "",
+	"state_dir":                       "",
 	// The metrics, alerts, kube and changes tools (observability.go).
 	"observability.alertmanager.url":                     "",
 	"observability.alertmanager.bearer_token_env":        "",
@@ -414,6 +430,39 @@ func (c *Config) problemValue(key, value, msg string) *Error {
 	return e
 }
 
+// checkRedis checks the Redis topology: one of addr and addrs, and
+// master_name only with the Sentinels in addrs.
+func (c *Config) checkRedis(bad func(key, format string, args ...any)) {
+	r := c.Store.Redis
+	if len(r.Addrs) > 0 && r.Addr != "" && c.redisAddrSet() {
+		bad("store.redis.addr", "is set together with store.redis.addrs; keep addr for one server, or addrs for a Cluster or Sentinels, and remove the other")
+	}
+	for i, a := range r.Addrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			bad(fmt.Sprintf("store.redis.addrs[%d]", i), "is not host:port")
+		}
+	}
+	switch {
+	case len(r.Addrs) == 0 && r.Addr == "":
+		bad("store.redis.addr", "is empty; set host:port of the Redis server")
+	case len(r.Addrs) == 0 && r.MasterName != "":
+		bad("store.redis.master_name", "is set but store.redis.addrs is empty; list the Sentinels' host:port in addrs")
+	case r.MasterName == "" && r.SentinelPassword != "":
+		bad("store.redis.sentinel_password", "is set without store.redis.master_name; name the Sentinel master, or remove the password")
+	case r.MasterName == "" && len(r.Addrs) > 1 && r.DB != 0:
+		bad("store.redis.db", "must be 0 with a Redis Cluster (more than one address in store.redis.addrs and no master_name)")
+	}
+}
+
+// redisAddrSet reports whether store.redis.addr was given (a file or the
+// environment), not only its built-in default.
+func (c *Config) redisAddrSet() bool {
+	if c.origin == nil {
+		return true
+	}
+	return c.origin.source("store.redis.addr") != "built-in default"
+}
+
 // Validate checks every value that can be checked without I/O.
 func (c *Config) Validate() error {
 	errs := c.checkDurations()
@@ -447,9 +496,7 @@ func (c *Config) Validate() error {
 	switch c.Store.Backend {
 	case "memory":
 	case "redis":
-		if c.Store.Redis.Addr == "" {
-			bad("store.redis.addr", "is empty; set host:port of the Redis server")
-		}
+		c.checkRedis(bad)
 	default:
 		bad("store.backend", "not a store; use memory or redis")
 	}

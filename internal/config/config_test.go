@@ -117,6 +117,12 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"bad url", "llm:\n  base_url: localhost:11434\n  model: m\n", "llm.base_url"},
 		{"url without model", "llm:\n  base_url: http://x/v1\n", "llm.model"},
 		{"bad store", "store:\n  backend: etcd\n", "store.backend"},
+		{"redis addr and addrs", "store:\n  backend: redis\n  redis:\n    addr: r:6379\n    addrs: [a:6379, b:6379]\n", "store.redis.addr = \"r:6379\" (from file"},
+		{"redis addrs not host:port", "store:\n  backend: redis\n  redis:\n    addrs: [a:6379, b]\n", "store.redis.addrs[1]"},
+		{"sentinel without sentinels", "store:\n  backend: redis\n  redis:\n    master_name: mymaster\n", "store.redis.master_name"},
+		{"sentinel password alone", "store:\n  backend: redis\n  redis:\n    addrs: [a:6379, b:6379]\n    sentinel_password: x\n", "store.redis.sentinel_password"},
+		{"cluster with db", "store:\n  backend: redis\n  redis:\n    addrs: [a:6379, b:6379]\n    db: 2\n", "store.redis.db"},
+		{"bare ack timeout", "store:\n  redis:\n    replica_ack_timeout: 500\n", "store.redis.replica_ack_timeout"},
 		{"bad duration", "policy:\n  approval_ttl: soon\n", "approval_ttl"},
 		{"http_read_urls scheme", "policy:\n  http_read_urls: [ftp://x/metrics]\n", `policy.http_read_urls[0] = "ftp://x/metrics" (from file`},
 		{"http_read_urls query", "policy:\n  http_read_urls: [/readyz, 'http://x/metrics?action=reset']\n", `policy.http_read_urls[1] = "http://x/metrics?action=reset" (from file`},
@@ -150,6 +156,26 @@ func TestErrorsNameTheKey(t *testing.T) {
 				t.Fatalf("error %q does not name %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// store.redis.addrs alone (addr left at its default) chooses a Cluster
+// or, with master_name, Sentinels; the error of both names the fix.
+func TestRedisTopologies(t *testing.T) {
+	c, err := Load(write(t, "store:\n  backend: redis\n  redis:\n    master_name: m\n    addrs: [s1:26379, s2:26379]\n    sentinel_password: pw\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Store.Redis; r.MasterName != "m" || len(r.Addrs) != 2 || r.SentinelPassword.Reveal() != "pw" || r.ReplicaAckTimeout != time.Second {
+		t.Fatalf("sentinel config: %+v", r)
+	}
+	if _, err := Load(write(t, "store:\n  backend: redis\n  redis:\n    addrs: [a:6379, b:6379, c:6379]\n")); err != nil {
+		t.Fatalf("cluster config: %v", err)
+	}
+	_, err = Load(write(t, "store:\n  backend: redis\n  redis:\n    addr: r:6379\n    addrs: [a:6379]\n"))
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Key != "store.redis.addr" || !strings.Contains(err.Error(), "remove the other") {
+		t.Fatalf("addr and addrs: %v", err)
 	}
 }
 
@@ -375,7 +401,7 @@ func TestUnknownEnvironmentVariables(t *testing.T) {
 		{"VIGIL_LLM_MODLE", "did you mean VIGIL_LLM_MODEL (llm.model)?"},
 		{"VIGIL_POLICY_APROVAL_TTL", "did you mean VIGIL_POLICY_APPROVAL_TTL (policy.approval_ttl)?"},
 		{"VIGIL_SLACK_BOTTOKEN", "did you mean VIGIL_SLACK_BOT_TOKEN (slack.bot_token)?"},
-		{"VIGIL_STORE_REDIS_ADDRESS", "did you mean VIGIL_STORE_REDIS_ADDR (store.redis.addr)?"},
+		{"VIGIL_STORE_REDIS_ADR", "did you mean VIGIL_STORE_REDIS_ADDR (store.redis.addr)?"},
 		{"VIGIL_MATRIX_ROOMS", "matrix.rooms is a list and can only be set in the config file"},
 		{"VIGIL_WHATEVER", "is not a vigil setting"},
 		{"VIGIL_LLM_MODEL", ""},

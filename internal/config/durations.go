@@ -30,6 +30,8 @@ type durationRule struct {
 // durationRules lists every duration key. TestEveryDurationHasARule keeps
 // it complete: a new duration key needs a rule here.
 var durationRules = []durationRule{
+	{key: "store.redis.replica_ack_timeout", min: 10 * time.Millisecond, example: "1s",
+		why: "a replica on the same network acknowledges within milliseconds; less fails writes for nothing"},
 	{key: "llm.timeout", min: time.Second, example: "120s",
 		why: "a model call takes at least that long"},
 	{key: "policy.approval_ttl", min: 30 * time.Second, example: "10m",

@@ -18,9 +18,11 @@ import (
 	"github.com/vigilops/vigil/internal/metrics"
 	"github.com/vigilops/vigil/internal/server"
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/redistest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
+	redisstore "github.com/vigilops/vigil/store/redis"
 )
 
 // opsServer runs vigil's ops endpoint for a replica, wired as `vigil run`
@@ -101,7 +103,7 @@ func waitStoreError(t *testing.T, c *testkit.Chat, th bot.ThreadRef) {
 // created before the outage survives it; when Redis is back, /readyz is 200
 // again, new messages are answered, and the approval runs its call once.
 func TestOutageRedisRecovers(t *testing.T) {
-	rds := startPrivateRedis(t)
+	rds := redistest.Start(t, redistest.Options{Persist: true})
 	file := filepath.Join(t.TempDir(), "log")
 	model := modeltest.New(t)
 	routeTurns(model, map[string][]modeltest.Step{
@@ -111,7 +113,7 @@ func TestOutageRedisRecovers(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	// The server is this test's own: the default prefix, and its data goes
 	// with it.
-	r := startReplica(t, "solo", rds.Addr(), "vigil:", replicaOptions{
+	r := startReplica(t, "solo", redisstore.Options{Addr: rds.Addr(), KeyPrefix: "vigil:"}, replicaOptions{
 		Model: model,
 		Channels: []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled,
 			Operators: []string{"alice"}, Approvers: []string{"bob"}}},
@@ -215,7 +217,7 @@ func TestOutageRedisRecovers(t *testing.T) {
 // approval is settled as executed from that record, the run that stopped
 // is closed with the call's result, and the call never runs again.
 func TestOutageWhileApprovedCallRuns(t *testing.T) {
-	rds := startPrivateRedis(t)
+	rds := redistest.Start(t, redistest.Options{Persist: true})
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target")
 	auditFile := filepath.Join(dir, "audit.jsonl")
@@ -226,7 +228,7 @@ func TestOutageWhileApprovedCallRuns(t *testing.T) {
 		"append slowly": {modeltest.Calls(discoverLocal()), modeltest.Calls(slowWrite), modeltest.Calls(readExec("cat " + target))},
 		"afterwards":    {modeltest.Calls(discoverLocal()), modeltest.Text("still here")},
 	})
-	r := startReplica(t, "solo", rds.Addr(), "vigil:", replicaOptions{
+	r := startReplica(t, "solo", redisstore.Options{Addr: rds.Addr(), KeyPrefix: "vigil:"}, replicaOptions{
 		Model: model,
 		Channels: []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelControlled,
 			Operators: []string{"alice"}, Approvers: []string{"bob"}}},

@@ -7,14 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,47 +24,8 @@ import (
 )
 
 // Helpers for end-to-end tests on a real Redis: the shared one at
-// $REDIS_ADDR (default 127.0.0.1:6379), or a private redis-server a test
-// starts, stops and restarts itself.
-
-var quietRedis sync.Once
-
-// silenceGoRedis mutes go-redis's own logger, a process global, which
-// otherwise prints every failed dial of the outage tests; the tests check
-// what vigil did about the failures instead.
-func silenceGoRedis() {
-	quietRedis.Do(func() { goredis.SetLogger(discardRedisLog{}) })
-}
-
-type discardRedisLog struct{}
-
-func (discardRedisLog) Printf(context.Context, string, ...any) {}
-
-// sharedRedisAddr is the Redis the replica tests use.
-func sharedRedisAddr() string {
-	if a := os.Getenv("REDIS_ADDR"); a != "" {
-		return a
-	}
-	return "127.0.0.1:6379"
-}
-
-// requireSharedRedis fails the test (never skips: Redis is part of
-// `make test`) when no Redis answers, saying how to start one.
-func requireSharedRedis(t testing.TB) string {
-	t.Helper()
-	silenceGoRedis()
-	addr := sharedRedisAddr()
-	c := goredis.NewClient(&goredis.Options{Addr: addr, DialTimeout: time.Second, MaxRetries: -1})
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		t.Fatalf("this test needs a real Redis at %s (set REDIS_ADDR to use another): %v\n"+
-			"start one with:  redis-server --daemonize yes --save '' --appendonly no\n"+
-			"or run .ci/run, which installs and starts it", addr, err)
-	}
-	return addr
-}
+// $REDIS_ADDR (default 127.0.0.1:6379), or private servers (one, a
+// Cluster, Sentinels) from redistest.
 
 // uniquePrefix is a key prefix no other test (or run) uses. Every key under
 // it is deleted when the test ends.
@@ -128,10 +84,11 @@ func globQuote(s string) string {
 	return b.String()
 }
 
-// openRedisStore is one replica's own Redis client on a shared prefix.
-func openRedisStore(t testing.TB, addr, prefix string) *redisstore.Store {
+// openRedisStore is one replica's own Redis client; at says where Redis
+// is (Addr, or Addrs and MasterName) and the shared key prefix.
+func openRedisStore(t testing.TB, at redisstore.Options) *redisstore.Store {
 	t.Helper()
-	s, err := redisstore.New(context.Background(), redisstore.Options{Addr: addr, KeyPrefix: prefix})
+	s, err := redisstore.New(context.Background(), at)
 	if err != nil {
 		t.Fatalf("redis store: %v", err)
 	}
@@ -168,18 +125,24 @@ type replicaOptions struct {
 	// AuditRetry is how soon waiting audit records are sent again
 	// (default: the bot's, 1s).
 	AuditRetry time.Duration
+	// WrapStores, when set, may wrap the replica's stores (to time a
+	// failure to one store call).
+	WrapStores func(*bot.Stores)
 }
 
-// startReplica builds and runs a replica on Redis addr under prefix; the
-// test's cleanup stops it.
-func startReplica(t testing.TB, name, addr, prefix string, o replicaOptions) *replica {
+// startReplica builds and runs a replica on the Redis at names (with the
+// shared key prefix); the test's cleanup stops it.
+func startReplica(t testing.TB, name string, at redisstore.Options, o replicaOptions) *replica {
 	t.Helper()
 	if o.SweepEvery == 0 {
 		o.SweepEvery = 10 * time.Second
 	}
 	r := &replica{name: name, chat: testkit.NewChat(), logs: &testkit.SyncBuffer{}, done: make(chan error, 1)}
-	r.store = openRedisStore(t, addr, prefix)
+	r.store = openRedisStore(t, at)
 	stores := r.store.Stores()
+	if o.WrapStores != nil {
+		o.WrapStores(&stores)
+	}
 	level := slog.LevelWarn
 	if os.Getenv("VIGIL_TEST_DEBUG") != "" {
 		level = slog.LevelDebug
@@ -254,108 +217,5 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// privateRedis is a redis-server this test owns, on a free port, with
-// append-only persistence in a temp dir so its data survives a crash and
-// restart (as a production Redis with persistence does).
-type privateRedis struct {
-	t    testing.TB
-	bin  string
-	dir  string
-	port int
-
-	mu  sync.Mutex
-	cmd *exec.Cmd
-}
-
-// startPrivateRedis starts a redis-server on a free port.
-func startPrivateRedis(t testing.TB) *privateRedis {
-	t.Helper()
-	silenceGoRedis()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("this test starts its own redis-server, which is not installed: %v\n"+
-			"install it with:  apt-get install redis-server   (or run .ci/run)", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	r := &privateRedis{t: t, bin: bin, dir: t.TempDir(), port: port}
-	r.Start()
-	t.Cleanup(r.Crash)
-	return r
-}
-
-// Addr is host:port.
-func (r *privateRedis) Addr() string { return "127.0.0.1:" + strconv.Itoa(r.port) }
-
-// Start runs redis-server (again) on the same port and data dir and waits
-// until it answers.
-func (r *privateRedis) Start() {
-	r.t.Helper()
-	cmd := exec.Command(r.bin,
-		"--bind", "127.0.0.1", "--port", strconv.Itoa(r.port),
-		"--dir", r.dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always",
-		"--logfile", filepath.Join(r.dir, "redis.log"))
-	if err := cmd.Start(); err != nil {
-		r.t.Fatalf("start redis-server: %v", err)
-	}
-	r.mu.Lock()
-	r.cmd = cmd
-	r.mu.Unlock()
-	c := goredis.NewClient(&goredis.Options{Addr: r.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(r.dir, "redis.log"))
-			r.t.Fatalf("redis-server on %s did not answer within 10s: %v\n%s", r.Addr(), err, log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// Crash kills redis-server with SIGKILL (no shutdown, no save) and waits
-// for it to exit. What was acknowledged is in the append-only file.
-func (r *privateRedis) Crash() {
-	r.mu.Lock()
-	cmd := r.cmd
-	r.cmd = nil
-	r.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
-}
-
-// Freeze stops the process (SIGSTOP): connections are accepted by the
-// kernel but nothing answers, as with a hung or overloaded Redis. Thaw
-// continues it with its data intact.
-func (r *privateRedis) Freeze() { r.signal(syscall.SIGSTOP) }
-
-// Thaw continues a frozen redis-server.
-func (r *privateRedis) Thaw() { r.signal(syscall.SIGCONT) }
-
-func (r *privateRedis) signal(sig syscall.Signal) {
-	r.t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cmd == nil {
-		r.t.Fatalf("redis-server is not running")
-	}
-	if err := r.cmd.Process.Signal(sig); err != nil {
-		r.t.Fatalf("signal redis-server: %v", err)
 	}
 }

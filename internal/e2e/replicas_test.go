@@ -14,8 +14,10 @@ import (
 
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
+	"github.com/vigilops/vigil/internal/testenv/redistest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
+	redisstore "github.com/vigilops/vigil/store/redis"
 )
 
 // Several replicas on one Redis (SPEC D2): three vigil processes, each with
@@ -30,11 +32,11 @@ const replicaWait = 30 * time.Second
 // startReplicas starts n replicas on the shared Redis under a fresh prefix.
 func startReplicas(t *testing.T, n int, o replicaOptions) []*replica {
 	t.Helper()
-	addr := requireSharedRedis(t)
+	addr := redistest.RequireShared(t)
 	prefix := uniquePrefix(t, addr)
 	reps := make([]*replica, n)
 	for i := range reps {
-		reps[i] = startReplica(t, fmt.Sprintf("r%d", i), addr, prefix, o)
+		reps[i] = startReplica(t, fmt.Sprintf("r%d", i), redisstore.Options{Addr: addr, KeyPrefix: prefix}, o)
 	}
 	return reps
 }
@@ -318,15 +320,15 @@ func killMidRun(t *testing.T, crash bool) {
 		modeltest.Calls(readExec("cat " + file)),
 		modeltest.Text("finished"),
 	}})
-	addr := requireSharedRedis(t)
+	addr := redistest.RequireShared(t)
 	prefix := uniquePrefix(t, addr)
 	channels := []policy.ChannelPolicy{{Match: "testchat:ops", Level: policy.LevelAutonomous, Operators: []string{"alice"}}}
 	aOpts := replicaOptions{Model: model, Channels: channels}
 	if crash {
 		aOpts.LockTTL = time.Second
 	}
-	a := startReplica(t, "A", addr, prefix, aOpts)
-	b := startReplica(t, "B", addr, prefix, replicaOptions{Model: model, Channels: channels,
+	a := startReplica(t, "A", redisstore.Options{Addr: addr, KeyPrefix: prefix}, aOpts)
+	b := startReplica(t, "B", redisstore.Options{Addr: addr, KeyPrefix: prefix}, replicaOptions{Model: model, Channels: channels,
 		SweepEvery: 100 * time.Millisecond, LockTTL: time.Second})
 	reps := []*replica{a, b}
 	th := testkit.Thread("ops", "t1")

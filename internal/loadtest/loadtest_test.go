@@ -74,7 +74,7 @@ const (
 // It also fails if any run did not answer, made an unscripted model call,
 // or lost an audit record.
 func BenchmarkConcurrentThreads(b *testing.B) {
-	for _, backend := range []string{"memory", "redis"} {
+	for _, backend := range []string{"memory", "redis", "redis-cluster"} {
 		for _, limit := range []int{0, threads} {
 			name := fmt.Sprintf("store=%s/max_runs=%d", backend, limit)
 			if limit == 0 {
@@ -89,12 +89,21 @@ func benchThreads(b *testing.B, backend string, limit int) {
 	ld := newLoad(b)
 	var stores bot.Stores
 	var rds *benchRedis
+	var cl *benchCluster
 	switch backend {
 	case "memory":
 		stores = store.NewMemory().Stores()
 	case "redis":
 		rds = startRedis(b)
 		st, err := redisstore.New(context.Background(), redisstore.Options{Addr: rds.proxy.Addr(), KeyPrefix: "vigil:"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		stores = st.Stores()
+	case "redis-cluster":
+		cl = startCluster(b)
+		st, err := redisstore.New(context.Background(), redisstore.Options{Addrs: cl.addrs, KeyPrefix: "vigil:"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -108,7 +117,7 @@ func benchThreads(b *testing.B, backend string, limit int) {
 		}}),
 		Stores:            &stores,
 		Adapters:          []bot.Adapter{ld.chat},
-		Logger:            slog.New(slog.DiscardHandler),
+		Logger:            slog.New(slog.NewTextHandler(&errLog, &slog.HandlerOptions{Level: slog.LevelError})),
 		Observer:          ld,
 		MaxConcurrentRuns: limit,
 	})
@@ -137,6 +146,9 @@ func benchThreads(b *testing.B, backend string, limit int) {
 		if rds != nil {
 			trips0, cmds0, redisCPU0 = rds.proxy.Trips(), rds.commandsProcessed(b), rds.cpuTime(b)
 		}
+		if cl != nil {
+			cmds0, redisCPU0 = cl.commandsProcessed(b), cl.cpuTime(b)
+		}
 		cpu0 := cpuTime(b)
 		p := ld.run(b, a.Bot, i*threads)
 		cpu += cpuTime(b) - cpu0
@@ -144,6 +156,10 @@ func benchThreads(b *testing.B, backend string, limit int) {
 			trips += rds.proxy.Trips() - trips0
 			cmds += rds.commandsProcessed(b) - cmds0 - 1 // less the INFO itself
 			redisCPU += rds.cpuTime(b) - redisCPU0
+		}
+		if cl != nil {
+			cmds += cl.commandsProcessed(b) - cmds0 - int64(len(cl.masters)) // less the INFOs
+			redisCPU += cl.cpuTime(b) - redisCPU0
 		}
 		all = append(all, p)
 	}
@@ -174,6 +190,10 @@ func benchThreads(b *testing.B, backend string, limit int) {
 	b.ReportMetric(ms(cpu)/(n*turns), "cpu_ms/turn")
 	if rds != nil {
 		b.ReportMetric(float64(trips)/(n*turns), "redis_trips/turn")
+		b.ReportMetric(float64(cmds)/(n*turns), "redis_cmds/turn")
+		b.ReportMetric(ms(redisCPU)/(n*turns), "redis_cpu_ms/turn")
+	}
+	if cl != nil {
 		b.ReportMetric(float64(cmds)/(n*turns), "redis_cmds/turn")
 		b.ReportMetric(ms(redisCPU)/(n*turns), "redis_cpu_ms/turn")
 	}
@@ -351,9 +371,33 @@ func (ld *load) run(b *testing.B, bt *bot.Bot, base int) *phase {
 	}
 	p.elapsed = time.Since(start)
 	if e, x := p.errors.Load(), p.extra.Load(); e > 0 || x > 0 {
-		b.Fatalf("%d runs posted errors and %d model calls were unscripted", e, x)
+		b.Fatalf("%d runs posted errors and %d model calls were unscripted; first errors logged:\n%s", e, x, errLog.String())
 	}
 	return p
+}
+
+// errLog keeps the first few KB of what the bot logs at error level, to
+// say why runs failed.
+var errLog capWriter
+
+type capWriter struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if room := 4096 - len(w.buf); room > 0 {
+		w.buf = append(w.buf, p[:min(len(p), room)]...)
+	}
+	return len(p), nil
+}
+
+func (w *capWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.buf)
 }
 
 func countLeft(p *phase) int {

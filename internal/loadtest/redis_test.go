@@ -7,14 +7,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigilops/vigil/internal/testenv/redistest"
 )
 
 // benchRedis is a redis-server of the benchmark's own, so that its command
@@ -29,45 +28,50 @@ type benchRedis struct {
 // and a round-trip counting proxy in front of it.
 func startRedis(b testing.TB) *benchRedis {
 	b.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		b.Fatalf("the Redis load benchmark starts its own redis-server, which is not installed: %v\n"+
-			"install it with:  apt-get install redis-server   (or run .ci/run)", err)
-	}
-	port := freePort(b)
-	dir := b.TempDir()
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
-		"--save", "", "--appendonly", "no", "--logfile", filepath.Join(dir, "redis.log"))
-	if err := cmd.Start(); err != nil {
-		b.Fatalf("start redis-server: %v", err)
-	}
-	b.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	r := &benchRedis{addr: "127.0.0.1:" + strconv.Itoa(port), pid: cmd.Process.Pid}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := r.command("PING"); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-			b.Fatalf("redis-server on %s did not answer: %v\n%s", r.addr, err, log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	srv := redistest.Start(b, redistest.Options{})
+	r := &benchRedis{addr: srv.Addr(), pid: srv.Pid()}
 	r.proxy = newTripCounter(b, r.addr)
 	return r
 }
 
-func freePort(b testing.TB) int {
+// benchCluster is a Redis Cluster of the benchmark's own: three masters,
+// each with a replica, so that writes that must survive a failover wait
+// for the replica (WAIT) as in production. Commands are counted on the
+// masters, CPU on every node. No proxy: Cluster clients connect to the
+// addresses the nodes announce.
+type benchCluster struct {
+	addrs   []string
+	masters []*benchRedis
+	nodes   []*benchRedis
+}
+
+func startCluster(b testing.TB) *benchCluster {
 	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
+	c := redistest.StartCluster(b, 3, 1)
+	bc := &benchCluster{addrs: c.Addrs()}
+	for _, s := range c.Nodes {
+		bc.nodes = append(bc.nodes, &benchRedis{addr: s.Addr(), pid: s.Pid()})
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for _, s := range c.Masters() {
+		bc.masters = append(bc.masters, &benchRedis{addr: s.Addr(), pid: s.Pid()})
+	}
+	return bc
+}
+
+func (c *benchCluster) commandsProcessed(b testing.TB) int64 {
+	var n int64
+	for _, m := range c.masters {
+		n += m.commandsProcessed(b)
+	}
+	return n
+}
+
+func (c *benchCluster) cpuTime(b testing.TB) time.Duration {
+	var d time.Duration
+	for _, s := range c.nodes {
+		d += s.cpuTime(b)
+	}
+	return d
 }
 
 // command sends one inline command straight to redis-server (not through

@@ -76,9 +76,22 @@ func (s *Store) CreateApproval(ctx context.Context, a *policy.Approval) error {
 	}
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()
-	created, err := createApproval.Run(ctx, s.rdb,
-		[]string{s.keys.approval(a.ID), s.keys.approvalsPending()},
-		raw, s.approvalTTL(a), string(a.Status), expiryScore(a), a.ID).Int()
+	var created int
+	keys := []string{s.keys.approval(a.ID), s.keys.approvalsPending()}
+	err = s.durable(ctx, keys[0], func(c *goredis.Conn) (err error) {
+		created, err = createApproval.Run(ctx, c, keys,
+			raw, s.approvalTTL(a), string(a.Status), expiryScore(a), a.ID).Int()
+		return err
+	})
+	if errors.Is(err, ErrNotReplicated) && created == 1 {
+		// Take it back (expire it at once, out of both indexes), so the
+		// master does not keep an approval its creator was told failed.
+		if _, uerr := swapApproval.Run(context.WithoutCancel(ctx), s.rdb,
+			[]string{keys[0], keys[1], s.keys.approvalsExecuting()},
+			raw, raw, 1, "gone", 0, a.ID).Result(); uerr != nil {
+			s.log.Warn("redis: withdraw unreplicated approval", "approval", a.ID, "err", uerr)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("redis: create approval %s: %w", a.ID, err)
 	}
@@ -135,9 +148,16 @@ func (s *Store) UpdateApproval(ctx context.Context, id string, from policy.Appro
 		if err != nil {
 			return nil, fmt.Errorf("redis: encode approval %s: %w", id, err)
 		}
-		res, err := swapApproval.Run(ctx, s.rdb,
-			[]string{s.keys.approval(id), s.keys.approvalsPending(), s.keys.approvalsExecuting()},
-			raw, next, s.approvalTTL(cur), string(cur.Status), expiryScore(cur), id).Int()
+		keys := []string{s.keys.approval(id), s.keys.approvalsPending(), s.keys.approvalsExecuting()}
+		var res int
+		err = s.durable(ctx, keys[0], func(c *goredis.Conn) (err error) {
+			res, err = swapApproval.Run(ctx, c, keys,
+				raw, next, s.approvalTTL(cur), string(cur.Status), expiryScore(cur), id).Int()
+			return err
+		})
+		if errors.Is(err, ErrNotReplicated) && res == 1 {
+			s.undoUpdate(ctx, id, keys, raw, string(next))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("redis: update approval %s: %w", id, err)
 		}
@@ -150,6 +170,22 @@ func (s *Store) UpdateApproval(ctx context.Context, id string, from policy.Appro
 		// The record changed under us; look again.
 	}
 	return nil, fmt.Errorf("redis: update approval %s: %w", id, ErrContention)
+}
+
+// undoUpdate puts back the record an unreplicated update replaced, if it
+// is still the update's: the caller was told the update failed, so the
+// master should not keep it either (an unacknowledged claim left in place
+// would block the approval until the settle sweep). Best effort.
+func (s *Store) undoUpdate(ctx context.Context, id string, keys []string, old, next string) {
+	var prev policy.Approval
+	if err := json.Unmarshal([]byte(old), &prev); err != nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if _, err := swapApproval.Run(ctx, s.rdb, keys,
+		next, old, s.approvalTTL(&prev), string(prev.Status), expiryScore(&prev), id).Result(); err != nil {
+		s.log.Warn("redis: undo unreplicated approval update", "approval", id, "err", err)
+	}
 }
 
 // ListPending implements bot.ApprovalStore. Index entries whose record is

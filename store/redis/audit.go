@@ -155,7 +155,11 @@ func (s *Store) appendBatch(ctx context.Context, batch []*auditAppend) ([]audit.
 		}
 		last := recs[len(recs)-1]
 		args[0], args[1], args[2], args[3] = expect, last.Seq, last.Hash, s.opt.AuditLimit
-		ok, err := appendAudit.Run(ctx, s.rdb, keys, args...).Int()
+		var ok int
+		err = s.durable(ctx, keys[0], func(c *goredis.Conn) (err error) {
+			ok, err = appendAudit.Run(ctx, c, keys, args...).Int()
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("redis: append audit: %w", err)
 		}

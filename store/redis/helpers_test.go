@@ -10,42 +10,24 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/vigilops/vigil/internal/testenv/redistest"
 )
 
 // TestMain silences go-redis's own logger, a process global: the outage
 // tests would fill the output with its dial failures, which the tests
 // check as returned errors instead.
 func TestMain(m *testing.M) {
-	goredis.SetLogger(discardLogger{})
+	redistest.Silence()
 	os.Exit(m.Run())
 }
 
-type discardLogger struct{}
-
-func (discardLogger) Printf(context.Context, string, ...any) {}
-
 // redisAddr is the Redis the tests use: $REDIS_ADDR or the local default.
-func redisAddr() string {
-	if a := os.Getenv("REDIS_ADDR"); a != "" {
-		return a
-	}
-	return "127.0.0.1:6379"
-}
+func redisAddr() string { return redistest.SharedAddr() }
 
 // requireRedis fails the test (never skips: Redis is part of `make test`)
 // when no Redis answers, saying how to start one.
-func requireRedis(t testing.TB) {
-	t.Helper()
-	c := goredis.NewClient(&goredis.Options{Addr: redisAddr(), DialTimeout: time.Second, MaxRetries: -1})
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		t.Fatalf("these tests need a real Redis at %s (set REDIS_ADDR to use another): %v\n"+
-			"start one with:  redis-server --port 6379 --save '' --appendonly no --daemonize yes\n"+
-			"(on Debian: apt-get install redis-server; .ci/run does both)", redisAddr(), err)
-	}
-}
+func requireRedis(t testing.TB) { t.Helper(); redistest.RequireShared(t) }
 
 // testPrefix is a key prefix no other test uses.
 func testPrefix(t testing.TB) string {
@@ -66,52 +48,71 @@ func newTestStore(t testing.TB) *Store {
 // openStore opens another Store (another replica) on an existing prefix.
 func openStore(t testing.TB, prefix string) *Store {
 	t.Helper()
-	s, err := New(context.Background(), Options{Addr: redisAddr(), KeyPrefix: prefix})
+	return openStoreWith(t, Options{Addr: redisAddr(), KeyPrefix: prefix})
+}
+
+// openStoreWith opens a Store with opts and deletes its prefix's keys at
+// cleanup.
+func openStoreWith(t testing.TB, opts Options) *Store {
+	t.Helper()
+	s, err := New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := deletePrefix(ctx, s.rdb, s.keys); err != nil {
-			t.Errorf("cleanup of %s: %v", prefix, err)
+		if err := deletePrefix(ctx, s); err != nil {
+			t.Errorf("cleanup of %s: %v", opts.KeyPrefix, err)
 		}
 		_ = s.Close()
 	})
 	return s
 }
 
-// deletePrefix removes every key under k's prefix.
-func deletePrefix(ctx context.Context, rdb *goredis.Client, k keys) error {
-	iter := rdb.Scan(ctx, 0, k.all(), 500).Iterator()
-	var batch []string
-	for iter.Next(ctx) {
-		batch = append(batch, iter.Val())
-		if len(batch) == 500 {
-			if err := rdb.Unlink(ctx, batch...).Err(); err != nil {
-				return err
-			}
-			batch = batch[:0]
+// eachNode runs fn on every node that holds data: the one server, or each
+// Cluster master.
+func eachNode(ctx context.Context, s *Store, fn func(c *goredis.Client) error) error {
+	if s.cluster != nil {
+		return s.cluster.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error { return fn(c) })
+	}
+	return fn(s.single)
+}
+
+// deletePrefix removes every key under s's prefix. Keys go one UNLINK
+// each (pipelined): on a Cluster, one UNLINK may not span slots.
+func deletePrefix(ctx context.Context, s *Store) error {
+	return eachNode(ctx, s, func(c *goredis.Client) error {
+		var found []string
+		iter := c.Scan(ctx, 0, s.keys.all(), 500).Iterator()
+		for iter.Next(ctx) {
+			found = append(found, iter.Val())
 		}
-	}
-	if err := iter.Err(); err != nil {
+		if err := iter.Err(); err != nil || len(found) == 0 {
+			return err
+		}
+		_, err := c.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, k := range found {
+				p.Unlink(ctx, k)
+			}
+			return nil
+		})
 		return err
-	}
-	if len(batch) > 0 {
-		return rdb.Unlink(ctx, batch...).Err()
-	}
-	return nil
+	})
 }
 
 // prefixKeys lists the keys under s's prefix, without the prefix.
 func prefixKeys(t testing.TB, s *Store) []string {
 	t.Helper()
 	var out []string
-	iter := s.rdb.Scan(context.Background(), 0, s.keys.all(), 500).Iterator()
-	for iter.Next(context.Background()) {
-		out = append(out, strings.TrimPrefix(iter.Val(), s.keys.prefix))
-	}
-	if err := iter.Err(); err != nil {
+	err := eachNode(context.Background(), s, func(c *goredis.Client) error {
+		iter := c.Scan(context.Background(), 0, s.keys.all(), 500).Iterator()
+		for iter.Next(context.Background()) {
+			out = append(out, strings.TrimPrefix(iter.Val(), s.keys.prefix))
+		}
+		return iter.Err()
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,7 +21,20 @@ func (s *Store) FirstSeen(ctx context.Context, key string, ttl time.Duration) (b
 	}
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()
-	err := s.rdb.SetArgs(ctx, s.keys.dedup(key), "1", goredis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMillis(ttl)) * time.Millisecond}).Err()
+	k := s.keys.dedup(key)
+	marked := false
+	err := s.durable(ctx, k, func(c *goredis.Conn) error {
+		err := c.SetArgs(ctx, k, "1", goredis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMillis(ttl)) * time.Millisecond}).Err()
+		marked = err == nil
+		return err
+	})
+	if marked && errors.Is(err, ErrNotReplicated) {
+		// The event is not handled now; forget the mark so a redelivery
+		// of it is handled.
+		if derr := s.rdb.Del(context.WithoutCancel(ctx), k).Err(); derr != nil {
+			s.log.Warn("redis: drop unreplicated dedup mark", "key", key, "err", derr)
+		}
+	}
 	switch {
 	case err == nil:
 		return true, nil

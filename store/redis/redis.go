@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -53,14 +54,32 @@ const (
 
 	dialTimeout = 2 * time.Second
 	ioTimeout   = 3 * time.Second
+
+	// DefaultReplicaAckTimeout is how long a write that must survive a
+	// failover waits for a replica to acknowledge it (see durable).
+	DefaultReplicaAckTimeout = time.Second
+
+	// replicaCountTTL is how long a master's replica count is trusted.
+	replicaCountTTL = time.Second
 )
 
-// Options configures New. Addr is required; zero values take defaults.
+// Options configures New. Addr or Addrs is required; zero values take
+// defaults. The topology follows go-redis's UniversalClient rule: with
+// MasterName, Addrs are Sentinels; else more than one address is a Redis
+// Cluster; else one address is a single server.
 type Options struct {
-	// Addr is host:port.
-	Addr     string
-	Password string
-	DB       int
+	// Addr is host:port of a single server.
+	Addr string
+	// Addrs are Sentinels (with MasterName) or Cluster seed nodes. Only
+	// one of Addr and Addrs may be set.
+	Addrs []string
+	// MasterName is the master's name in Sentinel; it turns on failover.
+	MasterName string
+	// SentinelPassword authenticates to the Sentinels (Password is the
+	// data nodes').
+	SentinelPassword string
+	Password         string
+	DB               int
 	// TLS connects with TLS 1.2 or later, verifying the server's
 	// certificate against the system roots.
 	TLS bool
@@ -76,16 +95,51 @@ type Options struct {
 	// PoolSize is the most connections kept to Redis; 0 means go-redis's
 	// default (10 per CPU). Many concurrent runs per replica want more.
 	PoolSize int
+	// ReplicaAckTimeout bounds the wait for a replica's acknowledgement of
+	// a durable write (default DefaultReplicaAckTimeout).
+	ReplicaAckTimeout time.Duration
+}
+
+// Topology names what Options connect to.
+func (o Options) Topology() string {
+	switch {
+	case o.MasterName != "":
+		return "sentinel"
+	case len(o.Addrs) > 1:
+		return "cluster"
+	}
+	return "single"
+}
+
+// where names the servers for messages.
+func (o Options) where() string {
+	switch o.Topology() {
+	case "sentinel":
+		return fmt.Sprintf("master %q via Sentinels %s", o.MasterName, strings.Join(o.Addrs, ","))
+	case "cluster":
+		return "Cluster " + strings.Join(o.Addrs, ",")
+	}
+	if len(o.Addrs) == 1 {
+		return o.Addrs[0]
+	}
+	return o.Addr
 }
 
 // Store is the Redis implementation of the stores. It is safe for
 // concurrent use; Close releases its connections.
 type Store struct {
-	rdb  *goredis.Client
-	keys keys
-	opt  Options
-	log  *slog.Logger
-	now  func() time.Time
+	// rdb is the client of every command; cluster is set when it is a
+	// Cluster client, single otherwise (a plain or a Sentinel-failover
+	// client), for durable writes, which need one node's connection.
+	rdb     goredis.UniversalClient
+	cluster *goredis.ClusterClient
+	single  *goredis.Client
+	// replicas caches each master's connected replica count.
+	replicas replicaCache
+	keys     keys
+	opt      Options
+	log      *slog.Logger
+	now      func() time.Time
 	// audit batches this replica's audit appends (see AppendAudit).
 	audit auditQueue
 }
@@ -94,12 +148,25 @@ type Store struct {
 // makes New log a warning, not fail, so /readyz can report it (via Ping)
 // while the process waits for it.
 func New(ctx context.Context, opts Options) (*Store, error) {
-	if opts.Addr == "" {
-		return nil, errors.New("redis: store.redis.addr is empty")
+	if opts.Addr != "" && len(opts.Addrs) > 0 {
+		return nil, errors.New("redis: set store.redis.addr or store.redis.addrs, not both")
 	}
-	host, _, err := net.SplitHostPort(opts.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("redis: store.redis.addr %q: %w", opts.Addr, err)
+	addrs := opts.Addrs
+	if len(addrs) == 0 {
+		if opts.Addr == "" {
+			return nil, errors.New("redis: store.redis.addr is empty")
+		}
+		addrs = []string{opts.Addr}
+	}
+	var host string
+	for _, a := range addrs {
+		h, _, err := net.SplitHostPort(a)
+		if err != nil {
+			return nil, fmt.Errorf("redis: store.redis address %q: %w", a, err)
+		}
+		if host == "" {
+			host = h
+		}
 	}
 	if opts.KeyPrefix == "" {
 		opts.KeyPrefix = DefaultKeyPrefix
@@ -109,6 +176,9 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if opts.DB < 0 {
 		return nil, fmt.Errorf("redis: store.redis.db %d is negative", opts.DB)
+	}
+	if opts.DB != 0 && opts.Topology() == "cluster" {
+		return nil, fmt.Errorf("redis: store.redis.db %d: Redis Cluster has only database 0", opts.DB)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -125,12 +195,17 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.OpTimeout <= 0 {
 		opts.OpTimeout = DefaultOpTimeout
 	}
+	if opts.ReplicaAckTimeout <= 0 {
+		opts.ReplicaAckTimeout = DefaultReplicaAckTimeout
+	}
 
-	ro := &goredis.Options{
-		Addr:     opts.Addr,
-		Password: opts.Password,
-		DB:       opts.DB,
-		PoolSize: opts.PoolSize,
+	uo := &goredis.UniversalOptions{
+		Addrs:            addrs,
+		MasterName:       opts.MasterName,
+		SentinelPassword: opts.SentinelPassword,
+		Password:         opts.Password,
+		DB:               opts.DB,
+		PoolSize:         opts.PoolSize,
 		// Fail fast when Redis is away: a short dial, bounded reads and
 		// writes, one retry, and no long wait for a pooled connection.
 		DialTimeout:           dialTimeout,
@@ -144,17 +219,29 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		DisableIdentity:       true,
 	}
 	if opts.TLS {
-		ro.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
+		uo.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
 	}
 	s := &Store{
-		rdb:  goredis.NewClient(ro),
 		keys: keys{prefix: opts.KeyPrefix},
 		opt:  opts,
 		log:  opts.Logger,
 		now:  time.Now,
 	}
+	// The same choice as goredis.NewUniversalClient, made here to keep
+	// the concrete client for durable writes.
+	switch opts.Topology() {
+	case "sentinel":
+		s.single = goredis.NewFailoverClient(uo.Failover())
+		s.rdb = s.single
+	case "cluster":
+		s.cluster = goredis.NewClusterClient(uo.Cluster())
+		s.rdb = s.cluster
+	default:
+		s.single = goredis.NewClient(uo.Simple())
+		s.rdb = s.single
+	}
 	if err := s.Ping(ctx); err != nil {
-		s.log.Warn(Unreachable(opts.Addr, err))
+		s.log.Warn(Unreachable(opts.where(), err))
 		s.log.Debug("redis ping failed", slog.Any("err", err))
 	}
 	return s, nil
@@ -164,8 +251,26 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 func (s *Store) Ping(ctx context.Context) error {
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()
+	if s.cluster != nil {
+		// Every master must answer: a Cluster with a master down cannot
+		// serve the keys of its slots.
+		err := s.cluster.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error {
+			return c.Ping(ctx).Err()
+		})
+		if err == nil {
+			var info string
+			info, err = s.cluster.ClusterInfo(ctx).Result()
+			if err == nil && !strings.Contains(info, "cluster_state:ok") {
+				err = errors.New("cluster_state is not ok (a master is down or slots are unassigned)")
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("redis: ping %s: %w", s.opt.where(), err)
+		}
+		return nil
+	}
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis: ping %s: %w", s.opt.Addr, err)
+		return fmt.Errorf("redis: ping %s: %w", s.opt.where(), err)
 	}
 	return nil
 }

@@ -265,7 +265,7 @@ func TestAuditTrimKeepsChainHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = deletePrefix(context.Background(), s.rdb, s.keys); _ = s.Close() })
+	t.Cleanup(func() { _ = deletePrefix(context.Background(), s); _ = s.Close() })
 	ctx := t.Context()
 	for i := range 12 {
 		if _, err := s.AppendAudit(ctx, audit.Record{Actor: "vigil", Action: audit.Expired, Outcome: fmt.Sprint(i)}); err != nil {
@@ -533,10 +533,24 @@ func TestNewValidates(t *testing.T) {
 		{Addr: "no-port"},
 		{Addr: "127.0.0.1:6379", KeyPrefix: "a{b}:"},
 		{Addr: "127.0.0.1:6379", DB: -1},
+		{Addr: "127.0.0.1:6379", Addrs: []string{"127.0.0.1:7000", "127.0.0.1:7001"}},
+		{Addrs: []string{"127.0.0.1:7000", "nope"}},
+		{Addrs: []string{"127.0.0.1:7000", "127.0.0.1:7001"}, DB: 1},
 	} {
 		if s, err := New(ctx, o); err == nil {
 			s.Close()
 			t.Errorf("New(%+v) accepted", o)
+		}
+	}
+	for o, want := range map[*Options]string{
+		{Addr: "a:1"}:                                    "single",
+		{Addrs: []string{"a:1"}}:                         "single",
+		{Addrs: []string{"a:1", "b:1"}}:                  "cluster",
+		{Addrs: []string{"a:1"}, MasterName: "m"}:        "sentinel",
+		{Addrs: []string{"a:1", "b:1"}, MasterName: "m"}: "sentinel",
+	} {
+		if got := o.Topology(); got != want {
+			t.Errorf("%+v is %s, want %s (go-redis's UniversalClient rule)", *o, got, want)
 		}
 	}
 }

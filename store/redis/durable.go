@@ -1,0 +1,159 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Redis replicates asynchronously: a write the master acknowledged can be
+// lost when a replica is promoted before it arrived. The writes that decide
+// whether something runs, or that prove what ran, must survive a failover:
+//
+//   - every approval write (creation and each status change, above all
+//     approved -> executing, the claim that lets exactly one replica run
+//     the call),
+//   - the dedup of chat events (a lost mark lets a redelivered event be
+//     handled twice),
+//   - the audit chain (the log and its head).
+//
+// Such a write runs on one connection to the master that owns its key
+// and, when that master has replicas, is followed on the same connection
+// by WAIT 1 <ReplicaAckTimeout>: WAIT counts the replicas that have every
+// write this connection sent. No acknowledgement in time makes the write
+// fail with ErrNotReplicated, and the caller treats it as any store error:
+// nothing runs. A master without replicas (connected_slaves:0) cannot lose
+// a write to a promotion, so WAIT is skipped there. (WAITAOF would also
+// wait for the local fsync, but needs Redis 7.2; Debian's is 7.0.)
+//
+// Everything else (sessions, locks, limits, memory, plugin data) is
+// replicated as usual: a failover may lose its last writes, which costs
+// a repeated answer or a retried run, never a second execution (the
+// claim above is what prevents that).
+
+// ErrNotReplicated is returned when no replica acknowledged a write that
+// must survive a failover within ReplicaAckTimeout. The write may be on
+// the master; it is treated as failed.
+var ErrNotReplicated = errors.New("no replica acknowledged the write in time")
+
+// replicaCache remembers each master's connected replica count briefly, so
+// a durable write costs one more round trip (WAIT) and not two.
+type replicaCache struct {
+	mu   sync.Mutex
+	byID map[string]replicaCount
+}
+
+type replicaCount struct {
+	n  int
+	at time.Time
+}
+
+func (c *replicaCache) get(id string, now time.Time) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rc, ok := c.byID[id]
+	if !ok || now.Sub(rc.at) > replicaCountTTL {
+		return 0, false
+	}
+	return rc.n, true
+}
+
+func (c *replicaCache) put(id string, n int, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byID == nil {
+		c.byID = map[string]replicaCount{}
+	}
+	c.byID[id] = replicaCount{n: n, at: now}
+}
+
+func (c *replicaCache) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.byID, id)
+}
+
+// masterFor returns the client of the master owning key, and a name for
+// its replica count.
+func (s *Store) masterFor(ctx context.Context, key string) (*goredis.Client, string, error) {
+	if s.cluster != nil {
+		c, err := s.cluster.MasterForKey(ctx, key)
+		if err != nil {
+			return nil, "", err
+		}
+		return c, c.Options().Addr, nil
+	}
+	return s.single, "", nil
+}
+
+// durable runs write on one connection to the master owning key, then
+// makes sure a replica has it (see the comment at the top of the file).
+// write's own error is returned as it is; a missing acknowledgement is
+// ErrNotReplicated.
+func (s *Store) durable(ctx context.Context, key string, write func(c *goredis.Conn) error) error {
+	client, id, err := s.masterFor(ctx, key)
+	if err != nil {
+		return err
+	}
+	conn := client.Conn()
+	defer conn.Close()
+	if err := write(conn); err != nil {
+		s.afterError(ctx, id, err)
+		return err
+	}
+	n, ok := s.replicas.get(id, s.now())
+	if !ok {
+		n, err = connectedReplicas(ctx, conn)
+		if err != nil {
+			s.afterError(ctx, id, err)
+			return fmt.Errorf("count replicas: %w", err)
+		}
+		s.replicas.put(id, n, s.now())
+	}
+	if n == 0 {
+		return nil
+	}
+	acked, err := conn.Wait(ctx, 1, s.opt.ReplicaAckTimeout).Result()
+	if err != nil {
+		s.afterError(ctx, id, err)
+		return fmt.Errorf("wait for a replica: %w", err)
+	}
+	if acked < 1 {
+		// The replica may be gone for good: count again next time.
+		s.replicas.forget(id)
+		return fmt.Errorf("%w (%s, %d replica(s) connected)", ErrNotReplicated, s.opt.ReplicaAckTimeout, n)
+	}
+	return nil
+}
+
+// afterError forgets what a failure may have made stale: the replica count
+// and, on a Cluster, the slot map (a failover moves slots to a new master).
+func (s *Store) afterError(ctx context.Context, id string, err error) {
+	if isNil(err) {
+		return
+	}
+	s.replicas.forget(id)
+	if s.cluster != nil {
+		s.cluster.ReloadState(context.WithoutCancel(ctx))
+	}
+}
+
+// connectedReplicas reads connected_slaves from INFO replication.
+func connectedReplicas(ctx context.Context, conn *goredis.Conn) (int, error) {
+	info, err := conn.Info(ctx, "replication").Result()
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("INFO replication has no connected_slaves")
+}
