@@ -241,7 +241,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		s.rdb = s.single
 	}
 	if err := s.Ping(ctx); err != nil {
-		s.log.Warn(Unreachable(opts.where(), err))
+		s.log.Warn(unreachable(opts.where(), opts.addrFix(), err))
 		s.log.Debug("redis ping failed", slog.Any("err", err))
 	}
 	return s, nil

@@ -18,13 +18,38 @@ import (
 // running vigil, in one line: where, what failed, and how to fix it. The
 // client's own error text stays in debug logs.
 func Unreachable(addr string, err error) string {
-	what, fix := diagnose(err)
-	return fmt.Sprintf("cannot reach Redis at %s: %s; %s (vigil keeps trying; /readyz fails until Redis answers)", addr, what, fix)
+	return unreachable(addr, singleAddrFix, err)
 }
 
-// diagnose sorts a connection error into what failed and what to do.
-func diagnose(err error) (what, fix string) {
-	const addrFix = "set store.redis.addr (VIGIL_STORE_REDIS_ADDR) to a running Redis's host:port"
+// The fix for a wrong address, worded for the key the topology reads.
+const (
+	singleAddrFix   = "set store.redis.addr (VIGIL_STORE_REDIS_ADDR) to a running Redis's host:port"
+	clusterAddrFix  = "set store.redis.addrs (VIGIL_STORE_REDIS_ADDRS) to the host:port of running Cluster nodes"
+	sentinelAddrFix = "set store.redis.addrs (VIGIL_STORE_REDIS_ADDRS) to the running Sentinels' host:port and store.redis.master_name to the name they monitor"
+)
+
+// addrFix is the address fix for o's topology.
+func (o Options) addrFix() string {
+	switch o.Topology() {
+	case "sentinel":
+		return sentinelAddrFix
+	case "cluster":
+		return clusterAddrFix
+	}
+	if len(o.Addrs) == 1 {
+		return "set store.redis.addrs (VIGIL_STORE_REDIS_ADDRS) to a running Redis's host:port"
+	}
+	return singleAddrFix
+}
+
+func unreachable(where, addrFix string, err error) string {
+	what, fix := diagnose(err, addrFix)
+	return fmt.Sprintf("cannot reach Redis at %s: %s; %s (vigil keeps trying; /readyz fails until Redis answers)", where, what, fix)
+}
+
+// diagnose sorts a connection error into what failed and what to do;
+// addrFix says how to correct the address.
+func diagnose(err error, addrFix string) (what, fix string) {
 	var (
 		dnsErr  *net.DNSError
 		certErr *tls.CertificateVerificationError

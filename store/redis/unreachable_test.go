@@ -63,3 +63,23 @@ func TestUnreachableClosedPort(t *testing.T) {
 		t.Fatalf("a closed port is not recognised: %q", line)
 	}
 }
+
+// The address fix names the key the configured topology reads.
+func TestUnreachableNamesTheTopologysKey(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	cases := []struct {
+		opts      Options
+		want, not string
+	}{
+		{Options{Addr: "10.0.0.5:6379"}, "store.redis.addr (", "addrs"},
+		{Options{Addrs: []string{"10.0.0.5:6379"}}, "store.redis.addrs", "master_name"},
+		{Options{Addrs: []string{"10.0.0.5:7000", "10.0.0.6:7000"}}, "Cluster nodes", "master_name"},
+		{Options{Addrs: []string{"10.0.0.5:26379"}, MasterName: "main"}, "store.redis.master_name", "Cluster"},
+	}
+	for _, tc := range cases {
+		line := unreachable(tc.opts.where(), tc.opts.addrFix(), refused)
+		if !strings.Contains(line, tc.want) || strings.Contains(line, tc.not) {
+			t.Errorf("%+v: %q should name %q and not %q", tc.opts, line, tc.want, tc.not)
+		}
+	}
+}
