@@ -542,6 +542,35 @@ func TestHelmMemoryStore(t *testing.T) {
 	}
 }
 
+// Cluster nodes or Sentinels replace the single address, and the settings
+// that cannot work together are refused when rendering.
+func TestHelmClusterAndSentinel(t *testing.T) {
+	cfg := vigilConfig(t, mustRender(t, "--set", "redis.addrs={redis-0:6379,redis-1:6379,redis-2:6379}"))
+	if got := toStrings(get(cfg, "store", "redis", "addrs")); strings.Join(got, ",") != "redis-0:6379,redis-1:6379,redis-2:6379" {
+		t.Errorf("store.redis.addrs = %q, want the three Cluster nodes", got)
+	}
+	if get(cfg, "store", "redis", "addr") != nil || get(cfg, "store", "redis", "master_name") != nil {
+		t.Errorf("store.redis = %v: addr or master_name set beside the Cluster nodes", get(cfg, "store", "redis"))
+	}
+
+	cfg = vigilConfig(t, mustRender(t, "--set", "redis.addrs={sentinel:26379}", "--set", "redis.masterName=main"))
+	if str(cfg, "store", "redis", "master_name") != "main" || str(cfg, "store", "redis", "addrs", 0) != "sentinel:26379" {
+		t.Errorf("store.redis = %v, want master main via sentinel:26379", get(cfg, "store", "redis"))
+	}
+
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--set", "redis.enabled=true", "--set", "redis.addrs={a:1,b:2}"}, "cannot be used with the in-chart Redis"},
+		{[]string{"--set", "redis.masterName=main"}, "redis.masterName needs redis.addrs"},
+	} {
+		if _, err := render(t, bad.args...); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v: err = %v, want %q", bad.args, err, bad.want)
+		}
+	}
+}
+
 func toStrings(v any) []string {
 	s, _ := v.([]any)
 	out := make([]string, 0, len(s))

@@ -60,11 +60,15 @@ app.kubernetes.io/component: redis
 
 {{/*
 The Redis address vigil uses: the in-chart Redis when enabled, else
-redis.addr, else "" (in-memory store, single replica only).
+redis.addrs (Cluster nodes or Sentinels, comma-joined here only to test
+that one is set), else redis.addr, else "" (in-memory store, single
+replica only).
 */}}
 {{- define "vigil.redisAddr" -}}
 {{- if .Values.redis.enabled }}
 {{- printf "%s:6379" (include "vigil.redis.fullname" .) }}
+{{- else if .Values.redis.addrs }}
+{{- join "," .Values.redis.addrs }}
 {{- else }}
 {{- .Values.redis.addr }}
 {{- end }}
@@ -79,7 +83,13 @@ laid over it. The Redis password is not here; it comes from the Secret.
 {{- $addr := include "vigil.redisAddr" . }}
 {{- $store := dict "backend" "memory" }}
 {{- if $addr }}
-{{- $redis := dict "addr" $addr "db" (int .Values.redis.db) "tls" .Values.redis.tls "key_prefix" .Values.redis.keyPrefix }}
+{{- $redis := dict "db" (int .Values.redis.db) "tls" .Values.redis.tls "key_prefix" .Values.redis.keyPrefix }}
+{{- if and (not .Values.redis.enabled) .Values.redis.addrs }}
+{{- $_ := set $redis "addrs" .Values.redis.addrs }}
+{{- with .Values.redis.masterName }}{{ $_ := set $redis "master_name" . }}{{ end }}
+{{- else }}
+{{- $_ := set $redis "addr" $addr }}
+{{- end }}
 {{- $store = dict "backend" "redis" "redis" $redis }}
 {{- end }}
 {{- $_ := mergeOverwrite $cfg (dict "server" (dict "listen" (printf ":%d" (int .Values.server.port))) "store" $store) }}
@@ -90,6 +100,12 @@ laid over it. The Redis password is not here; it comes from the Secret.
 {{- define "vigil.validate" -}}
 {{- if and (gt (int .Values.replicaCount) 1) (not (include "vigil.redisAddr" .)) }}
 {{- fail "replicaCount > 1 needs Redis: set redis.enabled=true or redis.addr (or replicaCount=1 for the in-memory store)" }}
+{{- end }}
+{{- if and .Values.redis.enabled .Values.redis.addrs }}
+{{- fail "redis.addrs names an external Cluster or Sentinels; it cannot be used with the in-chart Redis (redis.enabled)" }}
+{{- end }}
+{{- if and .Values.redis.masterName (not .Values.redis.addrs) }}
+{{- fail "redis.masterName needs redis.addrs: the Sentinels' host:port" }}
 {{- end }}
 {{- if and .Values.redis.enabled .Values.redis.tls }}
 {{- fail "redis.tls is not supported with the in-chart Redis (redis.enabled); use an external Redis" }}
