@@ -145,6 +145,13 @@ func (w *World) pipeline(res tools.Resource, p pipeline, stdin string, write boo
 
 // answer runs one simple command on res.
 func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (string, string, int) {
+	if write && len(s.words) == 3 && s.words[0] == "cp" {
+		// A copy changes the files a later read sees, whatever rule answers.
+		files := w.fileMap(res)
+		if c, ok := files[s.words[1]]; ok {
+			files[s.words[2]] = c
+		}
+	}
 	if r := w.rule(res, s.words); r != nil {
 		if write {
 			for _, f := range r.Sets {
