@@ -70,6 +70,8 @@ type Config struct {
 	Kubernetes    Kubernetes    `mapstructure:"kubernetes"`
 	Changes       Changes       `mapstructure:"changes"`
 	Knowledge     Knowledge     `mapstructure:"knowledge"`
+	// Eval configures `vigil eval` (eval.go).
+	Eval Eval `mapstructure:"eval"`
 
 	// StateDir is where vigil keeps state on this host that must survive
 	// a restart (the audit outbox); empty: none.
@@ -305,6 +307,9 @@ var defaults = map[string]any{
 	"llm.instructions":            "",
 	"llm.context_budget_tokens":   24000,
 	"knowledge.runbooks_dir":      "",
+	"eval.judge.base_url":         "",
+	"eval.judge.api_key":          "",
+	"eval.judge.model":            "",
 	"inventory.file":              "",
 	"store.backend":               "memory",
 	"store.redis.addr":            "127.0.0.1:6379",
@@ -431,6 +436,7 @@ func (c *Config) Validate() error {
 	if c.LLM.ContextBudgetTokens < 2000 || c.LLM.ContextBudgetTokens > 2_000_000 {
 		bad("llm.context_budget_tokens", "out of range; use 2000–2000000 (a few thousand tokens go to the system prompt and tools alone)")
 	}
+	c.validateEval(bad)
 	if d := c.Knowledge.RunbooksDir; d != "" {
 		if st, err := os.Stat(d); err != nil {
 			bad("knowledge.runbooks_dir", "%v; create the directory (it may start empty) or remove the key", err)
