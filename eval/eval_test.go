@@ -2,6 +2,8 @@ package eval
 
 import (
 	"context"
+	"os"
+	"strings"
 	"slices"
 	"testing"
 	"time"
@@ -38,5 +40,32 @@ func TestReferenceTrajectories(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReferenceReportUpToDate regenerates eval/REFERENCE.md in memory and
+// compares it with the file; VIGIL_UPDATE_REFERENCE=1 (make eval-reference)
+// writes it instead.
+func TestReferenceReportUpToDate(t *testing.T) {
+	var b strings.Builder
+	sc, err := WriteReferenceReport(context.Background(), &b, loadAll(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Failed() {
+		t.Errorf("the reference suite fails: wrong trajectories that passed %v", sc.WrongPassed)
+	}
+	if os.Getenv("VIGIL_UPDATE_REFERENCE") == "1" {
+		if err := os.WriteFile("REFERENCE.md", []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	have, err := os.ReadFile("REFERENCE.md")
+	if err != nil {
+		t.Fatalf("%v; run make eval-reference", err)
+	}
+	if string(have) != b.String() {
+		t.Errorf("eval/REFERENCE.md is out of date; run make eval-reference (diff the file to see what changed)")
 	}
 }

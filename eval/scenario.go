@@ -71,6 +71,8 @@ type Rule struct {
 	Out  string `yaml:"out"`
 	Err  string `yaml:"err"`
 	Exit int    `yaml:"exit"`
+	// Repeat prints Out this many times (long outputs in a few lines).
+	Repeat int `yaml:"repeat"`
 	// When lists state flags that must all be set; Unless flags that must
 	// all be clear.
 	When   []string `yaml:"when"`
@@ -264,6 +266,12 @@ func Parse(file string, data []byte) (*Scenario, error) {
 				return nil, bad(fmt.Sprintf("world.%s[%d].run", name, i), "%q: %v", r.Run, err)
 			}
 			r.pat = p
+			if r.Repeat < 0 || r.Repeat > 10000 {
+				return nil, bad(fmt.Sprintf("world.%s[%d].repeat", name, i), "%d: want 0 to 10000", r.Repeat)
+			}
+			if r.Repeat > 1 {
+				r.Out = strings.Repeat(r.Out, r.Repeat)
+			}
 		}
 	}
 	for name, files := range s.Files {

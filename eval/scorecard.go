@@ -275,8 +275,8 @@ func (sc Scorecard) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 		comp = "off"
 	}
 	fmt.Fprintf(&b, "Mode: %s; runs per scenario: %d; context compaction: %s.\n\n", mode, sc.Runs, comp)
-	fmt.Fprintf(&b, "**Total: pass@1 %.2f, pass@%d %.2f over %d scenarios; %d prompt + %d completion tokens",
-		sc.Total.Pass1, sc.Runs, sc.Total.PassK, sc.Total.Scenarios, sc.Total.PromptTokens, sc.Total.CompletionTokens)
+	fmt.Fprintf(&b, "**Total: pass@1 %.2f, pass@k %.2f (k=%d) over %d scenarios; %d prompt + %d completion tokens",
+		sc.Total.Pass1, sc.Total.PassK, sc.Runs, sc.Total.Scenarios, sc.Total.PromptTokens, sc.Total.CompletionTokens)
 	if sc.Priced {
 		fmt.Fprintf(&b, "; estimated cost %.4f", sc.Total.Cost)
 	}
@@ -301,14 +301,14 @@ func (sc Scorecard) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 		return fmt.Sprintf("%.4f", c)
 	}
 	b.WriteString("## By category\n\n")
-	fmt.Fprintf(&b, "| category | scenarios | pass@1 | pass@%d | prompt tokens | completion tokens | cost |%s\n", sc.Runs, wallHead)
+	fmt.Fprintf(&b, "| category | scenarios | pass@1 | pass@k | prompt tokens | completion tokens | cost |%s\n", wallHead)
 	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|%s\n", wallSep)
 	for _, g := range append(slices.Clone(sc.Categories), sc.Total) {
 		fmt.Fprintf(&b, "| %s | %d | %.2f | %.2f | %d | %d | %s |%s\n", g.Name, g.Scenarios, g.Pass1, g.PassK,
 			g.PromptTokens, g.CompletionTokens, cost(g.Cost), wall(g.WallMS))
 	}
 	b.WriteString("\n## By scenario\n\n")
-	fmt.Fprintf(&b, "| scenario | category | pass@1 | pass@%d | turns | prompt | completion | cost |%s result |\n", sc.Runs, wallHead)
+	fmt.Fprintf(&b, "| scenario | category | pass@1 | pass@k | turns | prompt | completion | cost |%s result |\n", wallHead)
 	fmt.Fprintf(&b, "|---|---|---:|---:|---:|---:|---:|---:|%s---|\n", wallSep)
 	for _, s := range sc.Scenarios {
 		judge := ""
