@@ -3,8 +3,8 @@ package eval
 import (
 	"context"
 	"os"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )

@@ -49,13 +49,13 @@ type Scenario struct {
 	// RedHerring marks a scenario whose loud signal is innocent.
 	RedHerring bool `yaml:"red_herring" json:"red_herring,omitempty"`
 	// MaxTurns is the turn budget (model calls); default 10.
-	MaxTurns  int            `yaml:"max_turns" json:"max_turns"`
-	Inventory []yaml.Node    `yaml:"inventory" json:"-"`
-	World     map[string][]*Rule `yaml:"world" json:"-"`
+	MaxTurns  int                          `yaml:"max_turns" json:"max_turns"`
+	Inventory []yaml.Node                  `yaml:"inventory" json:"-"`
+	World     map[string][]*Rule           `yaml:"world" json:"-"`
 	Files     map[string]map[string]string `yaml:"files" json:"-"`
-	Expect    Expect         `yaml:"expect" json:"expect"`
-	Reference []Turn         `yaml:"reference" json:"-"`
-	Wrong     []Trajectory   `yaml:"wrong" json:"-"`
+	Expect    Expect                       `yaml:"expect" json:"expect"`
+	Reference []Turn                       `yaml:"reference" json:"-"`
+	Wrong     []Trajectory                 `yaml:"wrong" json:"-"`
 
 	// file is where it was loaded from, for errors.
 	file string
