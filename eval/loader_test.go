@@ -126,3 +126,23 @@ func FuzzParse(f *testing.F) {
 }
 
 func runSpec(cmd string) tools.RunSpec { return tools.RunSpec{Command: cmd} }
+
+// A write prefers the rules that change state, whatever their order.
+func TestWriteRulesTakePrecedence(t *testing.T) {
+	src := strings.Replace(minimal, `    - {run: "uptime", out: "up 1 day\n"}`,
+		`    - {run: "nft *", out: "ruleset\n"}
+    - {run: "nft delete rule *", sets: [fixed]}`, 1)
+	sc, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWorld(sc)
+	res, _ := sc.inv.Lookup("h")
+	if out, _ := w.Run(context.Background(), res, runSpec("nft list ruleset"), nil); out.Stdout != "ruleset\n" || w.Flag("fixed") {
+		t.Fatalf("read: %+v", out)
+	}
+	w.Arm()
+	if out, _ := w.Run(context.Background(), res, runSpec("nft delete rule inet filter input handle 17"), nil); out.ExitCode != 0 || !w.Flag("fixed") {
+		t.Fatalf("write: %+v, fixed %t", out, w.Flag("fixed"))
+	}
+}

@@ -152,7 +152,7 @@ func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (
 			files[s.words[2]] = c
 		}
 	}
-	if r := w.rule(res, s.words); r != nil {
+	if r := w.rule(res, s.words, write); r != nil {
 		if write {
 			for _, f := range r.Sets {
 				w.flags[f] = true
@@ -211,17 +211,25 @@ func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (
 }
 
 // rule finds the first rule of res (or of a resource in its chain, the
-// closest first) that answers words in the current state.
-func (w *World) rule(res tools.Resource, words []string) *Rule {
-	for _, r := range w.sc.inv.RoutingChain(res.ID) {
-		for _, rule := range w.rulesOf(r.Name) {
-			if !wordsMatch(rule.pat.words, words) {
-				continue
+// closest first) that answers words in the current state. A write looks
+// first at the rules that change state, so a broad read rule listed
+// earlier (`nft *`) does not swallow the change (`nft delete rule ...`).
+func (w *World) rule(res tools.Resource, words []string, write bool) *Rule {
+	passes := []bool{false}
+	if write {
+		passes = []bool{true, false}
+	}
+	for _, effects := range passes {
+		for _, r := range w.sc.inv.RoutingChain(res.ID) {
+			for _, rule := range w.rulesOf(r.Name) {
+				if effects && len(rule.Sets)+len(rule.Clears) == 0 {
+					continue
+				}
+				if !wordsMatch(rule.pat.words, words) || !w.holds(rule) {
+					continue
+				}
+				return rule
 			}
-			if !w.holds(rule) {
-				continue
-			}
-			return rule
 		}
 	}
 	return nil
