@@ -200,6 +200,8 @@ func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (
 		}
 	case "hostname":
 		return res.Name + "\n", "", 0
+	case "echo":
+		return strings.Join(s.words[1:], " ") + "\n", "", 0
 	case "true":
 		return "", "", 0
 	}
