@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigilops/vigil/agent/openai"
+	"github.com/vigilops/vigil/internal/testenv/modeltest"
 )
 
 func loadAll(t *testing.T) []*Scenario {
@@ -67,5 +70,42 @@ func TestReferenceReportUpToDate(t *testing.T) {
 	}
 	if string(have) != b.String() {
 		t.Errorf("eval/REFERENCE.md is out of date; run make eval-reference (diff the file to see what changed)")
+	}
+}
+
+// Every reference trajectory also passes when its turns come through the
+// real go-openai client from a scripted OpenAI-compatible server, as a
+// configured model's would: tool call arguments, IDs and usage take the
+// wire path.
+func TestReferenceThroughOpenAIClient(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for _, sc := range loadAll(t) {
+		srv := modeltest.New(t)
+		for _, turn := range sc.Reference {
+			if turn.Answer != "" {
+				srv.Script(modeltest.Text(turn.Answer))
+				continue
+			}
+			var calls []modeltest.ToolCall
+			for _, c := range turn.Calls {
+				calls = append(calls, modeltest.Call(c.Tool, c.JSON()))
+			}
+			srv.Script(modeltest.Calls(calls...))
+		}
+		oc := openai.DefaultConfig()
+		oc.BaseURL, oc.Model, oc.MaxRetries = srv.URL(), "gpt-4o-mini", -1
+		m, err := openai.New(oc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Run(ctx, sc, m, Options{}, 1)
+		if !r.Grade.Pass {
+			t.Errorf("%s through go-openai: %s", sc.Name, r.Grade.Reason())
+		}
+		if r.Usage.PromptTokens == 0 || srv.Remaining() != 0 {
+			t.Errorf("%s: usage %+v, %d scripted turns unused", sc.Name, r.Usage, srv.Remaining())
+		}
+		srv.Close()
 	}
 }

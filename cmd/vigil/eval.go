@@ -23,6 +23,7 @@ type evalFlags struct {
 	noCompaction         bool
 	jsonOut, markdownOut string
 	compare              bool
+	list                 bool
 }
 
 // referenceTokenizer counts reference runs when no llm.model is set.
@@ -61,6 +62,7 @@ regression.`,
 	fl.StringVar(&f.jsonOut, "json", "", "write the scorecard as JSON to this file")
 	fl.StringVar(&f.markdownOut, "markdown", "", "write the scorecard as Markdown to this file")
 	fl.BoolVar(&f.compare, "compare", false, "compare two JSON scorecards given as arguments: old.json new.json")
+	fl.BoolVar(&f.list, "list", false, "list the scenarios (name, category, what is broken) and exit")
 	return cmd
 }
 
@@ -104,6 +106,12 @@ func runEval(ctx context.Context, f evalFlags, args []string, out, errOut io.Wri
 	scenarios, err := eval.Select(all, f.only)
 	if err != nil {
 		return err
+	}
+	if f.list {
+		for _, s := range scenarios {
+			fmt.Fprintf(out, "%-30s %-11s %s\n", s.Name, s.Category, s.Summary)
+		}
+		return nil
 	}
 	log := newLogger(errOut, cfg.Log, true)
 	suite := eval.Suite{

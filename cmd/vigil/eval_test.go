@@ -39,6 +39,10 @@ func TestEvalReferenceCLI(t *testing.T) {
 	if !strings.Contains(errOut, "[1/2] host-disk-full-log run 1/1: pass") {
 		t.Errorf("no progress on stderr:\n%s", errOut)
 	}
+	list, _, err := runEvalCmd(t, "eval", "--list")
+	if err != nil || strings.Count(list, "\n") < 30 || !strings.Contains(list, "herring-backup-load") {
+		t.Errorf("eval --list: %v\n%s", err, list)
+	}
 	if _, _, err := runEvalCmd(t, "eval", "--reference", "--only", "no-such-scenario"); err == nil || !strings.Contains(err.Error(), "no scenario named") {
 		t.Errorf("unknown scenario: %v", err)
 	}
