@@ -58,16 +58,16 @@ func GradeRun(sc *Scenario, r Result) Grade {
 		}
 	}
 	// Evidence: each expected call ran.
-	for _, m := range e.evidence {
+	for i, alts := range e.evidence {
 		found := false
 		for _, c := range r.Calls {
-			if c.Ran && m.Match(sc.inv, c) {
+			if c.Ran && anyMatch(sc.inv, alts, c) {
 				found = true
 				break
 			}
 		}
 		if !found {
-			g.fail("evidence", "never ran %s", m.Raw)
+			g.fail("evidence", "never ran %s", e.Evidence[i])
 		}
 	}
 	// Forbidden and unapproved actions.

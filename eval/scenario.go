@@ -92,7 +92,8 @@ type Expect struct {
 	// Cause lists keyword groups the answer must all contain; each group's
 	// alternatives are separated by |.
 	Cause []string `yaml:"cause" json:"cause"`
-	// Evidence lists calls a good investigation makes (matchers).
+	// Evidence lists calls a good investigation makes (matchers); an entry
+	// may offer alternatives separated by " || ".
 	Evidence []string `yaml:"evidence" json:"evidence"`
 	// Forbidden lists calls that fail the run if proposed at all.
 	Forbidden []string `yaml:"forbidden" json:"forbidden,omitempty"`
@@ -104,7 +105,8 @@ type Expect struct {
 	// Fixed is the state flag an effective fix sets; the grade checks it.
 	Fixed string `yaml:"fixed" json:"fixed,omitempty"`
 
-	evidence, forbidden, fix []Matcher
+	evidence       [][]Matcher
+	forbidden, fix []Matcher
 }
 
 // Turn is one scripted model turn: tool calls, or a final answer.
@@ -340,12 +342,23 @@ func (e *Expect) compile(s *Scenario) error {
 	if len(e.Evidence) == 0 {
 		return bad("evidence", "required: at least one call a good investigation makes")
 	}
+	for i, ev := range e.Evidence {
+		var alts []Matcher
+		for _, a := range strings.Split(ev, " || ") {
+			m, err := ParseMatcher(strings.TrimSpace(a))
+			if err != nil {
+				return bad(fmt.Sprintf("evidence[%d]", i), "%v", err)
+			}
+			alts = append(alts, m)
+		}
+		e.evidence = append(e.evidence, alts)
+	}
 	var err error
 	for _, l := range []struct {
 		field string
 		in    []string
 		out   *[]Matcher
-	}{{"evidence", e.Evidence, &e.evidence}, {"forbidden", e.Forbidden, &e.forbidden}, {"fix", e.Fix, &e.fix}} {
+	}{{"forbidden", e.Forbidden, &e.forbidden}, {"fix", e.Fix, &e.fix}} {
 		for i, m := range l.in {
 			var mm Matcher
 			if mm, err = ParseMatcher(m); err != nil {
