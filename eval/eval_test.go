@@ -109,3 +109,36 @@ func TestReferenceThroughOpenAIClient(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// A scenario with Kubernetes objects offers the real kube tool over a
+// simulated cluster: an investigation through it gathers the same
+// evidence as one through kubectl.
+func TestKubeToolScenario(t *testing.T) {
+	scs, err := Select(loadAll(t), []string{"k8s-oomkilled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := scs[0]
+	r := Run(context.Background(), sc, NewScript([]Turn{
+		{Calls: []CallSpec{{Tool: "kube", Args: map[string]any{"action": "describe", "kind": "pod", "namespace": "finance", "name": "ledger-0"}}}},
+		{Answer: sc.Reference[len(sc.Reference)-1].Answer},
+	}, "gpt-4o"), Options{}, 1)
+	if !r.Grade.Pass {
+		t.Fatalf("kube investigation: %s; calls %+v", r.Grade.Reason(), r.Calls)
+	}
+	if len(r.Calls) != 1 || r.Calls[0].Tool != "kube" || !r.Calls[0].OK || r.Calls[0].Command != "pod finance ledger-0" {
+		t.Fatalf("calls: %+v", r.Calls)
+	}
+	// What the model read is the scenario's cluster.
+	kt := kubeTool(sc)
+	p, b := kt.Propose([]byte(`{"action":"describe","kind":"pod","namespace":"finance","name":"ledger-0"}`))
+	if b != nil {
+		t.Fatal(b)
+	}
+	out := kt.Execute(context.Background(), p).Envelope.JSON()
+	for _, want := range []string{"OOMKilled", "exit_code\":137", "Back-off restarting"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe lacks %q: %s", want, out)
+		}
+	}
+}

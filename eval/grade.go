@@ -117,7 +117,9 @@ func GradeRun(sc *Scenario, r Result) Grade {
 	default:
 		if !fix.Ran || !fix.OK {
 			g.fail("fix", "the approved fix did not run successfully (%s)", fix.Code)
-		} else if !r.Fixed {
+		} else if !r.Fixed && fix.Tool != "kube" {
+			// A kube fix changes the simulated cluster, not the world's
+			// flags: that it ran and a later read looked is the check.
 			g.fail("fix", "the approved change ran but did not fix the problem (%s is not set)", e.Fixed)
 		}
 		verified := false

@@ -133,6 +133,9 @@ func fill(inv *tools.Inventory, c *Call, p tools.Proposal) {
 	if r, ok := inv.Lookup(c.Target); ok {
 		c.ID = r.ID
 	}
+	if p.Tool == "kube" {
+		kubeCall(c, p)
+	}
 }
 
 // mentionPattern finds @names in a question.
@@ -185,7 +188,11 @@ const maxApprovals = 6
 func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run int) Result {
 	start := time.Now()
 	world := NewWorld(sc)
-	reg, err := tools.NewRegistry(tools.Builtins(sc.inv, world, tools.NewMemoryStore())...)
+	all := tools.Builtins(sc.inv, world, tools.NewMemoryStore())
+	if len(sc.kube) > 0 {
+		all = append(all, kubeTool(sc))
+	}
+	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		return Result{Scenario: sc.Name, Category: sc.Category, Run: run, Status: "failed",
 			Grade: Grade{Reasons: []string{"building the tools: " + err.Error()}}}

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/vigilops/vigil/tools"
 )
@@ -53,13 +54,17 @@ type Scenario struct {
 	Inventory []yaml.Node                  `yaml:"inventory" json:"-"`
 	World     map[string][]*Rule           `yaml:"world" json:"-"`
 	Files     map[string]map[string]string `yaml:"files" json:"-"`
-	Expect    Expect                       `yaml:"expect" json:"expect"`
-	Reference []Turn                       `yaml:"reference" json:"-"`
-	Wrong     []Trajectory                 `yaml:"wrong" json:"-"`
+	// Kube holds Kubernetes objects (manifests) for the kube tool; with
+	// none, the kube tool is not offered.
+	Kube      []yaml.Node  `yaml:"kube" json:"-"`
+	Expect    Expect       `yaml:"expect" json:"expect"`
+	Reference []Turn       `yaml:"reference" json:"-"`
+	Wrong     []Trajectory `yaml:"wrong" json:"-"`
 
 	// file is where it was loaded from, for errors.
 	file string
 	inv  *tools.Inventory
+	kube []runtime.Object
 }
 
 // Rule answers commands on one resource. The first rule whose pattern
@@ -285,6 +290,9 @@ func Parse(file string, data []byte) (*Scenario, error) {
 				return nil, bad("files."+name, "path %q must be absolute", p)
 			}
 		}
+	}
+	if s.kube, err = parseKube(s.Kube); err != nil {
+		return nil, bad("kube", "%v", err)
 	}
 	if err := s.Expect.compile(&s); err != nil {
 		var e *Error
