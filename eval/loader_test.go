@@ -146,3 +146,27 @@ func TestWriteRulesTakePrecedence(t *testing.T) {
 		t.Fatalf("write: %+v, fixed %t", out, w.Flag("fixed"))
 	}
 }
+
+// Whatever command a model proposes, the simulated world answers without
+// panicking, and nothing it is given unapproved changes its state.
+func FuzzWorld(f *testing.F) {
+	for _, c := range []string{"df -h /var | head -n -3", "tail --5 /x", "cat /etc/x | grep -v -i a | sort -r | uniq | wc -l",
+		"nft list ruleset && echo ok || true", "a=1", "x | awk '{print}'", "cat > /etc/x", "$(id)"} {
+		f.Add(c)
+	}
+	sc, err := Parse("x.yaml", []byte(strings.Replace(minimal, `    - {run: "uptime", out: "up 1 day\n"}`,
+		`    - {run: "nft *", out: "a\nb\n"}
+    - {run: "nft delete *", sets: [fixed]}`, 1)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	res, _ := sc.inv.Lookup("h")
+	f.Fuzz(func(t *testing.T, cmd string) {
+		w := NewWorld(sc)
+		_, _ = w.Run(context.Background(), res, runSpec(cmd), nil)
+		_, _ = w.Run(context.Background(), res, runSpec(cmd), strings.NewReader("x"))
+		if w.Flag("fixed") || len(w.Writes()) != 0 {
+			t.Fatalf("%q changed the world without an approval", cmd)
+		}
+	})
+}

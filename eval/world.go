@@ -299,9 +299,7 @@ func filter(words []string, in string) (string, string) {
 				}
 			}
 		}
-		if n > len(lines) {
-			n = len(lines)
-		}
+		n = min(max(n, 0), len(lines))
 		if words[0] == "head" {
 			return strings.Join(lines[:n], ""), ""
 		}
