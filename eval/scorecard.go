@@ -50,8 +50,11 @@ type Scorecard struct {
 type ScenarioScore struct {
 	Name     string `json:"name"`
 	Category string `json:"category"`
-	Runs     int    `json:"runs"`
-	Passes   int    `json:"passes"`
+	// Expects is what a good run does: "fix granted", "fix denied" or
+	// "no change", and "red herring" when the loud signal is innocent.
+	Expects string `json:"expects"`
+	Runs    int    `json:"runs"`
+	Passes  int    `json:"passes"`
 	// Pass1 is the share of runs that passed: the unbiased estimate of
 	// pass@1. PassK is whether any of the k runs passed.
 	Pass1 float64 `json:"pass_at_1"`
@@ -113,7 +116,7 @@ func RunSuite(ctx context.Context, s Suite) Scorecard {
 		}
 	}
 	for i, scen := range s.Scenarios {
-		ss := ScenarioScore{Name: scen.Name, Category: scen.Category, Runs: s.Runs, Reason: "pass"}
+		ss := ScenarioScore{Name: scen.Name, Category: scen.Category, Expects: expects(scen), Runs: s.Runs, Reason: "pass"}
 		for run := 1; run <= s.Runs; run++ {
 			if ctx.Err() != nil {
 				break
@@ -166,6 +169,23 @@ func RunSuite(ctx context.Context, s Suite) Scorecard {
 	}
 	sc.total()
 	return sc
+}
+
+func expects(s *Scenario) string {
+	e := "no change"
+	switch s.Expect.Approval {
+	case "grant":
+		e = "fix granted"
+	case "deny":
+		e = "fix denied"
+	}
+	if s.RedHerring {
+		e += ", red herring"
+	}
+	if s.Alert {
+		e += ", alert"
+	}
+	return e
 }
 
 func lookupPrice(ps []Price, model string) (Price, bool) {
@@ -308,8 +328,8 @@ func (sc Scorecard) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 			g.PromptTokens, g.CompletionTokens, cost(g.Cost), wall(g.WallMS))
 	}
 	b.WriteString("\n## By scenario\n\n")
-	fmt.Fprintf(&b, "| scenario | category | pass@1 | pass@k | turns | prompt | completion | cost |%s result |\n", wallHead)
-	fmt.Fprintf(&b, "|---|---|---:|---:|---:|---:|---:|---:|%s---|\n", wallSep)
+	fmt.Fprintf(&b, "| scenario | category | expects | pass@1 | pass@k | turns | prompt | completion | cost |%s result |\n", wallHead)
+	fmt.Fprintf(&b, "|---|---|---|---:|---:|---:|---:|---:|---:|%s---|\n", wallSep)
 	for _, s := range sc.Scenarios {
 		judge := ""
 		for _, r := range s.Results {
@@ -318,7 +338,7 @@ func (sc Scorecard) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 				break
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.2f | %t | %.1f | %d | %d | %s |%s %s%s |\n", s.Name, s.Category, s.Pass1, s.PassK, s.Turns,
+		fmt.Fprintf(&b, "| %s | %s | %s | %.2f | %t | %.1f | %d | %d | %s |%s %s%s |\n", s.Name, s.Category, s.Expects, s.Pass1, s.PassK, s.Turns,
 			s.PromptTokens, s.CompletionTokens, cost(s.Cost), wall(s.WallMS), mdCell(s.Reason), judge)
 	}
 	_, err := io.WriteString(w, b.String())

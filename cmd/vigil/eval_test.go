@@ -41,7 +41,7 @@ func TestEvalReferenceCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("eval --reference: %v\n%s", err, errOut)
 	}
-	for _, want := range []string{"| host-disk-full-log | host | 1.00 | true |", "| k8s-hpa-max |",
+	for _, want := range []string{"| host-disk-full-log | host | fix granted | 1.00 | true |", "| k8s-hpa-max |",
 		fmt.Sprintf("Wrong trajectories failing as they must: %d/%d", wrong, wrong), "**Total: pass@1 1.00, pass@k 1.00"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("scorecard lacks %q:\n%s", want, out)
