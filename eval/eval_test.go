@@ -142,3 +142,50 @@ func TestKubeToolScenario(t *testing.T) {
 		}
 	}
 }
+
+// An approved kube write changes the simulated cluster, and a later read
+// verifies it: the failed rollout rolled back with the kube tool.
+func TestKubeToolRollback(t *testing.T) {
+	scs, err := Select(loadAll(t), []string{"k8s-failed-rollout"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := scs[0]
+	dep := map[string]any{"kind": "deployment", "namespace": "shop", "name": "web"}
+	with := func(action string) map[string]any {
+		m := map[string]any{"action": action}
+		for k, v := range dep {
+			m[k] = v
+		}
+		return m
+	}
+	r := Run(context.Background(), sc, NewScript([]Turn{
+		{Calls: []CallSpec{{Tool: "kube", Args: map[string]any{"action": "describe", "kind": "pod", "namespace": "shop", "name": "web-7f1-x"}},
+			{Tool: "kube", Args: with("get")}}},
+		{Calls: []CallSpec{{Tool: "kube", Args: with("rollout_undo")}}},
+		{Calls: []CallSpec{{Tool: "kube", Args: with("get")}}},
+		{Answer: sc.Reference[len(sc.Reference)-1].Answer},
+	}, "gpt-4o"), Options{}, 1)
+	if !r.Grade.Pass {
+		t.Fatalf("kube rollback: %s; calls %+v", r.Grade.Reason(), r.Calls)
+	}
+	undo := r.Calls[2]
+	if undo.Action != "rollout_undo" || !undo.Approved || !undo.OK {
+		t.Fatalf("undo: %+v", undo)
+	}
+	// The simulated cluster itself: the undo restores revision 11's image.
+	kt := kubeTool(sc)
+	exec := func(args string) string {
+		p, b := kt.Propose([]byte(args))
+		if b != nil {
+			t.Fatal(b)
+		}
+		return kt.Execute(context.Background(), p).Envelope.JSON()
+	}
+	if out := exec(`{"action":"rollout_undo","kind":"deployment","namespace":"shop","name":"web"}`); !strings.Contains(out, `"to_revision":11`) {
+		t.Fatalf("undo: %s", out)
+	}
+	if out := exec(`{"action":"get","kind":"deployment","namespace":"shop","name":"web"}`); !strings.Contains(out, "shop/web:5.0.0") {
+		t.Fatalf("after the undo: %s", out)
+	}
+}
