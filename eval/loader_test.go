@@ -170,3 +170,23 @@ func FuzzWorld(f *testing.F) {
 		}
 	})
 }
+
+// Rules come first; everyday commands get a baseline; anything else an
+// error that says the world has no answer.
+func TestWorldBaseline(t *testing.T) {
+	sc, err := Parse("x.yaml", []byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWorld(sc)
+	res, _ := sc.inv.Lookup("h")
+	if out, _ := w.Run(context.Background(), res, runSpec("uptime"), nil); out.Stdout != "up 1 day\n" {
+		t.Errorf("the scenario's rule must win: %q", out.Stdout)
+	}
+	if out, _ := w.Run(context.Background(), res, runSpec("free -m"), nil); out.ExitCode != 0 || !strings.Contains(out.Stdout, "Mem:") {
+		t.Errorf("baseline free: %+v", out)
+	}
+	if out, _ := w.Run(context.Background(), res, runSpec("frobnicate --all"), nil); out.ExitCode != 127 || !strings.Contains(out.Stderr, "no answer") {
+		t.Errorf("unknown command: %+v", out)
+	}
+}

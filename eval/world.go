@@ -208,6 +208,9 @@ func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (
 	if write {
 		return "", "", 0
 	}
+	if out, ok := baseline(res, s.words); ok {
+		return out, "", 0
+	}
 	return "", fmt.Sprintf("vigil eval: the simulated %s has no answer for `%s`; try another command\n",
 		res.Name, strings.Join(s.words, " ")), 127
 }
@@ -349,4 +352,31 @@ func filter(words []string, in string) (string, string) {
 		return strings.Join(slices.Compact(slices.Clone(lines)), ""), ""
 	}
 	return "", fmt.Sprintf("the filter `%s` is not simulated; run the command without it (head, tail, grep, wc -l, sort and uniq are)", strings.Join(words, " "))
+}
+
+// baseline answers the everyday commands a scenario does not mention with
+// an unremarkable machine, so a model that looks around first is not
+// punished with errors; a scenario's own rules always come first.
+func baseline(res tools.Resource, words []string) (string, bool) {
+	switch words[0] {
+	case "uptime":
+		return " 22:00:00 up 12 days,  3:02,  1 user,  load average: 0.31, 0.27, 0.22\n", true
+	case "date":
+		return Now.Format("Mon Jan _2 15:04:05 MST 2006") + "\n", true
+	case "whoami":
+		return "vigil\n", true
+	case "id":
+		return "uid=1001(vigil) gid=1001(vigil) groups=1001(vigil),4(adm),101(systemd-journal)\n", true
+	case "uname":
+		return "Linux " + res.Name + " 6.8.0-49-generic #49-Ubuntu SMP x86_64 GNU/Linux\n", true
+	case "nproc":
+		return "4\n", true
+	case "free":
+		return "               total        used        free      shared  buff/cache   available\nMem:           7.8Gi       2.1Gi       3.9Gi        12Mi       1.8Gi       5.4Gi\nSwap:          2.0Gi          0B       2.0Gi\n", true
+	case "systemctl":
+		if len(words) > 1 && (words[1] == "--failed" || (words[1] == "list-units" && slices.Contains(words, "--failed"))) {
+			return "  UNIT LOAD ACTIVE SUB DESCRIPTION\n0 loaded units listed.\n", true
+		}
+	}
+	return "", false
 }
