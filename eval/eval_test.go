@@ -189,3 +189,35 @@ func TestKubeToolRollback(t *testing.T) {
 		t.Fatalf("after the undo: %s", out)
 	}
 }
+
+// The shipped suite keeps its breadth: at least 30 scenarios over every
+// category, at least 5 whose fix needs an approval (granted and denied),
+// at least 3 red herrings and some started by an alert.
+func TestSuiteBreadth(t *testing.T) {
+	all := loadAll(t)
+	cats := map[string]int{}
+	grant, deny, herrings, alerts := 0, 0, 0, 0
+	for _, s := range all {
+		cats[s.Category]++
+		switch s.Expect.Approval {
+		case "grant":
+			grant++
+		case "deny":
+			deny++
+		}
+		if s.RedHerring {
+			herrings++
+		}
+		if s.Alert {
+			alerts++
+		}
+	}
+	if len(all) < 30 || grant+deny < 5 || grant == 0 || deny == 0 || herrings < 3 || alerts < 2 {
+		t.Errorf("%d scenarios, %d fixes granted, %d denied, %d red herrings, %d alert-started", len(all), grant, deny, herrings, alerts)
+	}
+	for _, c := range Categories {
+		if cats[c] == 0 {
+			t.Errorf("no scenario in category %s", c)
+		}
+	}
+}
