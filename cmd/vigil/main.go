@@ -56,6 +56,7 @@ func newRootCmd() *cobra.Command {
 		newRunCmd(),
 		newAuditCmd(),
 		newSandboxExecCmd(),
+		newEvalCmd(),
 	)
 	return root
 }

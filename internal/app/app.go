@@ -381,3 +381,12 @@ func openStores(ctx context.Context, c config.Store, log *slog.Logger) (bot.Stor
 		return openExternalStore(ctx, c, log)
 	}
 }
+
+// NewModel builds the OpenAI-compatible model llm.* describes, as New does
+// (vigil eval runs scenarios with it). ErrNoModel when none is configured.
+func NewModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return openAIModel(c, log)
+}

@@ -71,6 +71,8 @@ type Config struct {
 	Kubernetes    Kubernetes    `mapstructure:"kubernetes"`
 	Changes       Changes       `mapstructure:"changes"`
 	Knowledge     Knowledge     `mapstructure:"knowledge"`
+	// Eval configures `vigil eval` (eval.go).
+	Eval Eval `mapstructure:"eval"`
 
 	// StateDir is where vigil keeps state on this host that must survive
 	// a restart (the audit outbox); empty: none.
@@ -358,6 +360,9 @@ var defaults = map[string]any{
 	"matrix.e2ee":                     false,
 	"matrix.state_dir":                "",
 	"state_dir":                       "",
+	"eval.judge.base_url":             "",
+	"eval.judge.api_key":              "",
+	"eval.judge.model":                "",
 	// The metrics, alerts, kube and changes tools (observability.go).
 	"observability.alertmanager.url":                     "",
 	"observability.alertmanager.bearer_token_env":        "",
@@ -480,6 +485,7 @@ func (c *Config) Validate() error {
 	if c.LLM.ContextBudgetTokens < 2000 || c.LLM.ContextBudgetTokens > 2_000_000 {
 		bad("llm.context_budget_tokens", "out of range; use 2000–2000000 (a few thousand tokens go to the system prompt and tools alone)")
 	}
+	c.validateEval(bad)
 	if d := c.Knowledge.RunbooksDir; d != "" {
 		if st, err := os.Stat(d); err != nil {
 			bad("knowledge.runbooks_dir", "%v; create the directory (it may start empty) or remove the key", err)

@@ -647,15 +647,17 @@ func testLockRenewUnlock(t *testing.T, st bot.Stores) {
 	ctx := ctxFor(t)
 	const (
 		key = "thread:slack:C1:renew"
-		ttl = time.Second
+		// Long enough that a loaded CI machine's scheduling delay
+		// between two renewals (a tenth of it apart) cannot reach it.
+		ttl = 3 * time.Second
 	)
 	l, err := st.Locks.Lock(ctx, key, ttl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Renewing keeps it past its first expiry.
-	for range 5 {
-		time.Sleep(ttl / 4)
+	for range 12 {
+		time.Sleep(ttl / 10)
 		if err := l.Renew(ctx); err != nil {
 			t.Fatalf("Renew while held: %v", err)
 		}

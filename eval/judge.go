@@ -1,0 +1,75 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/vigilops/vigil/agent"
+)
+
+// JudgeScore is the optional judge model's opinion of a run, reported
+// beside the deterministic grade, never instead of it.
+type JudgeScore struct {
+	RootCause   int    `json:"root_cause"`
+	Evidence    int    `json:"evidence"`
+	Explanation int    `json:"explanation"`
+	Notes       string `json:"notes,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// Rubric is what the judge is told to score by.
+const Rubric = `You grade an infrastructure investigation done by an on-call assistant.
+Score three things from 0 to 3 and answer with one JSON object only:
+{"root_cause": n, "evidence": n, "explanation": n, "notes": "one sentence"}
+
+root_cause:  3 names the true root cause and the entity precisely; 2 right cause, vague entity;
+             1 a symptom or a partly right cause; 0 wrong or none.
+evidence:    3 every claim rests on a tool result shown; 2 the key claims do; 1 little support;
+             0 claims with no tool result behind them.
+explanation: 3 clear, says what was changed (or that nothing was) and what to do next;
+             2 clear but incomplete; 1 hard to act on; 0 misleading.
+The expected cause is given for reference; do not reward wording, reward substance.`
+
+// Judge scores runs with a model.
+type Judge struct {
+	Model agent.Model
+}
+
+// Score asks the judge about one run. Failures are reported in the score's
+// Error, never as a grade.
+func (j *Judge) Score(ctx context.Context, sc *Scenario, r Result) JudgeScore {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Question: %s\n\nExpected root cause: %s (%s)\n\nTool calls made:\n", sc.Question, sc.Expect.Entity, strings.Join(sc.Expect.Cause, "; "))
+	for _, c := range r.Calls {
+		fmt.Fprintf(&b, "- %s.%s %s: %s (ran %t, ok %t)\n", c.Tool, c.Action, c.Target, c.Command, c.Ran, c.OK)
+	}
+	fmt.Fprintf(&b, "\nFinal answer:\n%s\n", r.Answer)
+	resp, err := j.Model.Complete(ctx, agent.ModelRequest{Messages: []agent.Message{
+		{Role: agent.RoleSystem, Content: Rubric},
+		{Role: agent.RoleUser, Content: b.String()},
+	}}, nil)
+	if err != nil {
+		return JudgeScore{Error: err.Error()}
+	}
+	return parseJudge(resp.Content)
+}
+
+// parseJudge reads the judge's JSON object, tolerating text around it.
+func parseJudge(s string) JudgeScore {
+	i, k := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
+	if i < 0 || k < i {
+		return JudgeScore{Error: "the judge answered without a JSON object"}
+	}
+	var js JudgeScore
+	if err := json.Unmarshal([]byte(s[i:k+1]), &js); err != nil {
+		return JudgeScore{Error: "the judge's JSON: " + err.Error()}
+	}
+	for _, v := range []int{js.RootCause, js.Evidence, js.Explanation} {
+		if v < 0 || v > 3 {
+			return JudgeScore{Error: fmt.Sprintf("the judge gave a score out of 0–3: %d", v)}
+		}
+	}
+	return js
+}

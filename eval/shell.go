@@ -1,0 +1,273 @@
+package eval
+
+import (
+	"fmt"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// simple is one simple command as the shell would run it: its words after
+// quote removal, and its redirections.
+type simple struct {
+	words  []string
+	redirs []redir
+}
+
+type redir struct {
+	op   string // ">", ">>", "2>", "2>&1", ...
+	word string
+}
+
+// pipeline is commands joined by |.
+type pipeline []simple
+
+// step is one pipeline of a list and how it is joined to the previous one
+// ("", "&&", "||", ";").
+type step struct {
+	join string
+	pipe pipeline
+}
+
+// parseShell reads a command line the way the simulated world needs it:
+// the same parser policy's classifier uses (mvdan.cc/sh), so `df -h /var`,
+// `df  -h  /var` and `df -h '/var'` are the same words. Constructs the
+// world cannot answer deterministically (substitutions, loops, functions,
+// parameter expansion) are an error naming them.
+func parseShell(cmd string) ([]step, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return nil, err
+	}
+	var out []step
+	for _, st := range f.Stmts {
+		if err := flattenStmt(st, ";", &out); err != nil {
+			return nil, err
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty command")
+	}
+	return out, nil
+}
+
+func flattenStmt(st *syntax.Stmt, join string, out *[]step) error {
+	if st.Negated || st.Background || st.Coprocess {
+		return fmt.Errorf("negation and background jobs are not simulated")
+	}
+	switch c := st.Cmd.(type) {
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.AndStmt, syntax.OrStmt:
+			if err := flattenStmt(c.X, join, out); err != nil {
+				return err
+			}
+			return flattenStmt(c.Y, c.Op.String(), out)
+		case syntax.Pipe, syntax.PipeAll:
+			var p pipeline
+			if err := flattenPipe(st, &p); err != nil {
+				return err
+			}
+			*out = append(*out, step{join: join, pipe: p})
+			return nil
+		}
+		return fmt.Errorf("operator %s is not simulated", c.Op)
+	case *syntax.CallExpr:
+		s, err := simpleOf(c, st.Redirs)
+		if err != nil {
+			return err
+		}
+		*out = append(*out, step{join: join, pipe: pipeline{s}})
+		return nil
+	case nil:
+		return fmt.Errorf("a bare redirection is not simulated")
+	default:
+		return fmt.Errorf("shell construct %T is not simulated; run plain commands", c)
+	}
+}
+
+func flattenPipe(st *syntax.Stmt, p *pipeline) error {
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
+		if err := flattenPipe(b.X, p); err != nil {
+			return err
+		}
+		return flattenPipe(b.Y, p)
+	}
+	c, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok {
+		return fmt.Errorf("shell construct %T in a pipeline is not simulated", st.Cmd)
+	}
+	s, err := simpleOf(c, st.Redirs)
+	if err != nil {
+		return err
+	}
+	*p = append(*p, s)
+	return nil
+}
+
+func simpleOf(c *syntax.CallExpr, rs []*syntax.Redirect) (simple, error) {
+	if len(c.Assigns) > 0 && len(c.Args) == 0 {
+		return simple{}, fmt.Errorf("variable assignments are not simulated")
+	}
+	var s simple
+	for _, w := range c.Args {
+		lit, err := literal(w)
+		if err != nil {
+			return simple{}, err
+		}
+		s.words = append(s.words, lit)
+	}
+	for _, r := range rs {
+		op := r.Op.String()
+		if r.N != nil {
+			op = r.N.Value + op
+		}
+		var w string
+		if r.Word != nil {
+			lit, err := literal(r.Word)
+			if err != nil {
+				return simple{}, err
+			}
+			w = lit
+		}
+		s.redirs = append(s.redirs, redir{op: op, word: w})
+	}
+	return s, nil
+}
+
+// literal is a word after quote removal; anything the shell would expand
+// is an error.
+func literal(w *syntax.Word) (string, error) {
+	var b strings.Builder
+	var walk func(parts []syntax.WordPart) error
+	walk = func(parts []syntax.WordPart) error {
+		for _, p := range parts {
+			switch x := p.(type) {
+			case *syntax.Lit:
+				v := x.Value
+				// An unquoted backslash escapes the next character.
+				v = strings.ReplaceAll(v, `\`, "")
+				b.WriteString(v)
+			case *syntax.SglQuoted:
+				b.WriteString(x.Value)
+			case *syntax.DblQuoted:
+				if err := walk(x.Parts); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("expansions (%T) are not simulated; write the value out", x)
+			}
+		}
+		return nil
+	}
+	if err := walk(w.Parts); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// Normalize is a command's canonical text: each simple command's words
+// joined by one space, pipelines by " | ", lists by their operators. Two
+// commands the shell reads the same normalize the same; a command the
+// parser refuses normalizes to its trimmed text.
+func Normalize(cmd string) string {
+	steps, err := parseShell(cmd)
+	if err != nil {
+		return strings.Join(strings.Fields(cmd), " ")
+	}
+	var b strings.Builder
+	for i, st := range steps {
+		if i > 0 {
+			if st.join == ";" {
+				b.WriteString("; ")
+			} else {
+				b.WriteString(" " + st.join + " ")
+			}
+		}
+		for j, s := range st.pipe {
+			if j > 0 {
+				b.WriteString(" | ")
+			}
+			b.WriteString(strings.Join(s.words, " "))
+			for _, r := range s.redirs {
+				b.WriteString(" " + r.op + r.word)
+			}
+		}
+	}
+	return b.String()
+}
+
+// wordsMatch reports whether words match pattern: a pattern word "*"
+// stands for any number of words (none included); any other pattern word
+// is a glob in which * matches any run of characters (slashes included).
+func wordsMatch(pattern, words []string) bool {
+	if len(pattern) == 0 {
+		return len(words) == 0
+	}
+	if pattern[0] == "*" {
+		for i := 0; i <= len(words); i++ {
+			if wordsMatch(pattern[1:], words[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(words) == 0 || !globMatch(pattern[0], words[0]) {
+		return false
+	}
+	return wordsMatch(pattern[1:], words[1:])
+}
+
+// globMatch matches s against p, where * matches any run of characters.
+func globMatch(p, s string) bool {
+	parts := strings.Split(p, "*")
+	if len(parts) == 1 {
+		return p == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for i := 1; i < len(parts)-1; i++ {
+		j := strings.Index(s, parts[i])
+		if j < 0 {
+			return false
+		}
+		s = s[j+len(parts[i]):]
+	}
+	return strings.HasSuffix(s, parts[len(parts)-1])
+}
+
+// commandPattern is a command glob: the words of one simple command, or of
+// a whole normalized line when it holds pipes or lists.
+type commandPattern struct {
+	raw   string
+	words []string
+}
+
+func parsePattern(p string) (commandPattern, error) {
+	steps, err := parseShell(p)
+	if err != nil {
+		return commandPattern{}, err
+	}
+	if len(steps) != 1 || len(steps[0].pipe) != 1 {
+		return commandPattern{}, fmt.Errorf("a pattern is one simple command; pipes and lists are matched by their first command")
+	}
+	return commandPattern{raw: p, words: steps[0].pipe[0].words}, nil
+}
+
+// matchCommand reports whether the command line's first simple command
+// matches the pattern.
+func (cp commandPattern) matchCommand(cmd string) bool {
+	steps, err := parseShell(cmd)
+	if err != nil || len(steps) == 0 || len(steps[0].pipe) == 0 {
+		return false
+	}
+	// Any pipeline's producer may match: `uptime; df -h` gathered df too.
+	for _, st := range steps {
+		if wordsMatch(cp.words, st.pipe[0].words) {
+			return true
+		}
+	}
+	return false
+}
