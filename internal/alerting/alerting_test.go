@@ -282,7 +282,7 @@ func TestHandlerAuthAndRefusals(t *testing.T) {
 	if got := post("/alerts/alertmanager", am, auth); got != 503 {
 		t.Errorf("intake failure: status %d, want 503", got)
 	}
-	want := map[string]int{"alertmanager/unauthorized": 1, "grafana/unauthorized": 1, "alertmanager/malformed": 1,
+	want := map[string]int{"alertmanager/unauthorized": 2, "grafana/unauthorized": 1, "alertmanager/malformed": 1,
 		"alertmanager/too_large": 1, "pagerduty/unauthorized": 2, "pagerduty/stale": 1, "alertmanager/accepted": 1,
 		"grafana/accepted": 1, "pagerduty/accepted": 1, "alertmanager/failed": 1}
 	for k, v := range want {
