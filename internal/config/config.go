@@ -70,6 +70,8 @@ type Config struct {
 	Kubernetes    Kubernetes    `mapstructure:"kubernetes"`
 	Changes       Changes       `mapstructure:"changes"`
 	Knowledge     Knowledge     `mapstructure:"knowledge"`
+	// Alerts configures alert intake (alerts.go).
+	Alerts Alerts `mapstructure:"alerts"`
 
 	// StateDir is where vigil keeps state on this host that must survive
 	// a restart (the audit outbox); empty: none.
@@ -352,6 +354,13 @@ var defaults = map[string]any{
 	"observability.alertmanager.max_silence":             "24h",
 	"kubernetes.discovery_refresh":                       "2m",
 	"kubernetes.timeout":                                 "30s",
+	// Alert intake (alerts.go).
+	"alerts.enabled":                       false,
+	"alerts.token":                         "",
+	"alerts.pagerduty.secret":              "",
+	"alerts.default":                       "",
+	"alerts.debounce":                      "30s",
+	"alerts.max_concurrent_investigations": 4,
 }
 
 // Load reads the configuration. path may be empty: embedded defaults and the
@@ -511,6 +520,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.validateObservability(bad)
+	c.validateAlerts(bad)
 	if c.Slack.Enabled {
 		switch c.Slack.Mode {
 		case "socket":
