@@ -280,10 +280,7 @@ func (b *Bot) lockKey(ctx context.Context, key string, wait time.Duration) (Lock
 // scheduleInvestigation starts the group's investigation once it has
 // settled and a slot is free.
 func (b *Bot) scheduleInvestigation(key string, t ThreadRef) {
-	time.AfterFunc(b.opt.AlertDebounce, func() {
-		if b.stopping() {
-			return
-		}
+	b.afterSettled(key, b.opt.AlertDebounce, func() {
 		b.alertSem <- struct{}{}
 		var once sync.Once
 		release := func() { once.Do(func() { <-b.alertSem }) }
@@ -292,6 +289,65 @@ func (b *Bot) scheduleInvestigation(key string, t ThreadRef) {
 			return
 		}
 		b.enqueue(context.Background(), t, job{alert: &alertJob{groupKey: key, release: release}})
+	})
+}
+
+// claimInvestigation marks the group investigated, under the group's lock
+// so that no notification's update is overwritten, and reports whether
+// this job is the one to investigate (not resolved, not already started).
+func (b *Bot) claimInvestigation(ctx context.Context, key string) (*AlertGroup, bool, error) {
+	lock, err := b.lockKey(ctx, "alertgroup:"+key, 30*time.Second)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock alert group: %w", err)
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = lock.Unlock(uctx)
+	}()
+	g, err := b.opt.Stores.Alerts.LoadAlertGroup(ctx, key)
+	if err != nil {
+		return nil, false, fmt.Errorf("load alert group: %w", err)
+	}
+	if g.Resolved || g.Investigated {
+		return g, false, nil
+	}
+	g.Investigated = true
+	if err := b.opt.Stores.Alerts.SaveAlertGroup(ctx, g, alertGroupTTL); err != nil {
+		return nil, false, fmt.Errorf("save alert group: %w", err)
+	}
+	return g, true, nil
+}
+
+// maxSettle bounds how long a busy group is waited for, in debounces.
+const maxSettle = 4
+
+// afterSettled runs fn once the group has had no change for the debounce
+// (Alertmanager sends a new group's alerts over a few group_intervals),
+// but no later than maxSettle debounces after it opened.
+func (b *Bot) afterSettled(key string, after time.Duration, fn func()) {
+	time.AfterFunc(after, func() {
+		if b.stopping() {
+			return
+		}
+		d := b.opt.AlertDebounce
+		if d > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			g, err := b.opt.Stores.Alerts.LoadAlertGroup(ctx, key)
+			cancel()
+			if err == nil {
+				now := b.now()
+				quietAt := g.UpdatedAt.Add(d)
+				if latest := g.CreatedAt.Add(maxSettle * d); quietAt.After(latest) {
+					quietAt = latest
+				}
+				if wait := quietAt.Sub(now); wait > 0 {
+					b.afterSettled(key, wait, fn)
+					return
+				}
+			}
+		}
+		fn()
 	})
 }
 
@@ -307,14 +363,6 @@ func alertRequester(g *AlertGroup) string {
 
 // investigate runs a group's investigation.
 func (b *Bot) investigate(ctx context.Context, t ThreadRef, held *heldLock, j *alertJob) {
-	g, err := b.opt.Stores.Alerts.LoadAlertGroup(ctx, j.groupKey)
-	if err != nil {
-		b.storeFailure(ctx, t, err)
-		return
-	}
-	if g.Resolved || g.Investigated {
-		return
-	}
 	cp, ok := b.opt.Channels.Lookup(t.ChannelKey())
 	if !ok {
 		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "I am not set up to work in this channel, so I did not investigate. " +
@@ -332,9 +380,12 @@ func (b *Bot) investigate(ctx context.Context, t ThreadRef, held *heldLock, j *a
 		}
 		b.opt.Agent.Abandon(s, "the previous run was interrupted")
 	}
-	g.Investigated = true
-	if err := b.opt.Stores.Alerts.SaveAlertGroup(ctx, g, alertGroupTTL); err != nil {
+	g, start, err := b.claimInvestigation(ctx, j.groupKey)
+	if err != nil {
 		b.storeFailure(ctx, t, err)
+		return
+	}
+	if !start {
 		return
 	}
 	who := alertRequester(g)

@@ -222,3 +222,31 @@ func TestAlertRouteToUnknownPlatform(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The investigation waits until the group has been quiet for the
+// debounce, so it sees every alert Alertmanager sent over the first
+// group intervals.
+func TestAlertInvestigationWaitsForTheGroupToSettle(t *testing.T) {
+	runner := newRunner()
+	const debounce = 400 * time.Millisecond
+	r := newReplica(t, replicaOptions{runner: runner, alertDebounce: debounce})
+	ctx := context.Background()
+	began := time.Now()
+	if err := r.bot.DeliverAlert(ctx, notification(alerting.StatusFiring, latency("web-1", "firing")), alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(debounce / 2)
+	changed := time.Now()
+	if err := r.bot.DeliverAlert(ctx, notification(alerting.StatusFiring, latency("web-1", "firing"), latency("web-2", "firing")), alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	c := recv(t, runner.entered, "the investigation")
+	if started := time.Now(); started.Sub(changed) < debounce {
+		t.Fatalf("the investigation started %s after the group last changed (%s after it opened), want at least %s",
+			started.Sub(changed), started.Sub(began), debounce)
+	}
+	if !strings.Contains(c.in.Text, "2 firing") || !strings.Contains(c.in.Text, "web-2") {
+		t.Errorf("the question does not cover the settled group:\n%s", c.in.Text)
+	}
+	r.idle(t)
+}

@@ -554,8 +554,9 @@ type replica struct {
 type replicaOptions struct {
 	// resolver and alertSlots are the bot's Resolver and
 	// MaxConcurrentInvestigations.
-	resolver   bot.Resolver
-	alertSlots int
+	resolver      bot.Resolver
+	alertSlots    int
+	alertDebounce time.Duration
 	stores     bot.Stores
 	runner     *fakeRunner
 	lockTTL    time.Duration
@@ -595,7 +596,7 @@ func newReplica(t *testing.T, o replicaOptions) *replica {
 		t.Fatal(err)
 	}
 	b, err := bot.New(bot.Options{Agent: r.runner, Stores: r.stores, Channels: ch, LockTTL: o.lockTTL, SweepEvery: o.sweepEvery,
-		Resolver: o.resolver, MaxConcurrentInvestigations: o.alertSlots})
+		Resolver: o.resolver, MaxConcurrentInvestigations: o.alertSlots, AlertDebounce: o.alertDebounce})
 	if err != nil {
 		t.Fatal(err)
 	}
