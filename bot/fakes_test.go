@@ -557,10 +557,10 @@ type replicaOptions struct {
 	resolver      bot.Resolver
 	alertSlots    int
 	alertDebounce time.Duration
-	stores     bot.Stores
-	runner     *fakeRunner
-	lockTTL    time.Duration
-	sweepEvery time.Duration
+	stores        bot.Stores
+	runner        *fakeRunner
+	lockTTL       time.Duration
+	sweepEvery    time.Duration
 	// noRun leaves the bot's Run loop (sweeper, shutdown) unstarted.
 	noRun bool
 }
