@@ -193,9 +193,7 @@ func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerti
 	}
 	b.log.Info("alert group opened a thread", "group", g.Key, "source", g.Source, "route", r.Name, "thread", g.Thread.Key())
 	b.alertCount(n.Source, r.Name, AlertRouted)
-	if g.Investigate && !g.Resolved {
-		b.scheduleInvestigation(g.Key, g.Thread)
-	}
+	b.maybeInvestigate(g)
 	return nil
 }
 
@@ -205,6 +203,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 	joined, resolved := g.merge(n)
 	if len(joined) == 0 && len(resolved) == 0 {
 		b.alertCount(n.Source, g.Route, AlertDeduplicated)
+		b.maybeInvestigate(g)
 		return nil
 	}
 	g.UpdatedAt = b.now()
@@ -234,6 +233,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 	if g.Resolved && !wasResolved {
 		b.tellInvestigationResolved(g)
 	}
+	b.maybeInvestigate(g)
 	return nil
 }
 
@@ -277,10 +277,37 @@ func (b *Bot) lockKey(ctx context.Context, key string, wait time.Duration) (Lock
 	}
 }
 
+// maybeInvestigate schedules the group's investigation on this replica if
+// it is due and not yet scheduled here. Every replica that sees the group
+// schedules it, and claimInvestigation lets exactly one of them run it:
+// if the replica that opened the thread dies before, another one that
+// receives the group's notifications still investigates.
+func (b *Bot) maybeInvestigate(g *AlertGroup) {
+	if !g.Investigate || g.Investigated || g.Resolved {
+		return
+	}
+	b.mu.Lock()
+	if b.alertScheduled == nil {
+		b.alertScheduled = map[string]bool{}
+	}
+	if b.alertScheduled[g.Key] {
+		b.mu.Unlock()
+		return
+	}
+	b.alertScheduled[g.Key] = true
+	b.mu.Unlock()
+	b.scheduleInvestigation(g.Key, g.Thread)
+}
+
 // scheduleInvestigation starts the group's investigation once it has
 // settled and a slot is free.
 func (b *Bot) scheduleInvestigation(key string, t ThreadRef) {
 	b.afterSettled(key, b.opt.AlertDebounce, func() {
+		defer func() {
+			b.mu.Lock()
+			delete(b.alertScheduled, key)
+			b.mu.Unlock()
+		}()
 		b.alertSem <- struct{}{}
 		var once sync.Once
 		release := func() { once.Do(func() { <-b.alertSem }) }

@@ -250,3 +250,55 @@ func TestAlertInvestigationWaitsForTheGroupToSettle(t *testing.T) {
 	}
 	r.idle(t)
 }
+
+// Every replica that sees a group schedules its investigation and exactly
+// one runs it; when the replica that opened the thread stops before the
+// group settled, another one that receives the group's notifications
+// still investigates.
+func TestAlertInvestigationRunsOnceAcrossReplicasAndSurvivesTheOpener(t *testing.T) {
+	const debounce = 300 * time.Millisecond
+	ctx := context.Background()
+	n := notification(alerting.StatusFiring, latency("web-1", "firing"))
+
+	stores := memStores(nil)
+	a := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
+	b := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
+	for _, r := range []*replica{a, b, a, b} {
+		if err := r.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitOn(t, &a.runner.sig, "an investigation", func() bool {
+		return len(a.runner.of("start"))+len(b.runner.of("start")) > 0
+	}, func() string { return "" })
+	a.idle(t)
+	b.idle(t)
+	time.Sleep(2 * debounce)
+	if got := len(a.runner.of("start")) + len(b.runner.of("start")); got != 1 {
+		t.Fatalf("%d investigations across two replicas, want 1", got)
+	}
+	if len(a.chat.roots())+len(b.chat.roots()) != 1 {
+		t.Fatalf("threads: %d + %d, want 1", len(a.chat.roots()), len(b.chat.roots()))
+	}
+
+	// The opener stops before the next group settles.
+	stores2 := memStores(nil)
+	opener := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
+	other := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
+	n.GroupKey = "another group"
+	if err := opener.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	opener.stop()
+	if err := other.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	c := recv(t, other.runner.entered, "the investigation on the surviving replica")
+	if !c.in.Role.System {
+		t.Fatalf("investigation role = %+v", c.in.Role)
+	}
+	if len(opener.runner.of("start")) != 0 {
+		t.Fatal("the stopped replica investigated")
+	}
+	other.idle(t)
+}

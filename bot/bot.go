@@ -105,8 +105,11 @@ type Bot struct {
 
 	mu      sync.Mutex
 	threads map[string]*thread
-	idle    *sync.Cond
-	active  int
+	// alertScheduled holds the alert groups whose investigation this
+	// replica has scheduled (alerts.go).
+	alertScheduled map[string]bool
+	idle           *sync.Cond
+	active         int
 	// closed is set once Run's context has ended: every job in progress
 	// was cancelled then (shutdown), and jobs started later begin
 	// cancelled.
