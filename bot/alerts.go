@@ -203,6 +203,11 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 	joined, resolved := g.merge(n)
 	if len(joined) == 0 && len(resolved) == 0 {
 		b.alertCount(n.Source, g.Route, AlertDeduplicated)
+		if g.Resolved {
+			// Another replica recorded the resolution first; a run of the
+			// group's in progress here stops too.
+			b.tellInvestigationResolved(g)
+		}
 		b.maybeInvestigate(g)
 		return nil
 	}
@@ -221,7 +226,8 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 	if g.Resolved && !wasResolved {
 		text := fmt.Sprintf("All %d alerts of this group have resolved.", len(g.Alerts))
 		if g.Investigated {
-			text += " The investigation is told so."
+			text += " The investigation is told so: a run still in progress is stopped, and a change waiting " +
+				"for approval stays open for an approver to decide whether it is still wanted."
 		}
 		b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: text})
 	}
@@ -230,7 +236,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 		return fmt.Errorf("alert intake: save group: %w", err)
 	}
 	b.alertCount(n.Source, g.Route, AlertUpdated)
-	if g.Resolved && !wasResolved {
+	if g.Resolved {
 		b.tellInvestigationResolved(g)
 	}
 	b.maybeInvestigate(g)

@@ -174,7 +174,7 @@ func TestAlertResolvedStopsItsInvestigation(t *testing.T) {
 		t.Fatalf("the investigation ended with %v, want cancelled", calls[0].err)
 	}
 	th := r.chat.roots()[0].thread
-	if !r.chat.has(th, "The investigation is told so.") {
+	if !r.chat.has(th, "The investigation is told so") {
 		t.Errorf("thread:\n%s", r.chat.transcript(th))
 	}
 	r.idle(t)
@@ -304,4 +304,51 @@ func TestAlertInvestigationRunsOnceAcrossReplicasAndSurvivesTheOpener(t *testing
 		t.Fatal("the stopped replica investigated")
 	}
 	other.idle(t)
+}
+
+// The replica running the investigation stops it even when another
+// replica recorded the resolution first (its own copy of the notification
+// then changes nothing in the store).
+func TestAlertResolvedOnAnotherReplicaStopsTheInvestigation(t *testing.T) {
+	blocking := func() *fakeRunner {
+		r := newRunner()
+		r.start = func(ctx context.Context, s *agent.Session, in agent.Input, env agent.RunEnv) agent.Outcome {
+			if err := begin(ctx, s, in, env); err != nil {
+				return stopped(ctx, s, env, err)
+			}
+			<-ctx.Done()
+			return stopped(ctx, s, env, ctx.Err())
+		}
+		return r
+	}
+	stores := memStores(nil)
+	a := newReplica(t, replicaOptions{stores: stores, runner: blocking()})
+	b := newReplica(t, replicaOptions{stores: stores, runner: blocking()})
+	ctx := context.Background()
+	firing := notification(alerting.StatusFiring, latency("web-1", "firing"))
+	for _, r := range []*replica{a, b} {
+		if err := r.bot.DeliverAlert(ctx, firing, alertRoute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running, other := a, b
+	select {
+	case <-a.runner.entered:
+	case <-b.runner.entered:
+		running, other = b, a
+	case <-time.After(wait):
+		t.Fatal("no investigation started")
+	}
+	resolved := notification(alerting.StatusResolved, latency("web-1", "resolved"))
+	if err := other.bot.DeliverAlert(ctx, resolved, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	if err := running.bot.DeliverAlert(ctx, resolved, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	calls := running.runner.waitCalls(t, "start", 1)
+	if !errors.Is(calls[0].err, context.Canceled) {
+		t.Fatalf("the investigation ended with %v, want cancelled", calls[0].err)
+	}
+	running.idle(t)
 }
