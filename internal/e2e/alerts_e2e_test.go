@@ -37,10 +37,11 @@ const (
 // alertReplica is one vigil replica with a Slack adapter and its alert
 // webhooks served over real HTTP.
 type alertReplica struct {
-	name string
-	app  *app.App
-	url  string
-	logs *testkit.SyncBuffer
+	name  string
+	slack *slack.Adapter
+	app   *app.App
+	url   string
+	logs  *testkit.SyncBuffer
 }
 
 func startAlertReplica(t *testing.T, name, redisAddr, prefix string, fake *slackfake.Server, model *modeltest.Server) *alertReplica {
@@ -95,7 +96,7 @@ func startAlertReplica(t *testing.T, name, redisAddr, prefix string, fake *slack
 			t.Logf("replica %s log:\n%s", name, logs.String())
 		}
 	})
-	return &alertReplica{name: name, app: a, url: srv.URL, logs: logs}
+	return &alertReplica{name: name, slack: ad, app: a, url: srv.URL, logs: logs}
 }
 
 // postAlerts sends alerts to Alertmanager's API, as Prometheus does.
@@ -287,5 +288,46 @@ receivers:
 	}
 	if _, err := os.Stat(file); err == nil {
 		t.Fatal("the change ran without approval")
+	}
+
+	// An approver approves: the alert-started run's change runs once, and
+	// the investigation finishes.
+	var approve string
+	for _, b := range card.Buttons() {
+		if b.ActionID == "vigil_approve" {
+			approve = b.Value
+		}
+	}
+	waitFor(t, alertWait, "replica r1's Slack endpoint", func() bool { return reps[1].slack.Addr() != "" })
+	payload := slackfake.BlockActions(slackfake.BlockAction{User: "U0BOB", UserName: "bob", Channel: alertChan,
+		MessageTS: card.TS, ThreadTS: thread, BlockID: "vigil_approval", ActionID: "vigil_approve", Value: approve,
+		ActionTS: "1700009999.000001"})
+	resp, err := http.DefaultClient.Do(slackfake.InteractiveRequest(t, "http://"+reps[1].slack.Addr()+"/slack/interactive", payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("approval click: %s", resp.Status)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, c := range fake.Calls("chat.postMessage", "chat.update", "chat.postEphemeral") {
+				t.Logf("%s thread=%s ts=%s: %s", c.Method, c.Param("thread_ts"), c.Param("ts"), c.Text())
+			}
+		}
+	})
+	waitFor(t, alertWait, "the approved change's result in the thread", func() bool { return inThread("control.command") })
+	waitFor(t, alertWait, "the card edited to approved", func() bool {
+		for _, c := range fake.Calls("chat.update") {
+			if c.Param("ts") == card.TS && strings.Contains(c.Text(), "Approved by <@U0BOB>") {
+				return true
+			}
+		}
+		return false
+	})
+	data, err := os.ReadFile(file)
+	if err != nil || strings.Count(string(data), "ran") != 1 {
+		t.Fatalf("after approval the change ran %q (%v), want once", data, err)
 	}
 }
