@@ -126,6 +126,9 @@ const (
 // notification: a group that fires again within it continues its thread.
 const alertGroupTTL = 7 * 24 * time.Hour
 
+// deliverTimeout bounds the handling of one notification.
+const deliverTimeout = 45 * time.Second
+
 // alertJob is an investigation queued on a group's thread.
 type alertJob struct {
 	groupKey string
@@ -151,6 +154,11 @@ func (b *Bot) DeliverAlert(ctx context.Context, n alerting.Notification, r alert
 		b.alertCount(n.Source, r.Name, AlertFailed)
 		return fmt.Errorf("alert intake: the %s adapter cannot open threads", r.Platform)
 	}
+	// The sender hanging up must not leave a thread opened but not
+	// recorded (its retry would open another): the work is bounded, not
+	// tied to the request.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
+	defer cancel()
 	key := n.Key()
 	lock, err := b.lockKey(ctx, "alertgroup:"+key, 30*time.Second)
 	if err != nil {
