@@ -164,6 +164,22 @@ type StatusSetter interface {
 	SetStatus(ctx context.Context, t ThreadRef, status string) error
 }
 
+// ThreadOpener is an optional power: start a new conversation in a
+// channel (a top-level message whose thread is the conversation: Slack
+// chat.postMessage without thread_ts, a Matrix room message that becomes
+// the thread root), and edit a message so posted. Alert intake needs it:
+// each alert group gets its own thread whose first message shows the
+// group's current state.
+type ThreadOpener interface {
+	// OpenThread posts r as a new top-level message in channel; the
+	// returned reference's ThreadRef is the new thread and its ID the
+	// message.
+	OpenThread(ctx context.Context, channel string, r Reply) (MessageRef, error)
+	// EditMessage replaces the text (and links) of a message the bot
+	// posted.
+	EditMessage(ctx context.Context, ref MessageRef, r Reply) error
+}
+
 // Notifier is an optional power: a message only one user sees (Slack
 // ephemeral messages). Adapters without it get a normal threaded reply.
 type Notifier interface {

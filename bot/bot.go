@@ -85,6 +85,12 @@ type Options struct {
 	// UserRateLimit is how many messages one person may send in one channel
 	// per minute, across replicas (0: no limit).
 	UserRateLimit int
+	// AlertDebounce is how long a new alert group settles before its
+	// investigation starts (0: at once).
+	AlertDebounce time.Duration
+	// MaxConcurrentInvestigations bounds alert-started runs on this
+	// replica (default 4); the rest queue.
+	MaxConcurrentInvestigations int
 }
 
 // Bot connects adapters to the agent. Create it with New, register adapters,
@@ -94,12 +100,16 @@ type Bot struct {
 	log      *slog.Logger
 	now      func() time.Time
 	sem      chan struct{}
+	alertSem chan struct{}
 	adapters map[Platform]Adapter
 
 	mu      sync.Mutex
 	threads map[string]*thread
-	idle    *sync.Cond
-	active  int
+	// alertScheduled holds the alert groups whose investigation this
+	// replica has scheduled (alerts.go).
+	alertScheduled map[string]bool
+	idle           *sync.Cond
+	active         int
 	// closed is set once Run's context has ended: every job in progress
 	// was cancelled then (shutdown), and jobs started later begin
 	// cancelled.
@@ -140,6 +150,9 @@ func New(o Options) (*Bot, error) {
 	if o.SweepEvery <= 0 {
 		o.SweepEvery = 15 * time.Second
 	}
+	if o.MaxConcurrentInvestigations <= 0 {
+		o.MaxConcurrentInvestigations = 4
+	}
 	if o.AuditRetry <= 0 {
 		o.AuditRetry = defaultAuditRetry
 	}
@@ -148,6 +161,7 @@ func New(o Options) (*Bot, error) {
 		log:      o.Logger,
 		now:      o.Clock,
 		sem:      make(chan struct{}, o.MaxConcurrentRuns),
+		alertSem: make(chan struct{}, o.MaxConcurrentInvestigations),
 		adapters: map[Platform]Adapter{},
 		threads:  map[string]*thread{},
 		outbox:   newAuditOutbox(o.AuditOutbox),

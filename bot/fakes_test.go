@@ -106,6 +106,10 @@ type posted struct {
 	reply  bot.Reply
 	card   *bot.ApprovalCard
 	update bool // card is an update of a posted card
+	// root marks a thread's first message (OpenThread); edit names the
+	// message an EditMessage replaced.
+	root bool
+	edit string
 }
 
 // recChat is a recording chat platform. It implements the optional
@@ -149,6 +153,24 @@ func (c *recChat) record(p posted) string {
 
 func (c *recChat) Post(_ context.Context, t bot.ThreadRef, r bot.Reply) (bot.MessageRef, error) {
 	return bot.MessageRef{ThreadRef: t, ID: c.record(posted{thread: t, reply: r})}, nil
+}
+
+// OpenThread implements bot.ThreadOpener: the new thread's ID is the
+// root message's.
+func (c *recChat) OpenThread(_ context.Context, channel string, r bot.Reply) (bot.MessageRef, error) {
+	c.mu.Lock()
+	c.seq++
+	root := fmt.Sprint("root", c.seq)
+	c.mu.Unlock()
+	t := bot.ThreadRef{Platform: unit, Channel: channel, Thread: root}
+	c.record(posted{thread: t, reply: r, root: true})
+	return bot.MessageRef{ThreadRef: t, ID: root}, nil
+}
+
+// EditMessage implements bot.ThreadOpener.
+func (c *recChat) EditMessage(_ context.Context, ref bot.MessageRef, r bot.Reply) error {
+	c.record(posted{thread: ref.ThreadRef, reply: r, edit: ref.ID})
+	return nil
 }
 
 func (c *recChat) PostApproval(_ context.Context, t bot.ThreadRef, card bot.ApprovalCard) (bot.MessageRef, error) {
@@ -530,10 +552,15 @@ type replica struct {
 }
 
 type replicaOptions struct {
-	stores     bot.Stores
-	runner     *fakeRunner
-	lockTTL    time.Duration
-	sweepEvery time.Duration
+	// resolver and alertSlots are the bot's Resolver and
+	// MaxConcurrentInvestigations.
+	resolver      bot.Resolver
+	alertSlots    int
+	alertDebounce time.Duration
+	stores        bot.Stores
+	runner        *fakeRunner
+	lockTTL       time.Duration
+	sweepEvery    time.Duration
 	// noRun leaves the bot's Run loop (sweeper, shutdown) unstarted.
 	noRun bool
 }
@@ -568,7 +595,8 @@ func newReplica(t *testing.T, o replicaOptions) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := bot.New(bot.Options{Agent: r.runner, Stores: r.stores, Channels: ch, LockTTL: o.lockTTL, SweepEvery: o.sweepEvery})
+	b, err := bot.New(bot.Options{Agent: r.runner, Stores: r.stores, Channels: ch, LockTTL: o.lockTTL, SweepEvery: o.sweepEvery,
+		Resolver: o.resolver, MaxConcurrentInvestigations: o.alertSlots, AlertDebounce: o.alertDebounce})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,15 @@ type Reply struct {
 	// RunID is set on an answer that ends a run: adapters that take
 	// feedback (buttons, reactions) attach their controls for that run.
 	RunID string
+	// Links are shown with the text: link buttons on Slack, links on
+	// Matrix (an alert's source, runbook and dashboards).
+	Links []Link
+}
+
+// Link is a labelled http(s) URL.
+type Link struct {
+	Text string `json:"text"`
+	URL  string `json:"url"`
 }
 
 // Outcome is how a tool call ended.

@@ -27,6 +27,9 @@ type sink struct {
 	// roleRefused is set once the thread was told that the requester may
 	// not ask for changes.
 	roleRefused bool
+	// onFirstPost, when set, runs before the run's first message (alert
+	// latency, alerts.go).
+	onFirstPost func()
 }
 
 func (b *Bot) newSink(t ThreadRef, s *agent.Session) *sink {
@@ -38,6 +41,13 @@ func (k *sink) Emit(ctx context.Context, e agent.Event) {
 	b := k.b
 	if b.opt.Observer != nil {
 		b.opt.Observer.Observe(e)
+	}
+	if f := k.onFirstPost; f != nil {
+		switch e.Type {
+		case agent.EventToolResult, agent.EventFinalAnswer, agent.EventError:
+			k.onFirstPost = nil
+			f()
+		}
 	}
 	switch e.Type {
 	case agent.EventToolResult:

@@ -98,6 +98,21 @@ type Stores struct {
 	// Limits counts events for rate limits shared by every replica; nil
 	// means no rate limiting.
 	Limits RateLimiter
+	// Alerts keeps alert groups and their threads; nil means alert
+	// intake refuses notifications.
+	Alerts AlertGroupStore
+}
+
+// AlertGroupStore keeps one record per alert group: the thread it opened
+// and the state of its alerts, shared by every replica. The bot reads and
+// writes a group only while holding the group's lock (Locker), so two
+// replicas receiving the same notification open one thread.
+type AlertGroupStore interface {
+	// LoadAlertGroup returns the group saved under key, or ErrNotFound.
+	LoadAlertGroup(ctx context.Context, key string) (*AlertGroup, error)
+	// SaveAlertGroup stores g under g.Key for ttl, replacing what was
+	// there.
+	SaveAlertGroup(ctx context.Context, g *AlertGroup, ttl time.Duration) error
 }
 
 // RateLimiter is a fixed-window rate limit: Allow counts one event under key

@@ -23,6 +23,8 @@ type job struct {
 	settle string
 	// feedback rates an answer (feedback.go).
 	feedback *Feedback
+	// alert investigates an alert group (alerts.go).
+	alert *alertJob
 }
 
 type resumeJob struct {
@@ -260,6 +262,10 @@ func (b *Bot) mayStop(ctx context.Context, t ThreadRef, user, requester string) 
 // a thread another replica owns.
 func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 	defer b.guard(ctx, "run", t)
+	if j.alert != nil {
+		// A job that never runs still gives its slot back.
+		defer j.alert.release()
+	}
 	background := j.orphan || j.settle != ""
 	lock, err := b.lockThread(ctx, t, !background)
 	if err != nil {
@@ -294,6 +300,8 @@ func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 		b.settle(ctx, t, j.settle)
 	case j.feedback != nil:
 		b.applyFeedback(ctx, t, *j.feedback)
+	case j.alert != nil:
+		b.investigate(ctx, t, held, j.alert)
 	}
 }
 

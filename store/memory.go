@@ -51,6 +51,7 @@ const (
 type Memory struct {
 	runs       runIndex
 	limits     rateLimits
+	alerts     alertGroups
 	now        func() time.Time
 	auditLimit int
 
@@ -103,12 +104,13 @@ func NewMemory(opts ...Option) *Memory {
 		m.auditLimit = 1
 	}
 	m.limits.now = m.now
+	m.alerts.now = m.now
 	return m
 }
 
 // Stores returns m as every store of the bundle.
 func (m *Memory) Stores() bot.Stores {
-	return bot.Stores{Sessions: m, Approvals: m, Audit: m, Dedup: m, Locks: m, Runs: &m.runs, Limits: &m.limits}
+	return bot.Stores{Sessions: m, Approvals: m, Audit: m, Dedup: m, Locks: m, Runs: &m.runs, Limits: &m.limits, Alerts: &m.alerts}
 }
 
 // LoadSession implements bot.SessionStore.

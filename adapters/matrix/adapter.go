@@ -436,6 +436,49 @@ func reaction(target id.EventID, key string) *event.ReactionEventContent {
 	return &event.ReactionEventContent{RelatesTo: event.RelatesTo{Type: event.RelAnnotation, EventID: target, Key: key}}
 }
 
+var _ bot.ThreadOpener = (*Adapter)(nil)
+
+// OpenThread implements bot.ThreadOpener: a room message with no
+// relation, whose event ID is the root of the new m.thread.
+func (a *Adapter) OpenThread(ctx context.Context, channel string, r bot.Reply) (bot.MessageRef, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	if err := a.waitLoggedIn(ctx); err != nil {
+		return bot.MessageRef{}, err
+	}
+	room := id.RoomID(channel)
+	if room == "" {
+		return bot.MessageRef{}, errors.New("matrix: OpenThread needs a room ID")
+	}
+	evtID, err := a.send(ctx, room, event.EventMessage, renderWithLinks(r))
+	if err != nil {
+		return bot.MessageRef{}, err
+	}
+	a.noteThread(room, evtID, evtID)
+	t := bot.ThreadRef{Platform: Platform, Channel: channel, Thread: string(evtID)}
+	return bot.MessageRef{ThreadRef: t, ID: string(evtID)}, nil
+}
+
+// EditMessage implements bot.ThreadOpener with an m.replace edit.
+func (a *Adapter) EditMessage(ctx context.Context, ref bot.MessageRef, r bot.Reply) error {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	if err := a.waitLoggedIn(ctx); err != nil {
+		return err
+	}
+	if ref.ID == "" || ref.Channel == "" {
+		return errors.New("matrix: EditMessage needs the message's room and event ID")
+	}
+	newContent := renderWithLinks(r)
+	edit := renderWithLinks(r)
+	edit.Body = "* " + edit.Body
+	edit.FormattedBody = "* " + edit.FormattedBody
+	edit.NewContent = newContent
+	edit.RelatesTo = &event.RelatesTo{Type: event.RelReplace, EventID: id.EventID(ref.ID)}
+	_, err := a.send(ctx, id.RoomID(ref.Channel), event.EventMessage, edit)
+	return err
+}
+
 // UpdateApproval edits the card in place (m.replace) to show its status.
 func (a *Adapter) UpdateApproval(ctx context.Context, ref bot.MessageRef, c bot.ApprovalCard) error {
 	ctx, cancel := callCtx(ctx)

@@ -55,8 +55,28 @@ func renderReply(r bot.Reply) *event.MessageEventContent {
 	case bot.ReplyError:
 		return renderError(r.Text, r.ErrorID)
 	default: // bot.ReplyNotice and anything new
+		if len(r.Links) > 0 {
+			return renderWithLinks(r)
+		}
 		return notice(event.MsgNotice, r.Text)
 	}
+}
+
+// renderWithLinks is a notice followed by its links: an alert's state
+// with its source, runbook and dashboards.
+func renderWithLinks(r bot.Reply) *event.MessageEventContent {
+	c := notice(event.MsgNotice, r.Text)
+	if len(r.Links) == 0 {
+		return c
+	}
+	var body, htm []string
+	for _, l := range r.Links {
+		body = append(body, l.Text+": "+l.URL)
+		htm = append(htm, `<a href="`+html.EscapeString(l.URL)+`">`+html.EscapeString(l.Text)+`</a>`)
+	}
+	c.Body += "\n" + strings.Join(body, "\n")
+	c.FormattedBody += "<p>" + strings.Join(htm, " · ") + "</p>"
+	return c
 }
 
 // renderMarkdown renders a model answer. Raw HTML in the Markdown is

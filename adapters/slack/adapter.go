@@ -263,6 +263,34 @@ func (a *Adapter) UpdateApproval(ctx context.Context, ref bot.MessageRef, c bot.
 	return nil
 }
 
+var _ bot.ThreadOpener = (*Adapter)(nil)
+
+// OpenThread implements bot.ThreadOpener: chat.postMessage without
+// thread_ts, paced with the channel's other messages; the message's ts is
+// the new thread.
+func (a *Adapter) OpenThread(ctx context.Context, channel string, r bot.Reply) (bot.MessageRef, error) {
+	if channel == "" {
+		return bot.MessageRef{}, fmt.Errorf("slack: open thread: %w", ErrNoThread)
+	}
+	return a.out.send(ctx, &job{thread: bot.ThreadRef{Platform: Platform, Channel: channel}, msg: renderReply(r)})
+}
+
+// EditMessage implements bot.ThreadOpener with chat.update.
+func (a *Adapter) EditMessage(ctx context.Context, ref bot.MessageRef, r bot.Reply) error {
+	if ref.Channel == "" || ref.ID == "" {
+		return fmt.Errorf("slack: edit message: %w", ErrNoThread)
+	}
+	m := renderReply(r)
+	err := a.call(ctx, "chat.update", func(ctx context.Context) error {
+		_, _, _, err := a.api.UpdateMessageContext(ctx, ref.Channel, ref.ID, m.options()...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("slack: edit message %s: %w", ref.ID, err)
+	}
+	return nil
+}
+
 // NotifyUser implements bot.Notifier with an ephemeral message in the
 // thread.
 func (a *Adapter) NotifyUser(ctx context.Context, t bot.ThreadRef, user, text string) error {

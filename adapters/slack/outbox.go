@@ -241,12 +241,19 @@ func (o *outbox) deliver(ctx context.Context, batch []*job) (ref bot.MessageRef,
 		}
 		m = renderTraces(traces)
 	}
-	opts := append(m.options(), slack.MsgOptionTS(t.Thread))
+	opts := m.options()
+	if t.Thread != "" {
+		opts = append(opts, slack.MsgOptionTS(t.Thread))
+	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	_, ts, err := o.a.api.PostMessageContext(cctx, t.Channel, opts...)
 	cancel()
 	if err != nil {
 		return bot.MessageRef{}, err
+	}
+	if t.Thread == "" {
+		// A new top-level message (OpenThread): its ts is the thread.
+		t.Thread = ts
 	}
 	o.a.rememberThread(t)
 	ref = bot.MessageRef{ThreadRef: t, ID: ts}

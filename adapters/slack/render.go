@@ -83,8 +83,38 @@ func renderReply(r bot.Reply) message {
 	case bot.ReplyError:
 		return renderError(r.Text, r.ErrorID)
 	default:
+		if len(r.Links) > 0 {
+			return renderWithLinks(r.Text, r.Links)
+		}
 		return renderNotice(r.Text)
 	}
+}
+
+// maxLinkButtons is how many link buttons one message carries (Slack
+// allows 25 elements in an actions block; five is what people read).
+const maxLinkButtons = 5
+
+// renderWithLinks is a message with link buttons under it: an alert's
+// state with its source, runbook and dashboards.
+func renderWithLinks(text string, links []bot.Link) message {
+	esc := escapeMrkdwn(text)
+	m := message{
+		Text:   truncateRunes(esc, maxFallbackText),
+		Blocks: []slack.Block{section(esc)},
+	}
+	var buttons []slack.BlockElement
+	for i, l := range links {
+		if i == maxLinkButtons {
+			break
+		}
+		btn := slack.NewButtonBlockElement(fmt.Sprintf("vigil_link_%d", i), "", plain(truncateRunes(l.Text, 75)))
+		btn.URL = l.URL
+		buttons = append(buttons, btn)
+	}
+	if len(buttons) > 0 {
+		m.Blocks = append(m.Blocks, slack.NewActionBlock("vigil_links", buttons...))
+	}
+	return m
 }
 
 type outcomeStyle struct{ emoji, label string }

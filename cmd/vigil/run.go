@@ -67,6 +67,10 @@ func runServe(ctx context.Context, cfgPath string) error {
 	g.Go(func() error { return a.Bot.Run(gctx) })
 	if cfg.Server.Listen != "" {
 		srv := server.New(cfg.Server.Listen, reg, a.Ready, log)
+		if a.AlertHandler != nil {
+			srv.Handle("/alerts/", a.AlertHandler)
+			log.Info("alert webhooks enabled", "listen", cfg.Server.Listen, "paths", "/alerts/alertmanager, /alerts/grafana, /alerts/pagerduty")
+		}
 		g.Go(func() error { return srv.Run(gctx) })
 	}
 	err = g.Wait()

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/agent/openai"
 	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/internal/alerting"
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
@@ -66,8 +68,12 @@ type App struct {
 	Stores    bot.Stores
 	Inventory *tools.Inventory
 	Registry  *tools.Registry
-	closers   []io.Closer
-	log       *slog.Logger
+	// AlertHandler serves the alert webhooks (/alerts/...) when
+	// alerts.enabled is set; nil otherwise. cmd/vigil mounts it on
+	// server.listen.
+	AlertHandler http.Handler
+	closers      []io.Closer
+	log          *slog.Logger
 }
 
 // New wires an App. Close releases what it opened.
@@ -225,11 +231,21 @@ func New(ctx context.Context, o Options) (*App, error) {
 		LockTTL:           o.LockTTL,
 		UserRateLimit:     cfg.Bot.UserRateLimit,
 		MaxConcurrentRuns: maxRuns,
+
+		AlertDebounce:               cfg.Alerts.Debounce,
+		MaxConcurrentInvestigations: cfg.Alerts.MaxConcurrentInvestigations,
 	})
 	if err != nil {
 		return nil, err
 	}
 	a.Bot = b
+	if cfg.Alerts.Enabled {
+		h, err := alertHandler(cfg, b, o.Observer, o.Adapters, log, o.Clock)
+		if err != nil {
+			return nil, err
+		}
+		a.AlertHandler = h
+	}
 	for _, ad := range o.Adapters {
 		if err := b.Register(ad); err != nil {
 			return nil, err
@@ -389,4 +405,35 @@ func NewModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return openAIModel(c, log)
+}
+
+// alertHandler builds the alert intake for alerts.*: the webhooks hand
+// routed notifications to the bot.
+func alertHandler(cfg *config.Config, b *bot.Bot, obs bot.Observer, extra []bot.Adapter, log *slog.Logger, clock func() time.Time) (http.Handler, error) {
+	rt, err := cfg.Alerts.Router()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	enabled := map[string]bool{"slack": cfg.Slack.Enabled, "matrix": cfg.Matrix.Enabled}
+	for _, ad := range extra {
+		enabled[string(ad.Platform())] = true
+	}
+	for _, p := range rt.Platforms() {
+		if !enabled[p] {
+			return nil, fmt.Errorf("config: alerts: a route sends alerts to %s, but %s.enabled is false", p, p)
+		}
+	}
+	var ao alerting.Observer
+	if o, ok := obs.(alerting.Observer); ok {
+		ao = o
+	}
+	return alerting.NewHandler(alerting.Config{
+		Token:           cfg.Alerts.Token.Reveal(),
+		PagerDutySecret: cfg.Alerts.PagerDuty.Secret.Reveal(),
+		Router:          rt,
+		Intake:          b,
+		Observer:        ao,
+		Logger:          log,
+		Clock:           clock,
+	})
 }

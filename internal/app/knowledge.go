@@ -143,7 +143,10 @@ type runbookLibrary struct {
 	now func() time.Time
 }
 
-var _ bot.Runbooks = runbookLibrary{}
+var (
+	_ bot.Runbooks      = runbookLibrary{}
+	_ bot.AlertRunbooks = runbookLibrary{}
+)
 
 // openRunbooks opens knowledge.runbooks_dir; nil when none is configured.
 func openRunbooks(c config.Knowledge, clock func() time.Time, log *slog.Logger) (bot.Runbooks, error) {
@@ -162,6 +165,16 @@ func openRunbooks(c config.Knowledge, clock func() time.Time, log *slog.Logger) 
 
 func (r runbookLibrary) Offer(question string, resources []string) (string, error) {
 	ms, err := r.lib.ForQuestion(question, resources, runbook.DefaultLimit)
+	if err != nil {
+		return "", err
+	}
+	return r.lib.Offer(ms), nil
+}
+
+// OfferForAlert implements bot.AlertRunbooks with
+// runbook.Library.ForAlert.
+func (r runbookLibrary) OfferForAlert(labels map[string]string, runbookURL string) (string, error) {
+	ms, err := r.lib.ForAlert(labels, runbookURL, runbook.DefaultLimit)
 	if err != nil {
 		return "", err
 	}

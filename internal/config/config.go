@@ -73,6 +73,8 @@ type Config struct {
 	Knowledge     Knowledge     `mapstructure:"knowledge"`
 	// Eval configures `vigil eval` (eval.go).
 	Eval Eval `mapstructure:"eval"`
+	// Alerts configures alert intake (alerts.go).
+	Alerts Alerts `mapstructure:"alerts"`
 
 	// StateDir is where vigil keeps state on this host that must survive
 	// a restart (the audit outbox); empty: none.
@@ -373,6 +375,13 @@ var defaults = map[string]any{
 	"observability.alertmanager.max_silence":             "24h",
 	"kubernetes.discovery_refresh":                       "2m",
 	"kubernetes.timeout":                                 "30s",
+	// Alert intake (alerts.go).
+	"alerts.enabled":                       false,
+	"alerts.token":                         "",
+	"alerts.pagerduty.secret":              "",
+	"alerts.default":                       "",
+	"alerts.debounce":                      "30s",
+	"alerts.max_concurrent_investigations": 4,
 }
 
 // Load reads the configuration. path may be empty: embedded defaults and the
@@ -564,6 +573,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.validateObservability(bad)
+	c.validateAlerts(bad)
 	if c.Slack.Enabled {
 		switch c.Slack.Mode {
 		case "socket":

@@ -50,6 +50,8 @@ var durationRules = []durationRule{
 		why: "listing a cluster's objects more often loads its API server"},
 	{key: "kubernetes.timeout", min: time.Second, example: "30s",
 		why: "a Kubernetes API call takes at least that long"},
+	{key: "alerts.debounce", min: time.Second, zero: "investigate at once", example: "30s",
+		why: "Alertmanager batches a group's alerts at least that far apart"},
 }
 
 func durationRuleFor(pattern string) (durationRule, bool) {

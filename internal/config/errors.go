@@ -221,6 +221,17 @@ var examples = map[string]string{
 	"changes.git_repos":                                  "[{name: infra, path: /srv/infra-config}]",
 	"changes.git_repos[].name":                           "infra",
 	"changes.git_repos[].path":                           "/srv/infra-config",
+	"alerts.enabled":                                     "true",
+	"alerts.token":                                       "… (set it in VIGIL_ALERTS_TOKEN; openssl rand -hex 32)",
+	"alerts.pagerduty.secret":                            "… (set it in VIGIL_ALERTS_PAGERDUTY_SECRET)",
+	"alerts.routes":                                      `[{match: {team: db}, channel: "slack:C0123456789", prompt: "Check replication lag first."}]`,
+	"alerts.routes[].match":                              "{team: db, severity: page}",
+	"alerts.routes[].match_re":                           `{service: "checkout|cart"}`,
+	"alerts.routes[].channel":                            `"matrix:!ops:example.org"`,
+	"alerts.routes[].investigate":                        "false",
+	"alerts.routes[].prompt":                             `"Check replication lag first."`,
+	"alerts.default":                                     "slack:C0123456789",
+	"alerts.max_concurrent_investigations":               "4",
 }
 
 // exampleFor returns a good value for key: from examples, the duration

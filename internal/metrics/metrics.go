@@ -9,6 +9,7 @@ package metrics
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -75,6 +76,9 @@ type Metrics struct {
 	runsFinished      *prometheus.CounterVec
 	chatEvents        *prometheus.CounterVec
 	feedback          *prometheus.CounterVec
+	alertsReceived    *prometheus.CounterVec
+	alertGroups       *prometheus.CounterVec
+	alertFirstMessage *prometheus.HistogramVec
 }
 
 // New creates vigil's metrics and registers them on reg. It panics if a
@@ -148,8 +152,22 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "answer_feedback_total",
 			Help: "Ratings people gave vigil's answers, by platform and rating (good, bad); a changed rating counts again.",
 		}, []string{"platform", "rating"}),
+		alertsReceived: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "alerts_received_total",
+			Help: "Alert notifications received, by source (alertmanager, grafana, pagerduty) and result (accepted, unauthorized, malformed, too_large, stale, ignored, unrouted, failed).",
+		}, []string{"source", "result"}),
+		alertGroups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "alert_groups_total",
+			Help: "Accepted alert notifications by source, route and what they did (routed: opened a thread, deduplicated, updated, investigated, failed).",
+		}, []string{"source", "route", "result"}),
+		alertFirstMessage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "alert_first_message_seconds",
+			Help:    "Time from an alert group's first notification to its investigation's first message (debounce included).",
+			Buckets: []float64{1, 5, 10, 20, 30, 45, 60, 90, 120, 300, 600},
+		}, []string{"source"}),
 	}
 	reg.MustRegister(
+		m.alertsReceived, m.alertGroups, m.alertFirstMessage,
 		m.fsmBlocks, m.strictBlocks, m.routingMismatches, m.phantoms,
 		m.recoveryAttempts, m.recoverySuccesses, m.iterations, m.approvals,
 		m.llmTokens, m.llmLatency, m.toolLatency, m.toolCalls,
@@ -293,4 +311,29 @@ func (m *Metrics) Feedback(platform, rating string) {
 		rating = "other"
 	}
 	m.feedback.WithLabelValues(strings.ToLower(platform), rating).Inc()
+}
+
+// AlertReceived counts one alert notification (alerting.Observer).
+func (m *Metrics) AlertReceived(source, result string) {
+	if m == nil {
+		return
+	}
+	m.alertsReceived.WithLabelValues(source, result).Inc()
+}
+
+// AlertGroup counts what an accepted notification did (bot.AlertObserver).
+func (m *Metrics) AlertGroup(source, route, result string) {
+	if m == nil {
+		return
+	}
+	m.alertGroups.WithLabelValues(source, route, result).Inc()
+}
+
+// AlertFirstMessage observes the time from a group's first notification
+// to its investigation's first message (bot.AlertObserver).
+func (m *Metrics) AlertFirstMessage(source string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.alertFirstMessage.WithLabelValues(source).Observe(d.Seconds())
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/internal/alerting"
 	"github.com/vigilops/vigil/internal/metrics"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
@@ -251,6 +252,47 @@ func scrape(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 			t.Fatalf("parse %q: %v", line, err)
 		}
 		out[line[:i]] = v
+	}
+	return out
+}
+
+// Metrics is what the alert intake and the bot's alert glue report to.
+var (
+	_ alerting.Observer = (*metrics.Metrics)(nil)
+	_ bot.AlertObserver = (*metrics.Metrics)(nil)
+)
+
+func TestAlertMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	m.AlertReceived("alertmanager", "accepted")
+	m.AlertReceived("alertmanager", "accepted")
+	m.AlertReceived("pagerduty", "unauthorized")
+	m.AlertGroup("alertmanager", "routes[0]", bot.AlertRouted)
+	m.AlertGroup("alertmanager", "routes[0]", bot.AlertDeduplicated)
+	m.AlertFirstMessage("alertmanager", 12*time.Second)
+	got := scrape(t, reg)
+	want := map[string]float64{
+		`vigil_alerts_received_total{result="accepted",source="alertmanager"}`:                    2,
+		`vigil_alerts_received_total{result="unauthorized",source="pagerduty"}`:                   1,
+		`vigil_alert_groups_total{result="routed",route="routes[0]",source="alertmanager"}`:       1,
+		`vigil_alert_groups_total{result="deduplicated",route="routes[0]",source="alertmanager"}`: 1,
+		`vigil_alert_first_message_seconds_count{source="alertmanager"}`:                          1,
+		`vigil_alert_first_message_seconds_sum{source="alertmanager"}`:                            12,
+	}
+	for series, w := range want {
+		if v, ok := got[series]; !ok || v != w {
+			t.Errorf("%s = %v (present %v), want %v; have %v", series, v, ok, w, keysOf(got))
+		}
+	}
+}
+
+func keysOf(m map[string]float64) []string {
+	var out []string
+	for k := range m {
+		if strings.Contains(k, "alert") {
+			out = append(out, k)
+		}
 	}
 	return out
 }

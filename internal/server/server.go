@@ -1,6 +1,6 @@
 // Package server is vigil's operations HTTP endpoint: Prometheus metrics
-// and the liveness and readiness probes (SPEC D3). It serves no chat
-// traffic.
+// and the liveness and readiness probes (SPEC D3), and the alert webhooks
+// when alert intake is on (Handle). It serves no chat traffic.
 package server
 
 import (
@@ -33,6 +33,7 @@ type ReadyFunc func(ctx context.Context) error
 // Server serves /metrics, /healthz and /readyz.
 type Server struct {
 	srv    *http.Server
+	mux    *http.ServeMux
 	ready  ReadyFunc
 	logger *slog.Logger
 }
@@ -43,8 +44,8 @@ func New(addr string, reg *prometheus.Registry, ready func(ctx context.Context) 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{ready: ready, logger: logger}
 	mux := http.NewServeMux()
+	s := &Server{ready: ready, logger: logger, mux: mux}
 	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		Registry:            reg,
 		ErrorLog:            slog.NewLogLogger(logger.Handler(), slog.LevelError),
@@ -65,6 +66,10 @@ func New(addr string, reg *prometheus.Registry, ready func(ctx context.Context) 
 	}
 	return s
 }
+
+// Handle adds routes under pattern (the alert webhooks, "/alerts/"), before
+// Run.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Handler returns the server's routes, for tests and embedding.
 func (s *Server) Handler() http.Handler { return s.srv.Handler }

@@ -45,6 +45,8 @@ import (
 //	                                         TTL: twice the window
 //	budget:tokens:<YYYY-MM-DD>        string tokens spent that UTC day
 //	                                         TTL: 48h
+//	alertgroup:<group key>            string alert group JSON (bot.AlertGroup)
+//	                                         TTL: the caller's, refreshed on save
 //	runs:active                       hash   thread key -> thread ref JSON of
 //	                                         runs in progress; no TTL: an
 //	                                         index of live runs, entries leave
@@ -74,6 +76,8 @@ func (k keys) sessionHistory(key string) string { return k.prefix + "session:{" 
 
 func (k keys) lock(key string) string  { return k.prefix + "lock:{" + key + "}" }
 func (k keys) dedup(key string) string { return k.prefix + "dedup:" + key }
+
+func (k keys) alertGroup(key string) string { return k.prefix + "alertgroup:" + key }
 
 func (k keys) approval(id string) string  { return k.prefix + "{approvals}:approval:" + id }
 func (k keys) approvalsPending() string   { return k.prefix + "{approvals}:pending" }

@@ -280,7 +280,7 @@ func (s *Store) Close() error { return s.rdb.Close() }
 
 // Stores returns s as every store of the bot's bundle.
 func (s *Store) Stores() bot.Stores {
-	return bot.Stores{Sessions: s, Approvals: s, Audit: s, Dedup: s, Locks: s, Runs: runIndex{s}, Limits: s}
+	return bot.Stores{Sessions: s, Approvals: s, Audit: s, Dedup: s, Locks: s, Runs: runIndex{s}, Limits: s, Alerts: s}
 }
 
 // opctx bounds one operation by OpTimeout unless ctx ends sooner.

@@ -27,6 +27,7 @@ import (
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/internal/alerting"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/policy/command"
@@ -58,6 +59,9 @@ func Run(t *testing.T, open func(t *testing.T) bot.Stores) {
 		{"LockExpiry", testLockExpiry},
 		{"RunIndex", testRunIndex},
 		{"RateLimit", testRateLimit},
+		{"AlertGroupRoundTrip", testAlertGroupRoundTrip},
+		{"AlertGroupExpiry", testAlertGroupExpiry},
+		{"AlertGroupOpenedOnce", testAlertGroupOpenedOnce},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -761,5 +765,111 @@ func testRateLimit(t *testing.T, st bot.Stores) {
 	}
 	if _, err := st.Limits.Allow(ctx, "k", 1, 0); err == nil {
 		t.Fatal("a zero window was accepted")
+	}
+}
+
+func sampleAlertGroup(key string) *bot.AlertGroup {
+	at := time.Date(2026, 11, 24, 21, 0, 0, 0, time.UTC)
+	return &bot.AlertGroup{
+		Key: key, Source: "alertmanager", GroupKey: `{}:{alertname="HighLatency"}`, Route: "routes[0]",
+		Thread: bot.ThreadRef{Platform: "slack", Channel: "C1", Thread: "1700000000.000100"},
+		Root:   bot.MessageRef{ThreadRef: bot.ThreadRef{Platform: "slack", Channel: "C1", Thread: "1700000000.000100"}, ID: "1700000000.000100"},
+		Alerts: []alerting.Alert{{ID: "fp1", Status: "firing", Labels: map[string]string{"alertname": "HighLatency"},
+			Annotations: map[string]string{"summary": "slow"}, StartsAt: at,
+			Links: []alerting.Link{{Text: "Runbook", URL: "https://runbooks.example.org/x"}}}},
+		CreatedAt: at, UpdatedAt: at, Investigate: true,
+	}
+}
+
+func testAlertGroupRoundTrip(t *testing.T, st bot.Stores) {
+	if st.Alerts == nil {
+		t.Fatal("Stores.Alerts is nil: every store must keep alert groups")
+	}
+	ctx := ctxFor(t)
+	if _, err := st.Alerts.LoadAlertGroup(ctx, "alertmanager:none"); !errors.Is(err, bot.ErrNotFound) {
+		t.Fatalf("load of a missing group: %v, want ErrNotFound", err)
+	}
+	g := sampleAlertGroup("alertmanager:abc")
+	want := jsonOf(t, g)
+	if err := st.Alerts.SaveAlertGroup(ctx, g, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	g.Alerts[0].Status = "resolved" // changing the saved value changes nothing stored
+	got, err := st.Alerts.LoadAlertGroup(ctx, "alertmanager:abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jsonOf(t, got) != want {
+		t.Fatalf("round trip:\n got %s\nwant %s", jsonOf(t, got), want)
+	}
+	got.Resolved = true
+	if err := st.Alerts.SaveAlertGroup(ctx, got, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	again, err := st.Alerts.LoadAlertGroup(ctx, "alertmanager:abc")
+	if err != nil || !again.Resolved {
+		t.Fatalf("a second save did not replace the first: %+v %v", again, err)
+	}
+	if err := st.Alerts.SaveAlertGroup(ctx, &bot.AlertGroup{}, time.Hour); err == nil {
+		t.Error("saved a group without a key")
+	}
+}
+
+func testAlertGroupExpiry(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	if err := st.Alerts.SaveAlertGroup(ctx, sampleAlertGroup("grafana:short"), 150*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Alerts.LoadAlertGroup(ctx, "grafana:short"); err != nil {
+		t.Fatalf("load before expiry: %v", err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, err := st.Alerts.LoadAlertGroup(ctx, "grafana:short"); !errors.Is(err, bot.ErrNotFound) {
+		t.Fatalf("load after expiry: %v, want ErrNotFound", err)
+	}
+}
+
+// testAlertGroupOpenedOnce is the bot's use: replicas receiving the same
+// notification each take the group's lock, load, and open the thread only
+// when no record exists. Exactly one of them opens it.
+func testAlertGroupOpenedOnce(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	var mu sync.Mutex
+	opened := 0
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var l bot.Lock
+			for {
+				var err error
+				l, err = st.Locks.Lock(ctx, "alertgroup:pagerduty:P1", 5*time.Second)
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, bot.ErrLocked) {
+					t.Errorf("replica %d: lock: %v", i, err)
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			defer func() { _ = l.Unlock(ctx) }()
+			_, err := st.Alerts.LoadAlertGroup(ctx, "pagerduty:P1")
+			if errors.Is(err, bot.ErrNotFound) {
+				mu.Lock()
+				opened++
+				mu.Unlock()
+				if err := st.Alerts.SaveAlertGroup(ctx, sampleAlertGroup("pagerduty:P1"), time.Hour); err != nil {
+					t.Errorf("replica %d: save: %v", i, err)
+				}
+			} else if err != nil {
+				t.Errorf("replica %d: load: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if opened != 1 {
+		t.Fatalf("%d replicas opened the group's thread, want exactly 1", opened)
 	}
 }

@@ -103,7 +103,9 @@ type Button struct {
 	Value    string
 	Style    string
 	Text     string
-	Confirm  bool
+	// URL is set on link buttons.
+	URL     string
+	Confirm bool
 }
 
 // Buttons returns every button in the call's blocks, in order.
@@ -118,6 +120,7 @@ func (c Call) Buttons() []Button {
 				b.ActionID, _ = v["action_id"].(string)
 				b.Value, _ = v["value"].(string)
 				b.Style, _ = v["style"].(string)
+				b.URL, _ = v["url"].(string)
 				if t, ok := v["text"].(map[string]any); ok {
 					b.Text, _ = t["text"].(string)
 				}

@@ -1,0 +1,644 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/internal/alerting"
+	"github.com/vigilops/vigil/policy"
+)
+
+// Alert-driven investigations (SPEC N1). A routed notification
+// (internal/alerting) becomes one thread per alert group: the first
+// replica to take the group's lock and find no record opens the thread and
+// saves the record; every later notification of the group, on any
+// replica, compares itself with the record and posts only what changed
+// (alerts joining, alerts resolving), editing the thread's first message
+// to the group's current state. After the group settles (Debounce) the
+// replica that opened the thread starts an investigation: a normal run in
+// that thread whose requester is the alert source, never a person
+// (policy.SystemRequester), so every change it proposes waits for an
+// approver whatever the channel's level.
+
+// AlertGroup is one alert group's record in the store.
+type AlertGroup struct {
+	Key      string `json:"key"`
+	Source   string `json:"source"`
+	GroupKey string `json:"group_key"`
+	Route    string `json:"route"`
+	Prompt   string `json:"prompt,omitempty"`
+	// Thread is the group's conversation; Root its first message.
+	Thread ThreadRef  `json:"thread"`
+	Root   MessageRef `json:"root"`
+	// Alerts are the group's alerts as last notified, by first appearance.
+	Alerts       []alerting.Alert  `json:"alerts"`
+	CommonLabels map[string]string `json:"common_labels,omitempty"`
+	CreatedAt    time.Time         `json:"created_at"`
+	UpdatedAt    time.Time         `json:"updated_at"`
+	// Investigate is set when the route asks for an investigation;
+	// Investigated once it started.
+	Investigate  bool `json:"investigate,omitempty"`
+	Investigated bool `json:"investigated,omitempty"`
+	Resolved     bool `json:"resolved,omitempty"`
+}
+
+// counts returns how many alerts fire and how many resolved.
+func (g *AlertGroup) counts() (firing, resolved int) {
+	for _, a := range g.Alerts {
+		if a.Status == alerting.StatusFiring {
+			firing++
+		} else {
+			resolved++
+		}
+	}
+	return firing, resolved
+}
+
+// merge applies a notification: it returns the alerts that joined (new or
+// firing again) and those that resolved since the record.
+func (g *AlertGroup) merge(n alerting.Notification) (joined, resolved []alerting.Alert) {
+	idx := map[string]int{}
+	for i, a := range g.Alerts {
+		idx[a.ID] = i
+	}
+	for _, a := range n.Alerts {
+		i, ok := idx[a.ID]
+		switch {
+		case !ok:
+			idx[a.ID] = len(g.Alerts)
+			g.Alerts = append(g.Alerts, a)
+			if a.Status == alerting.StatusFiring {
+				joined = append(joined, a)
+			} else {
+				resolved = append(resolved, a)
+			}
+		case g.Alerts[i].Status != a.Status:
+			g.Alerts[i] = a
+			if a.Status == alerting.StatusFiring {
+				joined = append(joined, a)
+			} else {
+				resolved = append(resolved, a)
+			}
+		default:
+			g.Alerts[i] = a
+		}
+	}
+	if len(n.CommonLabels) > 0 {
+		g.CommonLabels = n.CommonLabels
+	}
+	return joined, resolved
+}
+
+// AlertRunbooks is the optional part of Runbooks that selects runbooks
+// for an alert (runbook.Library.ForAlert): the block to add to the
+// investigation's context, "" when none applies.
+type AlertRunbooks interface {
+	OfferForAlert(labels map[string]string, runbookURL string) (string, error)
+}
+
+// AlertObserver is the optional part of an Observer that counts alert
+// groups: result is routed, deduplicated, updated, investigated or
+// failed.
+type AlertObserver interface {
+	AlertGroup(source, route, result string)
+	// AlertFirstMessage is the time from a group's first notification to
+	// its investigation's first message.
+	AlertFirstMessage(source string, d time.Duration)
+}
+
+// Alert group results for AlertObserver.AlertGroup.
+const (
+	AlertRouted       = "routed"
+	AlertDeduplicated = "deduplicated"
+	AlertUpdated      = "updated"
+	AlertInvestigated = "investigated"
+	AlertFailed       = "failed"
+)
+
+// alertGroupTTL is how long a group's record outlives its last
+// notification: a group that fires again within it continues its thread.
+const alertGroupTTL = 7 * 24 * time.Hour
+
+// deliverTimeout bounds the handling of one notification.
+const deliverTimeout = 45 * time.Second
+
+// alertJob is an investigation queued on a group's thread.
+type alertJob struct {
+	groupKey string
+	release  func()
+}
+
+var _ alerting.Intake = (*Bot)(nil)
+
+// DeliverAlert implements alerting.Intake: it opens or updates the
+// group's thread. It returns an error only when the notification could
+// not be taken (store or chat unavailable), so the source sends it again.
+func (b *Bot) DeliverAlert(ctx context.Context, n alerting.Notification, r alerting.Route) error {
+	if b.opt.Stores.Alerts == nil {
+		return errors.New("alert intake: no alert group store")
+	}
+	a, ok := b.adapter(Platform(r.Platform))
+	if !ok {
+		b.alertCount(n.Source, r.Name, AlertFailed)
+		return fmt.Errorf("alert intake: route %s sends to %s, which is not enabled", r.Name, r.Platform)
+	}
+	opener, ok := a.(ThreadOpener)
+	if !ok {
+		b.alertCount(n.Source, r.Name, AlertFailed)
+		return fmt.Errorf("alert intake: the %s adapter cannot open threads", r.Platform)
+	}
+	// The sender hanging up must not leave a thread opened but not
+	// recorded (its retry would open another): the work is bounded, not
+	// tied to the request.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
+	defer cancel()
+	key := n.Key()
+	lock, err := b.lockKey(ctx, "alertgroup:"+key, 30*time.Second)
+	if err != nil {
+		b.alertCount(n.Source, r.Name, AlertFailed)
+		return fmt.Errorf("alert intake: lock group: %w", err)
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = lock.Unlock(uctx)
+	}()
+	g, err := b.opt.Stores.Alerts.LoadAlertGroup(ctx, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return b.openAlertThread(ctx, opener, n, r)
+	case err != nil:
+		b.alertCount(n.Source, r.Name, AlertFailed)
+		return fmt.Errorf("alert intake: load group: %w", err)
+	}
+	return b.updateAlertThread(ctx, opener, g, n)
+}
+
+// openAlertThread opens the thread of a new group and schedules its
+// investigation.
+func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerting.Notification, r alerting.Route) error {
+	now := b.now()
+	g := &AlertGroup{Key: n.Key(), Source: n.Source, GroupKey: n.GroupKey, Route: r.Name, Prompt: r.Prompt,
+		CreatedAt: now, UpdatedAt: now, Investigate: r.Investigate}
+	g.merge(n)
+	g.Resolved = n.Status == alerting.StatusResolved
+	ref, err := opener.OpenThread(ctx, r.Channel, alertRoot(g))
+	if err != nil {
+		b.alertCount(n.Source, r.Name, AlertFailed)
+		return fmt.Errorf("alert intake: open thread in %s: %w", r.ChannelKey(), err)
+	}
+	g.Thread, g.Root = ref.ThreadRef, ref
+	if err := b.opt.Stores.Alerts.SaveAlertGroup(ctx, g, alertGroupTTL); err != nil {
+		b.alertCount(n.Source, r.Name, AlertFailed)
+		return fmt.Errorf("alert intake: save group: %w", err)
+	}
+	b.log.Info("alert group opened a thread", "group", g.Key, "source", g.Source, "route", r.Name, "thread", g.Thread.Key())
+	b.alertCount(n.Source, r.Name, AlertRouted)
+	b.maybeInvestigate(g)
+	return nil
+}
+
+// updateAlertThread posts what changed in a known group.
+func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *AlertGroup, n alerting.Notification) error {
+	wasResolved := g.Resolved
+	joined, resolved := g.merge(n)
+	if len(joined) == 0 && len(resolved) == 0 {
+		b.alertCount(n.Source, g.Route, AlertDeduplicated)
+		if g.Resolved {
+			// Another replica recorded the resolution first; a run of the
+			// group's in progress here stops too.
+			b.tellInvestigationResolved(g)
+		}
+		b.maybeInvestigate(g)
+		return nil
+	}
+	g.UpdatedAt = b.now()
+	firing, _ := g.counts()
+	g.Resolved = firing == 0
+	for _, a := range joined {
+		b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: "🔥 Firing: " + alertLine(a), Links: links(a.Links)})
+	}
+	for _, a := range resolved {
+		b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: "✅ Resolved: " + alertLine(a)})
+	}
+	if err := opener.EditMessage(ctx, g.Root, alertRoot(g)); err != nil {
+		b.log.Warn("edit alert thread's first message", "group", g.Key, "thread", g.Thread.Key(), "err", err)
+	}
+	if g.Resolved && !wasResolved {
+		text := fmt.Sprintf("All %d alerts of this group have resolved.", len(g.Alerts))
+		if g.Investigated {
+			text += " The investigation is told so: a run still in progress is stopped, and a change waiting " +
+				"for approval stays open for an approver to decide whether it is still wanted."
+		}
+		b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: text})
+	}
+	if err := b.opt.Stores.Alerts.SaveAlertGroup(ctx, g, alertGroupTTL); err != nil {
+		b.alertCount(n.Source, g.Route, AlertFailed)
+		return fmt.Errorf("alert intake: save group: %w", err)
+	}
+	b.alertCount(n.Source, g.Route, AlertUpdated)
+	if g.Resolved {
+		b.tellInvestigationResolved(g)
+	}
+	b.maybeInvestigate(g)
+	return nil
+}
+
+// tellInvestigationResolved lets a run in progress in the group's thread
+// know the alert resolved: it is cancelled at its next step boundary and
+// the thread is told. A run waiting on an approval keeps waiting: the
+// approver decides whether the change is still wanted.
+func (b *Bot) tellInvestigationResolved(g *AlertGroup) {
+	b.mu.Lock()
+	th, ok := b.threads[g.Thread.Key()]
+	running := ok && th.cancel != nil && strings.HasPrefix(th.requester, "alert:")
+	b.mu.Unlock()
+	if running {
+		b.log.Info("alert resolved while its investigation runs; stopping it", "group", g.Key, "thread", g.Thread.Key())
+		b.cancelThread(g.Thread)
+	}
+}
+
+// lockKey takes a lock on key, waiting while another replica holds it.
+func (b *Bot) lockKey(ctx context.Context, key string, wait time.Duration) (Lock, error) {
+	deadline := time.Now().Add(wait)
+	pause := 20 * time.Millisecond
+	for {
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		l, err := b.opt.Stores.Locks.Lock(lctx, key, 30*time.Second)
+		cancel()
+		if err == nil {
+			return l, nil
+		}
+		if !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+		if pause < 500*time.Millisecond {
+			pause *= 2
+		}
+	}
+}
+
+// maybeInvestigate schedules the group's investigation on this replica if
+// it is due and not yet scheduled here. Every replica that sees the group
+// schedules it, and claimInvestigation lets exactly one of them run it:
+// if the replica that opened the thread dies before, another one that
+// receives the group's notifications still investigates.
+func (b *Bot) maybeInvestigate(g *AlertGroup) {
+	if !g.Investigate || g.Investigated || g.Resolved {
+		return
+	}
+	b.mu.Lock()
+	if b.alertScheduled == nil {
+		b.alertScheduled = map[string]bool{}
+	}
+	if b.alertScheduled[g.Key] {
+		b.mu.Unlock()
+		return
+	}
+	b.alertScheduled[g.Key] = true
+	b.mu.Unlock()
+	b.scheduleInvestigation(g.Key, g.Thread)
+}
+
+// scheduleInvestigation starts the group's investigation once it has
+// settled and a slot is free.
+func (b *Bot) scheduleInvestigation(key string, t ThreadRef) {
+	b.afterSettled(key, b.opt.AlertDebounce, func() {
+		defer func() {
+			b.mu.Lock()
+			delete(b.alertScheduled, key)
+			b.mu.Unlock()
+		}()
+		b.alertSem <- struct{}{}
+		var once sync.Once
+		release := func() { once.Do(func() { <-b.alertSem }) }
+		if b.stopping() {
+			release()
+			return
+		}
+		b.enqueue(context.Background(), t, job{alert: &alertJob{groupKey: key, release: release}})
+	})
+}
+
+// claimInvestigation marks the group investigated, under the group's lock
+// so that no notification's update is overwritten, and reports whether
+// this job is the one to investigate (not resolved, not already started).
+func (b *Bot) claimInvestigation(ctx context.Context, key string) (*AlertGroup, bool, error) {
+	lock, err := b.lockKey(ctx, "alertgroup:"+key, 30*time.Second)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock alert group: %w", err)
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = lock.Unlock(uctx)
+	}()
+	g, err := b.opt.Stores.Alerts.LoadAlertGroup(ctx, key)
+	if err != nil {
+		return nil, false, fmt.Errorf("load alert group: %w", err)
+	}
+	if g.Resolved || g.Investigated {
+		return g, false, nil
+	}
+	g.Investigated = true
+	if err := b.opt.Stores.Alerts.SaveAlertGroup(ctx, g, alertGroupTTL); err != nil {
+		return nil, false, fmt.Errorf("save alert group: %w", err)
+	}
+	return g, true, nil
+}
+
+// maxSettle bounds how long a busy group is waited for, in debounces.
+const maxSettle = 4
+
+// afterSettled runs fn once the group has had no change for the debounce
+// (Alertmanager sends a new group's alerts over a few group_intervals),
+// but no later than maxSettle debounces after it opened.
+func (b *Bot) afterSettled(key string, after time.Duration, fn func()) {
+	time.AfterFunc(after, func() {
+		if b.stopping() {
+			return
+		}
+		d := b.opt.AlertDebounce
+		if d > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			g, err := b.opt.Stores.Alerts.LoadAlertGroup(ctx, key)
+			cancel()
+			if err == nil {
+				now := b.now()
+				quietAt := g.UpdatedAt.Add(d)
+				if latest := g.CreatedAt.Add(maxSettle * d); quietAt.After(latest) {
+					quietAt = latest
+				}
+				if wait := quietAt.Sub(now); wait > 0 {
+					b.afterSettled(key, wait, fn)
+					return
+				}
+			}
+		}
+		fn()
+	})
+}
+
+// alertRequester is the requester of a group's investigation: the source
+// and the alert's name, which approval cards show.
+func alertRequester(g *AlertGroup) string {
+	name := "alert"
+	if len(g.Alerts) > 0 {
+		name = g.Alerts[0].Name()
+	}
+	return "alert:" + g.Source + "/" + name
+}
+
+// investigate runs a group's investigation.
+func (b *Bot) investigate(ctx context.Context, t ThreadRef, held *heldLock, j *alertJob) {
+	cp, ok := b.opt.Channels.Lookup(t.ChannelKey())
+	if !ok {
+		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "I am not set up to work in this channel, so I did not investigate. " +
+			"Ask an administrator to add it to vigil's channels."})
+		return
+	}
+	s, err := b.loadSession(ctx, t)
+	if err != nil {
+		b.storeFailure(ctx, t, err)
+		return
+	}
+	if s.Run != nil {
+		if s.Run.Pending != nil {
+			return
+		}
+		b.opt.Agent.Abandon(s, "the previous run was interrupted")
+	}
+	g, start, err := b.claimInvestigation(ctx, j.groupKey)
+	if err != nil {
+		b.storeFailure(ctx, t, err)
+		return
+	}
+	if !start {
+		return
+	}
+	who := alertRequester(g)
+	b.mu.Lock()
+	if th, ok := b.threads[t.Key()]; ok {
+		th.requester = who
+	}
+	b.mu.Unlock()
+	labels := alertLabels(g)
+	var parts []string
+	if block := b.mentionContext(s, b.alertMentions(labels)); block != "" {
+		parts = append(parts, block)
+	}
+	if ar, ok := b.opt.Runbooks.(AlertRunbooks); ok && b.opt.Runbooks != nil {
+		url := ""
+		for _, a := range g.Alerts {
+			if u := a.RunbookURL(); u != "" {
+				url = u
+				break
+			}
+		}
+		offer, err := ar.OfferForAlert(labels, url)
+		if err != nil {
+			b.log.Warn("runbooks unavailable; investigating without them", "thread", t.Key(), "err", err)
+		} else if offer != "" {
+			parts = append(parts, offer)
+		}
+	}
+	in := agent.Input{
+		RunID:     newRunID(),
+		Requester: who,
+		Role:      policy.SystemRequester(who),
+		Channel:   cp.Match,
+		Level:     cp.Level,
+		Text:      alertQuestion(g),
+		Context:   strings.Join(parts, "\n\n"),
+	}
+	b.alertCount(g.Source, g.Route, AlertInvestigated)
+	b.markActive(ctx, t)
+	clear := b.showStatus(ctx, t, "investigating…")
+	k := b.newSink(t, s)
+	if ao, ok := b.opt.Observer.(AlertObserver); ok && b.opt.Observer != nil {
+		created, source := g.CreatedAt, g.Source
+		k.onFirstPost = func() { ao.AlertFirstMessage(source, b.now().Sub(created)) }
+	}
+	out, err := b.opt.Agent.Start(ctx, s, in, b.runEnv(k, held))
+	clear()
+	b.afterRun(ctx, t, held, s, out, err)
+}
+
+// mentionLabels are the labels whose values may name inventory resources.
+var mentionLabels = []string{"instance", "node", "host", "hostname", "pod", "namespace", "container", "job", "service"}
+
+// alertMentions turns label values that name inventory resources into
+// mentions; values that name nothing are left out rather than reported
+// as unknown.
+func (b *Bot) alertMentions(labels map[string]string) []Mention {
+	if b.opt.Resolver == nil {
+		return nil
+	}
+	var out []Mention
+	seen := map[string]bool{}
+	for _, k := range mentionLabels {
+		v := strings.TrimSpace(labels[k])
+		if k == "instance" {
+			if h, _, err := net.SplitHostPort(v); err == nil {
+				v = h
+			}
+		}
+		if v == "" || seen[v] {
+			continue
+		}
+		seen[v] = true
+		if _, ok := b.opt.Resolver.ResolveMention(v); ok {
+			out = append(out, Mention{Name: v})
+		}
+	}
+	return out
+}
+
+// alertLabels are the labels of the group's first firing alert (all of its
+// alerts share the group's labels), else the common labels.
+func alertLabels(g *AlertGroup) map[string]string {
+	for _, a := range g.Alerts {
+		if a.Status == alerting.StatusFiring {
+			return a.Labels
+		}
+	}
+	if len(g.Alerts) > 0 {
+		return g.Alerts[0].Labels
+	}
+	return g.CommonLabels
+}
+
+// alertQuestion is the investigation's question, from the alerts and the
+// route's prompt.
+func alertQuestion(g *AlertGroup) string {
+	var sb strings.Builder
+	firing, resolved := g.counts()
+	fmt.Fprintf(&sb, "An alert from %s opened this thread (%d firing, %d resolved). Investigate it: find the likely cause "+
+		"with read-only checks, say what you found and what you would do. Any change you propose waits for a person's approval.\n",
+		g.Source, firing, resolved)
+	n := 0
+	for _, a := range g.Alerts {
+		if a.Status != alerting.StatusFiring {
+			continue
+		}
+		if n == 5 {
+			fmt.Fprintf(&sb, "(and %d more firing)\n", firing-n)
+			break
+		}
+		n++
+		fmt.Fprintf(&sb, "\nAlert %s, firing since %s\n", a.Name(), a.StartsAt.UTC().Format(time.RFC3339))
+		fmt.Fprintf(&sb, "Labels: %s\n", labelList(a.Labels, nil))
+		for _, k := range sortedKeys(a.Annotations) {
+			fmt.Fprintf(&sb, "%s: %s\n", k, a.Annotations[k])
+		}
+	}
+	if g.Prompt != "" {
+		fmt.Fprintf(&sb, "\nInstructions for alerts of this kind: %s\n", g.Prompt)
+	}
+	return strings.TrimRight(sb.String(), "\n")
+}
+
+// alertRoot is the thread's first message: the group's current state.
+func alertRoot(g *AlertGroup) Reply {
+	firing, resolved := g.counts()
+	var sb strings.Builder
+	status := "🔥 FIRING"
+	if firing == 0 {
+		status = "✅ RESOLVED"
+	}
+	first := g.Alerts[0]
+	for _, a := range g.Alerts {
+		if a.Status == alerting.StatusFiring {
+			first = a
+			break
+		}
+	}
+	fmt.Fprintf(&sb, "%s: %s (firing %d / resolved %d)\n", status, first.Name(), firing, resolved)
+	sev := first.Labels["severity"]
+	if sev == "" {
+		sev = "unknown"
+	}
+	fmt.Fprintf(&sb, "Severity: %s · Source: %s · Started: %s\n", sev, g.Source, first.StartsAt.UTC().Format("2006-01-02 15:04 MST"))
+	shown := g.CommonLabels
+	if len(shown) == 0 {
+		shown = first.Labels
+	}
+	if l := labelList(shown, map[string]bool{"alertname": true, "severity": true}); l != "" {
+		fmt.Fprintf(&sb, "Labels: %s\n", l)
+	}
+	for _, k := range []string{"summary", "description"} {
+		if v := first.Annotations[k]; v != "" {
+			fmt.Fprintf(&sb, "%s: %s\n", strings.ToUpper(k[:1])+k[1:], v)
+		}
+	}
+	var ls []Link
+	seen := map[string]bool{}
+	for _, a := range g.Alerts {
+		for _, l := range a.Links {
+			if !seen[l.URL] && len(ls) < 5 {
+				seen[l.URL] = true
+				ls = append(ls, Link{Text: l.Text, URL: l.URL})
+			}
+		}
+	}
+	return Reply{Kind: ReplyNotice, Text: strings.TrimRight(sb.String(), "\n"), Links: ls}
+}
+
+func alertLine(a alerting.Alert) string {
+	s := a.Name()
+	if l := labelList(a.Labels, map[string]bool{"alertname": true}); l != "" {
+		s += " (" + l + ")"
+	}
+	if sum := a.Annotations["summary"]; sum != "" {
+		s += ": " + sum
+	}
+	return s
+}
+
+func links(ls []alerting.Link) []Link {
+	out := make([]Link, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, Link{Text: l.Text, URL: l.URL})
+	}
+	return out
+}
+
+// labelList renders labels as k=v, sorted, skipping internal ones.
+func labelList(m map[string]string, skip map[string]bool) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		if skip[k] || strings.HasPrefix(k, "__") {
+			continue
+		}
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (b *Bot) alertCount(source, route, result string) {
+	if ao, ok := b.opt.Observer.(AlertObserver); ok && b.opt.Observer != nil {
+		ao.AlertGroup(source, route, result)
+	}
+}
