@@ -129,6 +129,16 @@ const alertGroupTTL = 7 * 24 * time.Hour
 // deliverTimeout bounds the handling of one notification.
 const deliverTimeout = 45 * time.Second
 
+// claimTimeout bounds claiming a group's investigation (a load and a save).
+const claimTimeout = 10 * time.Second
+
+// alertLockTTL outlives the longest holder of a group's lock (a delivery
+// is bounded by deliverTimeout, a claim by claimTimeout), so the lock never
+// lapses while it is held and two replicas never work on one group at once;
+// a replica that dies holding it delays the group's next notification by
+// at most this long.
+const alertLockTTL = deliverTimeout + 15*time.Second
+
 // alertJob is an investigation queued on a group's thread.
 type alertJob struct {
 	groupKey string
@@ -272,7 +282,7 @@ func (b *Bot) lockKey(ctx context.Context, key string, wait time.Duration) (Lock
 	pause := 20 * time.Millisecond
 	for {
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		l, err := b.opt.Stores.Locks.Lock(lctx, key, 30*time.Second)
+		l, err := b.opt.Stores.Locks.Lock(lctx, key, alertLockTTL)
 		cancel()
 		if err == nil {
 			return l, nil
@@ -337,6 +347,8 @@ func (b *Bot) scheduleInvestigation(key string, t ThreadRef) {
 // so that no notification's update is overwritten, and reports whether
 // this job is the one to investigate (not resolved, not already started).
 func (b *Bot) claimInvestigation(ctx context.Context, key string) (*AlertGroup, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, claimTimeout)
+	defer cancel()
 	lock, err := b.lockKey(ctx, "alertgroup:"+key, 30*time.Second)
 	if err != nil {
 		return nil, false, fmt.Errorf("lock alert group: %w", err)
