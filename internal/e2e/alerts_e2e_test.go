@@ -19,9 +19,11 @@ import (
 	"github.com/vigilops/vigil/internal/app"
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/obsbin"
+	"github.com/vigilops/vigil/internal/testenv/redistest"
 	"github.com/vigilops/vigil/internal/testenv/slackfake"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
+	redisstore "github.com/vigilops/vigil/store/redis"
 )
 
 // Alert intake with real parts (SPEC N1): a real Alertmanager notifies
@@ -55,7 +57,7 @@ func startAlertReplica(t *testing.T, name, redisAddr, prefix string, fake *slack
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := openRedisStore(t, redisAddr, prefix)
+	st := openRedisStore(t, redisstore.Options{Addr: redisAddr, KeyPrefix: prefix})
 	stores := st.Stores()
 	cfg := testkit.Config(testkit.Options{Model: model, Channels: []policy.ChannelPolicy{{
 		Match: "slack:" + alertChan, Level: policy.LevelAutonomous,
@@ -127,7 +129,7 @@ func latencyAlert(instance string, endsAt time.Time) map[string]any {
 }
 
 func TestAlertmanagerOpensOneThreadAcrossReplicas(t *testing.T) {
-	redisAddr := requireSharedRedis(t)
+	redisAddr := redistest.RequireShared(t)
 	prefix := uniquePrefix(t, redisAddr)
 	fake := slackfake.New(t)
 	fake.AddUser(slackfake.User{ID: "U0BOB", Name: "bob"})
