@@ -63,7 +63,8 @@ type classifier struct {
 	order    []int                  // scratch for verdict assembly
 	ends     []int
 	// Node arenas for plain commands (plain.go), used as stacks.
-	plainCmds  []plainCmd
+	plainRoots []plainRoot
+	plainNodes []plainNode
 	plainWords []plainWord
 	plainArgs  []*syntax.Word
 	uses       []optUse // arena for grammar scans, used as a stack

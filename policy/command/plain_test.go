@@ -1,6 +1,7 @@
 package command
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,29 +26,8 @@ func checkPlain(t *testing.T, src string) bool {
 		if err != nil {
 			t.Fatalf("%q: taken as plain, but the parser refuses it: %v", src, err)
 		}
-		if len(want.Stmts) != 1 {
-			t.Fatalf("%q: taken as plain, but the parser reads %d statements", src, len(want.Stmts))
-		}
-		ws, gs := want.Stmts[0], got.Stmts[0]
-		if ws.Negated || ws.Background || ws.Coprocess || ws.Disown || len(ws.Redirs) > 0 || ws.Pos().Offset() != gs.Pos().Offset() {
-			t.Fatalf("%q: statement differs from the parser's: %+v", src, ws)
-		}
-		call, ok := ws.Cmd.(*syntax.CallExpr)
-		if !ok || len(call.Assigns) > 0 || len(call.Args) != len(gs.Cmd.(*syntax.CallExpr).Args) {
-			t.Fatalf("%q: the parser reads %T %+v", src, ws.Cmd, ws.Cmd)
-		}
-		for i, w := range call.Args {
-			g := gs.Cmd.(*syntax.CallExpr).Args[i]
-			lit, ok := w.Parts[0].(*syntax.Lit)
-			if len(w.Parts) != 1 || !ok {
-				t.Fatalf("%q: word %d is %d parts to the parser", src, i, len(w.Parts))
-			}
-			glit := g.Parts[0].(*syntax.Lit)
-			if lit.Value != glit.Value || lit.Pos().Offset() != glit.Pos().Offset() || lit.End().Offset() != glit.End().Offset() ||
-				w.Pos().Offset() != g.Pos().Offset() || w.End().Offset() != g.End().Offset() || len(g.Parts) != 1 {
-				t.Fatalf("%q: word %d: parser %q [%d,%d), plain %q [%d,%d)", src, i,
-					lit.Value, lit.Pos().Offset(), lit.End().Offset(), glit.Value, glit.Pos().Offset(), glit.End().Offset())
-			}
+		if w, g := treeText(want), treeText(got); w != g {
+			t.Fatalf("%q: parser's tree\n%s\nplain tree\n%s", src, w, g)
 		}
 	}
 	for _, d := range []Dialect{DialectBash, DialectPOSIX} {
@@ -62,6 +42,39 @@ func checkPlain(t *testing.T, src string) bool {
 	return true
 }
 
+// treeText spells out every node of a tree with its type, offsets and
+// every field the classifier reads, so two trees compare as text.
+func treeText(f *syntax.File) string {
+	var b strings.Builder
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			b.WriteString(")")
+			return true
+		}
+		fmt.Fprintf(&b, "(%T [%d,%d)", n, n.Pos().Offset(), n.End().Offset())
+		switch x := n.(type) {
+		case *syntax.File:
+			fmt.Fprintf(&b, " stmts=%d last=%d", len(x.Stmts), len(x.Last))
+		case *syntax.Stmt:
+			fmt.Fprintf(&b, " neg=%v bg=%v coproc=%v disown=%v semi=%d redirs=%d comments=%d",
+				x.Negated, x.Background, x.Coprocess, x.Disown, x.Semicolon.Offset(), len(x.Redirs), len(x.Comments))
+		case *syntax.BinaryCmd:
+			fmt.Fprintf(&b, " op=%v oppos=%d", x.Op, x.OpPos.Offset())
+		case *syntax.CallExpr:
+			fmt.Fprintf(&b, " assigns=%d args=%d", len(x.Assigns), len(x.Args))
+		case *syntax.Word:
+			fmt.Fprintf(&b, " parts=%d", len(x.Parts))
+		case *syntax.Lit:
+			fmt.Fprintf(&b, " %q", x.Value)
+		default:
+			b.WriteString(" unexpected")
+		}
+		b.WriteString("\n")
+		return true
+	})
+	return b.String()
+}
+
 // TestPlainMatchesParser holds the plain-word path to the parser on every
 // corpus command it takes, on words the parser treats specially and on
 // the words of every corpus command taken alone and wrapped in sh -c.
@@ -71,6 +84,7 @@ func TestPlainMatchesParser(t *testing.T) {
 		"declare a=b", "export x", "local y", "let x", "function f", "select x", "@test x",
 		"ls if done", "x@y %z +q", "ls -- -", "echo in do", "=x", "ls =x", ": a", ". x", "- -",
 		"sh -c ls", "bash -c uptime", "sudo -u web ls", "env A=1 ls",
+		"ps aux | grep nginx | head -n 5", "ls|wc", "a | b|c  |  d", "x | time y", "x | a=b y", "cat f | sh",
 	}
 	for _, f := range allCorpusFiles {
 		for _, r := range mustLoad(t, "testdata/commands/"+f) {
@@ -89,7 +103,8 @@ func TestPlainMatchesParser(t *testing.T) {
 	if taken < 500 {
 		t.Fatalf("only %d of %d commands took the plain path", taken, len(cases))
 	}
-	for _, src := range []string{"ls; rm x", "ls #x", "ls ~", "ls *", "ls {a,b}", "ls\tx", "ls 'a'", "if", "a=b ls", "time ls"} {
+	for _, src := range []string{"ls; rm x", "ls #x", "ls ~", "ls *", "ls {a,b}", "ls\tx", "ls 'a'", "if", "a=b ls", "time ls",
+		"a || b", "a |", "| a", "a | | b", "a |& b", "a | if", "a | x=1"} {
 		if isPlain(src) {
 			t.Errorf("%q taken as plain", src)
 		}
@@ -99,7 +114,7 @@ func TestPlainMatchesParser(t *testing.T) {
 // FuzzPlainMatchesParser: any text the plain path takes parses to the
 // same tree and gets the same verdict as through the parser.
 func FuzzPlainMatchesParser(f *testing.F) {
-	for _, s := range []string{"ls -la /etc", "kubectl get pods -n x=y", "a b", "if x", "@test", "x%y +z"} {
+	for _, s := range []string{"ls -la /etc", "kubectl get pods -n x=y", "a b", "if x", "@test", "x%y +z", "a|b | c"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
