@@ -62,12 +62,8 @@ type classifier struct {
 	visit    func(syntax.Node) bool // the substitution visitor, bound once
 	order    []int                  // scratch for verdict assembly
 	ends     []int
-	// Node arenas for plain commands (plain.go), used as stacks.
-	plainRoots []plainRoot
-	plainNodes []plainNode
-	plainWords []plainWord
-	plainArgs  []*syntax.Word
-	uses       []optUse // arena for grammar scans, used as a stack
+	plain    plainArena // nodes of plain commands (plain.go)
+	uses     []optUse   // arena for grammar scans, used as a stack
 	// substDepth counts the command substitutions being classified.
 	substDepth uint8
 	opts       Options // the operator's settings

@@ -66,6 +66,10 @@ func treeText(f *syntax.File) string {
 			fmt.Fprintf(&b, " parts=%d", len(x.Parts))
 		case *syntax.Lit:
 			fmt.Fprintf(&b, " %q", x.Value)
+		case *syntax.SglQuoted:
+			fmt.Fprintf(&b, " left=%d right=%d dollar=%v %q", x.Left.Offset(), x.Right.Offset(), x.Dollar, x.Value)
+		case *syntax.DblQuoted:
+			fmt.Fprintf(&b, " left=%d right=%d dollar=%v parts=%d", x.Left.Offset(), x.Right.Offset(), x.Dollar, len(x.Parts))
 		default:
 			b.WriteString(" unexpected")
 		}
@@ -84,7 +88,8 @@ func TestPlainMatchesParser(t *testing.T) {
 		"declare a=b", "export x", "local y", "let x", "function f", "select x", "@test x",
 		"ls if done", "x@y %z +q", "ls -- -", "echo in do", "=x", "ls =x", ": a", ". x", "- -",
 		"sh -c ls", "bash -c uptime", "sudo -u web ls", "env A=1 ls",
-		"ps aux | grep nginx | head -n 5", "ls|wc", "a | b|c  |  d", "x | time y", "x | a=b y", "cat f | sh",
+		"ps aux | grep nginx | head -n 5", `grep 'a b' f`, `grep "a b" f`, `echo "" '' a""b''c`, `'ls' -l`, `"ls"`,
+		`x --format='{{.Names}}' | y "a|b" '|'`, `echo "it's" 'say "hi"'`, `'if' x`, `"time" ls`, "ls|wc", "a | b|c  |  d", "x | time y", "x | a=b y", "cat f | sh",
 	}
 	for _, f := range allCorpusFiles {
 		for _, r := range mustLoad(t, "testdata/commands/"+f) {
@@ -103,8 +108,9 @@ func TestPlainMatchesParser(t *testing.T) {
 	if taken < 500 {
 		t.Fatalf("only %d of %d commands took the plain path", taken, len(cases))
 	}
-	for _, src := range []string{"ls; rm x", "ls #x", "ls ~", "ls *", "ls {a,b}", "ls\tx", "ls 'a'", "if", "a=b ls", "time ls",
-		"a || b", "a |", "| a", "a | | b", "a |& b", "a | if", "a | x=1"} {
+	for _, src := range []string{"ls; rm x", "ls #x", "ls ~", "ls *", "ls {a,b}", "ls\tx", "if", "a=b ls", "time ls",
+		"a || b", "a |", "| a", "a | | b", "a |& b", "a | if", "a | x=1", `echo "$x"`, `echo "a\b"`, "echo `x`",
+		`echo 'a`, `echo "a`, `'a=b' c`, `echo "!x"`, "echo 'a\tb'", `echo $'x'`} {
 		if isPlain(src) {
 			t.Errorf("%q taken as plain", src)
 		}
@@ -114,7 +120,7 @@ func TestPlainMatchesParser(t *testing.T) {
 // FuzzPlainMatchesParser: any text the plain path takes parses to the
 // same tree and gets the same verdict as through the parser.
 func FuzzPlainMatchesParser(f *testing.F) {
-	for _, s := range []string{"ls -la /etc", "kubectl get pods -n x=y", "a b", "if x", "@test", "x%y +z", "a|b | c"} {
+	for _, s := range []string{"ls -la /etc", "kubectl get pods -n x=y", "a b", "if x", "@test", "x%y +z", "a|b | c", `a 'b c' "d|e"f`, `"" x`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
