@@ -62,7 +62,8 @@ type classifier struct {
 	visit    func(syntax.Node) bool // the substitution visitor, bound once
 	order    []int                  // scratch for verdict assembly
 	ends     []int
-	uses     []optUse // arena for grammar scans, used as a stack
+	plain    plainArena // nodes of plain commands (plain.go)
+	uses     []optUse   // arena for grammar scans, used as a stack
 	// substDepth counts the command substitutions being classified.
 	substDepth uint8
 	opts       Options // the operator's settings
@@ -192,11 +193,19 @@ func (c *classifier) script(src string, ctx callCtx) {
 	if strings.Contains(src, "@P}") {
 		c.construct("${...@P}", RiskMedium, "expansion evaluates the value as a prompt string or code")
 	}
-	c.reader.Reset(src)
-	f, err := c.parser.Parse(&c.reader, "")
-	if err != nil {
-		c.addFinding(phaseUnknown, true, RiskMedium, "unparseable", err.Error())
-		return
+	var f *syntax.File
+	if !noPlain && isPlain(src) {
+		var mark plainMark
+		f, mark = c.plainFile(src)
+		defer c.releasePlain(mark)
+	} else {
+		c.reader.Reset(src)
+		var err error
+		f, err = c.parser.Parse(&c.reader, "")
+		if err != nil {
+			c.addFinding(phaseUnknown, true, RiskMedium, "unparseable", err.Error())
+			return
+		}
 	}
 	// Every node the substitution walk looks at is spelled with one of
 	// these bytes ($..., `...`, <(...), ((...)), [[ ]], a[i]=, @(...))

@@ -779,7 +779,7 @@ func (c *classifier) scanOption(k *call, st parseStyle, tabs []*optTable, digits
 				break
 			}
 		}
-		as := "-" + s[j:j+1]
+		as := shortAs[s[j]]
 		if !o.found() {
 			c.unknown(k.name, "unknown option "+as)
 			return i, false
@@ -844,6 +844,15 @@ func (c *classifier) scanOption(k *call, st parseStyle, tabs []*optTable, digits
 var readInfo = optInfo{eff: effRead}
 
 // useOf starts the use of option o at args[i], written as as.
+// shortAs is "-x" for every byte x: a short option as written, without
+// building the string for each use.
+var shortAs = func() (t [256]string) {
+	for i := range t {
+		t[i] = string([]byte{'-', byte(i)})
+	}
+	return t
+}()
+
 func useOf(o optRef, i int, as string) optUse {
 	return optUse{key: o.key(), info: o.info(), arg: o.opt().arg, i: i, as: as}
 }
@@ -864,7 +873,13 @@ func (c *classifier) applyOpt(k *call, u *optUse) bool {
 	o := u.info
 	if o.eff == effRead || boolOff(u) {
 		if o.val != nil && !boolOff(u) {
-			return o.val(c, k, u)
+			// The check gets a copy, written back after: passing u itself
+			// to a function value would move every option use of every
+			// scan to the heap, not only the few with a value check.
+			uc := *u
+			ok := o.val(c, k, &uc)
+			*u = uc
+			return ok
 		}
 		return true
 	}

@@ -1,0 +1,271 @@
+package command
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Most commands people ask about are one simple command of plain words
+// (`kubectl get pods -n web`, `grep 'x y' f`), or a pipeline of them. For
+// those the classifier builds the syntax tree mvdan.cc/sh would build, in
+// nodes it keeps between calls, instead of running the parser, which
+// allocates its node batches afresh on every Parse. The text qualifies
+// only when it is words of plain bytes and quoted strings with nothing
+// that expands or escapes in them, separated by spaces and single |, and
+// the first word of each command is neither an assignment nor a word the
+// parser treats specially; so the tree is exactly the parser's. Anything
+// else goes to the parser. TestPlainMatchesParser and
+// FuzzPlainMatchesParser compare the two trees node by node.
+
+// plainByte marks the bytes of plain words: no quoting, expansion, glob,
+// brace, comment, tilde, redirection, operator or escape.
+var plainByte = func() (t [256]bool) {
+	for ch := '0'; ch <= '9'; ch++ {
+		t[ch] = true
+	}
+	for ch := 'a'; ch <= 'z'; ch++ {
+		t[ch], t[ch-'a'+'A'] = true, true
+	}
+	for _, ch := range "._/,:=+%@-" {
+		t[ch] = true
+	}
+	return t
+}()
+
+// plainReserved are the first words the parser reads as more than a
+// command name in some dialect: reserved words and the declaration,
+// let, time, coproc and select clauses.
+var plainReserved = map[string]bool{
+	"if": true, "then": true, "elif": true, "else": true, "fi": true,
+	"while": true, "until": true, "for": true, "in": true, "do": true, "done": true,
+	"case": true, "esac": true, "select": true, "function": true, "time": true,
+	"coproc": true, "let": true, "declare": true, "local": true, "export": true,
+	"readonly": true, "typeset": true, "nameref": true, "@test": true,
+}
+
+// noPlain turns the plain-word path off (tests compare it with the parser).
+var noPlain = false
+
+// plainDbl is the nodes of a double-quoted string and its literal.
+type plainDbl struct {
+	dq   syntax.DblQuoted
+	part [1]syntax.WordPart
+	lit  syntax.Lit
+}
+
+// plainNode is the nodes of one statement: a call, or a pipe of two.
+type plainNode struct {
+	stmt syntax.Stmt
+	call syntax.CallExpr
+	bin  syntax.BinaryCmd
+}
+
+// plainRoot is a file and its one statement.
+type plainRoot struct {
+	file  syntax.File
+	stmts [1]*syntax.Stmt
+}
+
+// plainArena holds the nodes of plain commands between calls. Each slice
+// is used as a stack: a command string classified inside another (sh -c)
+// builds after the outer tree and frees only its own nodes.
+type plainArena struct {
+	roots []plainRoot
+	nodes []plainNode
+	words []syntax.Word
+	args  []*syntax.Word
+	parts []syntax.WordPart
+	lits  []syntax.Lit
+	sgls  []syntax.SglQuoted
+	dbls  []plainDbl
+}
+
+// plainMark is where the arenas stood before a plainFile.
+type plainMark struct{ roots, nodes, words, args, parts, lits, sgls, dbls int }
+
+// plainQuoted reports whether b may stand inside quotes of the given kind
+// on the plain path: printable ASCII, and in double quotes none of the
+// bytes that expand or escape there ($, `, \, and ! to be safe).
+func plainQuoted(b byte, quote byte) bool {
+	if b < 0x20 || b > 0x7e || b == quote {
+		return false
+	}
+	return quote == '\'' || b != '$' && b != '`' && b != '\\' && b != '!'
+}
+
+// plainWordEnd returns the end of the plain word starting at src[i]: runs
+// of plain bytes and whole single- or double-quoted strings, up to a
+// space, a | or the end. ok is false for anything else.
+func plainWordEnd(src string, i int) (end int, ok bool) {
+	for i < len(src) {
+		switch ch := src[i]; {
+		case ch == ' ' || ch == '|':
+			return i, true
+		case plainByte[ch]:
+			i++
+		case ch == '\'' || ch == '"':
+			j := i + 1
+			for j < len(src) && src[j] != ch {
+				if !plainQuoted(src[j], ch) {
+					return 0, false
+				}
+				j++
+			}
+			if j == len(src) {
+				return 0, false // unterminated
+			}
+			i = j + 1
+		default:
+			return 0, false
+		}
+	}
+	return i, true
+}
+
+// isPlain reports whether src is a plain simple command or a pipeline of
+// them joined by single |: words of plain bytes and quoted strings, the
+// first word of each command neither an assignment nor reserved.
+func isPlain(src string) bool {
+	words := 0 // in the current command
+	for i := 0; i < len(src); {
+		switch src[i] {
+		case ' ':
+			i++
+			continue
+		case '|':
+			if words == 0 {
+				return false
+			}
+			words = 0
+			i++
+			continue
+		}
+		end, ok := plainWordEnd(src, i)
+		if !ok {
+			return false
+		}
+		if words == 0 {
+			w := src[i:end]
+			if strings.IndexByte(w, '=') >= 0 || plainReserved[w] {
+				return false
+			}
+		}
+		words++
+		i = end
+	}
+	return words > 0
+}
+
+// plainFile builds the syntax tree of a plain command (isPlain) in the
+// classifier's arenas: releasePlain(mark) frees the nodes once the tree
+// has been classified. A pipeline nests to the left, as the parser builds
+// it: a | b | c is (a | b) | c.
+func (c *classifier) plainFile(src string) (*syntax.File, plainMark) {
+	a := &c.plain
+	mark := plainMark{len(a.roots), len(a.nodes), len(a.words), len(a.args), len(a.parts), len(a.lits), len(a.sgls), len(a.dbls)}
+	var top *syntax.Stmt
+	start := len(a.args)
+	pipe := -1 // offset of the | before the current command
+	flush := func() {
+		a.nodes = append(a.nodes, plainNode{})
+		n := &a.nodes[len(a.nodes)-1]
+		n.call.Args = a.args[start:len(a.args):len(a.args)]
+		n.stmt.Position = n.call.Args[0].Pos()
+		n.stmt.Cmd = &n.call
+		s := &n.stmt
+		if top != nil {
+			a.nodes = append(a.nodes, plainNode{})
+			b := &a.nodes[len(a.nodes)-1]
+			b.bin = syntax.BinaryCmd{OpPos: plainPos(pipe), Op: syntax.Pipe, X: top, Y: s}
+			b.stmt.Position = top.Position
+			b.stmt.Cmd = &b.bin
+			s = &b.stmt
+		}
+		top = s
+		start = len(a.args)
+	}
+	for i := 0; i < len(src); {
+		switch src[i] {
+		case ' ':
+			i++
+			continue
+		case '|':
+			flush()
+			pipe = i
+			i++
+			continue
+		}
+		end, _ := plainWordEnd(src, i)
+		a.args = append(a.args, c.plainWord(src, i, end))
+		i = end
+	}
+	flush()
+	a.roots = append(a.roots, plainRoot{})
+	r := &a.roots[len(a.roots)-1]
+	r.stmts[0] = top
+	r.file.Stmts = r.stmts[:]
+	return &r.file, mark
+}
+
+// plainWord builds the word src[from:to]: literal runs and quoted strings.
+func (c *classifier) plainWord(src string, from, to int) *syntax.Word {
+	a := &c.plain
+	first := len(a.parts)
+	for i := from; i < to; {
+		switch ch := src[i]; ch {
+		case '\'':
+			j := i + 1 + strings.IndexByte(src[i+1:to], ch)
+			a.sgls = append(a.sgls, syntax.SglQuoted{Left: plainPos(i), Right: plainPos(j), Value: src[i+1 : j]})
+			a.parts = append(a.parts, &a.sgls[len(a.sgls)-1])
+			i = j + 1
+		case '"':
+			j := i + 1 + strings.IndexByte(src[i+1:to], ch)
+			a.dbls = append(a.dbls, plainDbl{})
+			d := &a.dbls[len(a.dbls)-1]
+			d.dq = syntax.DblQuoted{Left: plainPos(i), Right: plainPos(j)}
+			if j > i+1 {
+				d.lit = syntax.Lit{ValuePos: plainPos(i + 1), ValueEnd: plainPos(j), Value: src[i+1 : j]}
+				d.part[0] = &d.lit
+				d.dq.Parts = d.part[:]
+			}
+			a.parts = append(a.parts, &d.dq)
+			i = j + 1
+		default:
+			j := i
+			for j < to && plainByte[src[j]] {
+				j++
+			}
+			a.lits = append(a.lits, syntax.Lit{ValuePos: plainPos(i), ValueEnd: plainPos(j), Value: src[i:j]})
+			a.parts = append(a.parts, &a.lits[len(a.lits)-1])
+			i = j
+		}
+	}
+	a.words = append(a.words, syntax.Word{Parts: a.parts[first:len(a.parts):len(a.parts)]})
+	return &a.words[len(a.words)-1]
+}
+
+// releasePlain frees the nodes plainFile took after mark.
+func (c *classifier) releasePlain(mark plainMark) {
+	a := &c.plain
+	a.roots = release(a.roots, mark.roots)
+	a.nodes = release(a.nodes, mark.nodes)
+	a.words = release(a.words, mark.words)
+	a.args = release(a.args, mark.args)
+	a.parts = release(a.parts, mark.parts)
+	a.lits = release(a.lits, mark.lits)
+	a.sgls = release(a.sgls, mark.sgls)
+	a.dbls = release(a.dbls, mark.dbls)
+}
+
+// release zeroes s from n on, so the pool keeps no old command text, and
+// truncates it there.
+func release[T any](s []T, n int) []T {
+	clear(s[n:])
+	return s[:n]
+}
+
+// plainPos is the position of a byte offset on the first line.
+func plainPos(offs int) syntax.Pos {
+	return syntax.NewPos(uint(offs), 1, uint(offs)+1)
+}

@@ -1,0 +1,129 @@
+package command
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// checkPlain fails when src takes the plain-word path and the tree built
+// for it differs from the one mvdan.cc/sh's parser builds in either
+// dialect, or when the verdicts with and without the path differ.
+func checkPlain(t *testing.T, src string) bool {
+	t.Helper()
+	if !isPlain(src) {
+		return false
+	}
+	c := classifierPool.Get().(*classifier)
+	defer classifierPool.Put(c)
+	got, mark := c.plainFile(src)
+	defer c.releasePlain(mark)
+	for _, p := range []*syntax.Parser{c.bash, c.posix} {
+		want, err := p.Parse(strings.NewReader(src), "")
+		if err != nil {
+			t.Fatalf("%q: taken as plain, but the parser refuses it: %v", src, err)
+		}
+		if w, g := treeText(want), treeText(got); w != g {
+			t.Fatalf("%q: parser's tree\n%s\nplain tree\n%s", src, w, g)
+		}
+	}
+	for _, d := range []Dialect{DialectBash, DialectPOSIX} {
+		fast := ClassifyAs(src, d)
+		noPlain = true
+		slow := ClassifyAs(src, d)
+		noPlain = false
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q in %s: plain path %+v, parser %+v", src, d, fast, slow)
+		}
+	}
+	return true
+}
+
+// treeText spells out every node of a tree with its type, offsets and
+// every field the classifier reads, so two trees compare as text.
+func treeText(f *syntax.File) string {
+	var b strings.Builder
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			b.WriteString(")")
+			return true
+		}
+		fmt.Fprintf(&b, "(%T [%d,%d)", n, n.Pos().Offset(), n.End().Offset())
+		switch x := n.(type) {
+		case *syntax.File:
+			fmt.Fprintf(&b, " stmts=%d last=%d", len(x.Stmts), len(x.Last))
+		case *syntax.Stmt:
+			fmt.Fprintf(&b, " neg=%v bg=%v coproc=%v disown=%v semi=%d redirs=%d comments=%d",
+				x.Negated, x.Background, x.Coprocess, x.Disown, x.Semicolon.Offset(), len(x.Redirs), len(x.Comments))
+		case *syntax.BinaryCmd:
+			fmt.Fprintf(&b, " op=%v oppos=%d", x.Op, x.OpPos.Offset())
+		case *syntax.CallExpr:
+			fmt.Fprintf(&b, " assigns=%d args=%d", len(x.Assigns), len(x.Args))
+		case *syntax.Word:
+			fmt.Fprintf(&b, " parts=%d", len(x.Parts))
+		case *syntax.Lit:
+			fmt.Fprintf(&b, " %q", x.Value)
+		case *syntax.SglQuoted:
+			fmt.Fprintf(&b, " left=%d right=%d dollar=%v %q", x.Left.Offset(), x.Right.Offset(), x.Dollar, x.Value)
+		case *syntax.DblQuoted:
+			fmt.Fprintf(&b, " left=%d right=%d dollar=%v parts=%d", x.Left.Offset(), x.Right.Offset(), x.Dollar, len(x.Parts))
+		default:
+			b.WriteString(" unexpected")
+		}
+		b.WriteString("\n")
+		return true
+	})
+	return b.String()
+}
+
+// TestPlainMatchesParser holds the plain-word path to the parser on every
+// corpus command it takes, on words the parser treats specially and on
+// the words of every corpus command taken alone and wrapped in sh -c.
+func TestPlainMatchesParser(t *testing.T) {
+	cases := []string{
+		"ls", " ls  -l ", "a=b", "a+=b ls", "ls a=b", "if", "fi", "then x", "time ls", "coproc x",
+		"declare a=b", "export x", "local y", "let x", "function f", "select x", "@test x",
+		"ls if done", "x@y %z +q", "ls -- -", "echo in do", "=x", "ls =x", ": a", ". x", "- -",
+		"sh -c ls", "bash -c uptime", "sudo -u web ls", "env A=1 ls",
+		"ps aux | grep nginx | head -n 5", `grep 'a b' f`, `grep "a b" f`, `echo "" '' a""b''c`, `'ls' -l`, `"ls"`,
+		`x --format='{{.Names}}' | y "a|b" '|'`, `echo "it's" 'say "hi"'`, `'if' x`, `"time" ls`, "ls|wc", "a | b|c  |  d", "x | time y", "x | a=b y", "cat f | sh",
+	}
+	for _, f := range allCorpusFiles {
+		for _, r := range mustLoad(t, "testdata/commands/"+f) {
+			cases = append(cases, r.command)
+			for _, w := range strings.Fields(r.command) {
+				cases = append(cases, w, "sh -c "+w)
+			}
+		}
+	}
+	taken := 0
+	for _, src := range cases {
+		if checkPlain(t, src) {
+			taken++
+		}
+	}
+	if taken < 500 {
+		t.Fatalf("only %d of %d commands took the plain path", taken, len(cases))
+	}
+	for _, src := range []string{"ls; rm x", "ls #x", "ls ~", "ls *", "ls {a,b}", "ls\tx", "if", "a=b ls", "time ls",
+		"a || b", "a |", "| a", "a | | b", "a |& b", "a | if", "a | x=1", `echo "$x"`, `echo "a\b"`, "echo `x`",
+		`echo 'a`, `echo "a`, `'a=b' c`, `echo "!x"`, "echo 'a\tb'", `echo $'x'`} {
+		if isPlain(src) {
+			t.Errorf("%q taken as plain", src)
+		}
+	}
+}
+
+// FuzzPlainMatchesParser: any text the plain path takes parses to the
+// same tree and gets the same verdict as through the parser.
+func FuzzPlainMatchesParser(f *testing.F) {
+	for _, s := range []string{"ls -la /etc", "kubectl get pods -n x=y", "a b", "if x", "@test", "x%y +z", "a|b | c", `a 'b c' "d|e"f`, `"" x`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		checkPlain(t, src)
+	})
+}
