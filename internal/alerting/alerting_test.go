@@ -256,6 +256,7 @@ func TestHandlerAuthAndRefusals(t *testing.T) {
 		{"basic auth", "/alerts/grafana", am, map[string]string{"Authorization": "Basic dG9rOg=="}, 401},
 		{"malformed", "/alerts/alertmanager", "{", auth, 400},
 		{"oversized", "/alerts/alertmanager", strings.Repeat(" ", MaxBodyBytes+1), auth, 413},
+		{"oversized without auth", "/alerts/grafana", strings.Repeat(" ", MaxBodyBytes+1), nil, 401},
 		{"pd unsigned", "/alerts/pagerduty", string(pd), nil, 401},
 		{"pd bad sig", "/alerts/pagerduty", string(pd), map[string]string{"X-PagerDuty-Signature": SignPagerDuty(pd, "x")}, 401},
 		{"pd stale", "/alerts/pagerduty", string(pd), map[string]string{"X-PagerDuty-Signature": SignPagerDuty(pd, "pds")}, 400},
@@ -282,7 +283,7 @@ func TestHandlerAuthAndRefusals(t *testing.T) {
 	if got := post("/alerts/alertmanager", am, auth); got != 503 {
 		t.Errorf("intake failure: status %d, want 503", got)
 	}
-	want := map[string]int{"alertmanager/unauthorized": 2, "grafana/unauthorized": 1, "alertmanager/malformed": 1,
+	want := map[string]int{"alertmanager/unauthorized": 2, "grafana/unauthorized": 2, "alertmanager/malformed": 1,
 		"alertmanager/too_large": 1, "pagerduty/unauthorized": 2, "pagerduty/stale": 1, "alertmanager/accepted": 1,
 		"grafana/accepted": 1, "pagerduty/accepted": 1, "alertmanager/failed": 1}
 	for k, v := range want {

@@ -80,9 +80,9 @@ func NewHandler(c Config) (*Handler, error) {
 		c.MaxAge = 10 * time.Minute
 	}
 	h := &Handler{c: c, mux: http.NewServeMux()}
-	h.mux.HandleFunc("POST /alerts/alertmanager", h.serve(SourceAlertmanager, h.bearer, ParseAlertmanager))
-	h.mux.HandleFunc("POST /alerts/grafana", h.serve(SourceGrafana, h.bearer, ParseGrafana))
-	h.mux.HandleFunc("POST /alerts/pagerduty", h.serve(SourcePagerDuty, h.pagerDuty, ParsePagerDuty))
+	h.mux.HandleFunc("POST /alerts/alertmanager", h.serve(SourceAlertmanager, h.bearer, false, ParseAlertmanager))
+	h.mux.HandleFunc("POST /alerts/grafana", h.serve(SourceGrafana, h.bearer, false, ParseGrafana))
+	h.mux.HandleFunc("POST /alerts/pagerduty", h.serve(SourcePagerDuty, h.pagerDuty, true, ParsePagerDuty))
 	return h, nil
 }
 
@@ -90,12 +90,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 
 type authFunc func(r *http.Request, body []byte) error
 
-func (h *Handler) serve(source string, auth authFunc, parse func([]byte) (Notification, error)) http.HandlerFunc {
+func (h *Handler) serve(source string, auth authFunc, needsBody bool, parse func([]byte) (Notification, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		refuse := func(code int, result, msg string, err error) {
 			h.c.Logger.Warn("alert notification refused", "source", source, "result", result, "remote", r.RemoteAddr, "err", err)
 			h.count(source, result)
 			http.Error(w, msg, code)
+		}
+		// A bearer token is in the headers: a request without it is
+		// refused before its body is read. A PagerDuty signature covers
+		// the body, so that check waits for it.
+		if !needsBody {
+			if err := auth(r, nil); err != nil {
+				refuse(http.StatusUnauthorized, ResultUnauthorized, err.Error(), err)
+				return
+			}
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 		if err != nil {
@@ -107,9 +116,11 @@ func (h *Handler) serve(source string, auth authFunc, parse func([]byte) (Notifi
 			refuse(http.StatusBadRequest, ResultMalformed, "could not read the body", err)
 			return
 		}
-		if err := auth(r, body); err != nil {
-			refuse(http.StatusUnauthorized, ResultUnauthorized, err.Error(), err)
-			return
+		if needsBody {
+			if err := auth(r, body); err != nil {
+				refuse(http.StatusUnauthorized, ResultUnauthorized, err.Error(), err)
+				return
+			}
 		}
 		n, err := parse(body)
 		if errors.Is(err, ErrIgnored) {
