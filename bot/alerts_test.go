@@ -352,3 +352,68 @@ func TestAlertResolvedOnAnotherReplicaStopsTheInvestigation(t *testing.T) {
 	}
 	running.idle(t)
 }
+
+// A replica that received a group's only notification and died before
+// the debounce ended took its timer with it; another replica, which never
+// received the notification, finds the due investigation in the store
+// and runs it. With every replica alive the sweep and the timers still
+// start exactly one investigation.
+func TestAlertInvestigationOfADeadReplicaIsSweptUp(t *testing.T) {
+	const debounce = 300 * time.Millisecond
+	ctx := context.Background()
+	n := notification(alerting.StatusFiring, latency("web-1", "firing"))
+
+	stores := memStores(nil)
+	dead := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
+	survivor := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
+	if err := dead.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	dead.stop()
+	began := time.Now()
+	c := recv(t, survivor.runner.entered, "the investigation on the replica that never received the notification")
+	if waited := time.Since(began); waited < debounce/2 {
+		t.Fatalf("investigated %s after the notification, before the group settled (%s)", waited, debounce)
+	}
+	if !c.in.Role.System || !strings.Contains(c.in.Text, "web-1") {
+		t.Fatalf("investigation input = %+v", c.in)
+	}
+	survivor.idle(t)
+	// Several sweeps later it is still one investigation.
+	time.Sleep(alertSweepWait)
+	if got := len(survivor.runner.of("start")); got != 1 {
+		t.Fatalf("%d investigations on the survivor, want 1", got)
+	}
+	if got := len(dead.runner.of("start")); got != 0 {
+		t.Fatalf("the dead replica investigated %d times", got)
+	}
+	if left, err := stores.Alerts.DueAlertGroups(ctx, time.Now().Add(time.Hour), 10); err != nil || len(left) != 0 {
+		t.Fatalf("due after the investigation: %q, %v, want none", left, err)
+	}
+
+	// Both alive: one receives the notification, both sweep, one
+	// investigation.
+	stores2 := memStores(nil)
+	a := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
+	b := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
+	n.GroupKey = "another group"
+	if err := a.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.runner.entered:
+	case <-b.runner.entered:
+	case <-time.After(wait):
+		t.Fatal("no investigation on either replica")
+	}
+	time.Sleep(alertSweepWait)
+	a.idle(t)
+	b.idle(t)
+	if got := len(a.runner.of("start")) + len(b.runner.of("start")); got != 1 {
+		t.Fatalf("%d investigations across two live replicas, want 1", got)
+	}
+}
+
+// alertSweepWait outlasts a few sweeps (every second at the tests'
+// debounces).
+const alertSweepWait = 2500 * time.Millisecond
