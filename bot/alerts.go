@@ -354,16 +354,20 @@ func (b *Bot) scheduleInvestigation(key string, t ThreadRef) {
 }
 
 // startInvestigation queues the group's investigation on its thread once
-// a slot is free, and forgets that it was scheduled here.
+// a slot is free. The group counts as scheduled here until the job gives
+// its slot back, so neither a sweep nor a notification queues it twice
+// while it waits behind other work in its thread.
 func (b *Bot) startInvestigation(key string, t ThreadRef) {
-	defer func() {
-		b.mu.Lock()
-		delete(b.alertScheduled, key)
-		b.mu.Unlock()
-	}()
 	b.alertSem <- struct{}{}
 	var once sync.Once
-	release := func() { once.Do(func() { <-b.alertSem }) }
+	release := func() {
+		once.Do(func() {
+			b.mu.Lock()
+			delete(b.alertScheduled, key)
+			b.mu.Unlock()
+			<-b.alertSem
+		})
+	}
 	if b.stopping() {
 		release()
 		return
