@@ -2,15 +2,21 @@ package bot_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/alerting"
+	"github.com/vigilops/vigil/internal/testenv/redistest"
 	"github.com/vigilops/vigil/policy"
+	redisstore "github.com/vigilops/vigil/store/redis"
 )
 
 var _ bot.ThreadOpener = (*recChat)(nil)
@@ -359,11 +365,45 @@ func TestAlertResolvedOnAnotherReplicaStopsTheInvestigation(t *testing.T) {
 // and runs it. With every replica alive the sweep and the timers still
 // start exactly one investigation.
 func TestAlertInvestigationOfADeadReplicaIsSweptUp(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { testDeadReplicaSweptUp(t, func() bot.Stores { return memStores(nil) }) })
+	t.Run("redis", func(t *testing.T) { testDeadReplicaSweptUp(t, func() bot.Stores { return redisStores(t) }) })
+}
+
+// redisStores opens the shared real Redis under a fresh key prefix, removed
+// at cleanup.
+func redisStores(t *testing.T) bot.Stores {
+	t.Helper()
+	addr := redistest.RequireShared(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	prefix := "vigilbottest:" + hex.EncodeToString(b[:]) + ":"
+	s, err := redisstore.New(context.Background(), redisstore.Options{Addr: addr, KeyPrefix: prefix})
+	if err != nil {
+		t.Fatalf("redis store: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c := goredis.NewClient(&goredis.Options{Addr: addr})
+		defer c.Close()
+		iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Errorf("delete keys under %s: %v", prefix, err)
+		}
+		_ = s.Close()
+	})
+	return s.Stores()
+}
+
+func testDeadReplicaSweptUp(t *testing.T, open func() bot.Stores) {
 	const debounce = 300 * time.Millisecond
 	ctx := context.Background()
 	n := notification(alerting.StatusFiring, latency("web-1", "firing"))
 
-	stores := memStores(nil)
+	stores := open()
 	dead := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
 	survivor := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
 	if err := dead.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
@@ -393,7 +433,7 @@ func TestAlertInvestigationOfADeadReplicaIsSweptUp(t *testing.T) {
 
 	// Both alive: one receives the notification, both sweep, one
 	// investigation.
-	stores2 := memStores(nil)
+	stores2 := open()
 	a := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
 	b := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
 	n.GroupKey = "another group"
