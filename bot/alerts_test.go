@@ -457,3 +457,56 @@ func testDeadReplicaSweptUp(t *testing.T, open func() bot.Stores) {
 // alertSweepWait outlasts a few sweeps (every second at the tests'
 // debounces).
 const alertSweepWait = 2500 * time.Millisecond
+
+// A due investigation waiting behind a person's run in its thread is
+// queued once, however many sweeps pass meanwhile: duplicates would each
+// hold an investigation slot and starve other groups.
+func TestAlertSweepsDoNotPileUpBehindABusyThread(t *testing.T) {
+	const debounce = 300 * time.Millisecond
+	release := make(chan struct{})
+	runner := newRunner()
+	runner.start = func(ctx context.Context, s *agent.Session, in agent.Input, env agent.RunEnv) agent.Outcome {
+		if err := begin(ctx, s, in, env); err != nil {
+			return stopped(ctx, s, env, err)
+		}
+		if !strings.HasPrefix(in.Requester, "alert:") {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return stopped(ctx, s, env, ctx.Err())
+			}
+		}
+		return answer(ctx, s, env, "done")
+	}
+	r := newReplica(t, replicaOptions{runner: runner, alertSlots: 2, alertDebounce: debounce})
+	ctx := context.Background()
+	a := notification(alerting.StatusFiring, latency("web-1", "firing"))
+	a.GroupKey = "A"
+	if err := r.bot.DeliverAlert(ctx, a, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	th := r.chat.roots()[0].thread
+	r.say(th, "olga", "what is going on here?")
+	if c := recv(t, runner.entered, "the person's run"); strings.HasPrefix(c.in.Requester, "alert:") {
+		t.Fatalf("the investigation started before the person's run: %+v", c.in)
+	}
+	// Group A is due now and sweeps pass while its thread is busy.
+	time.Sleep(alertSweepWait)
+	b := notification(alerting.StatusFiring, latency("web-1", "firing"))
+	b.GroupKey = "B"
+	if err := r.bot.DeliverAlert(ctx, b, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	c := recv(t, runner.entered, "group B's investigation while group A's waits behind a person's run")
+	if !strings.HasPrefix(c.in.Requester, "alert:") {
+		t.Fatalf("unexpected run %+v", c.in)
+	}
+	close(release)
+	recv(t, runner.entered, "group A's investigation once its thread is free")
+	r.idle(t)
+	time.Sleep(alertSweepWait)
+	r.idle(t)
+	if got := len(runner.of("start")); got != 3 {
+		t.Fatalf("%d runs, want 3 (the person's and one investigation per group)", got)
+	}
+}
