@@ -510,3 +510,24 @@ func TestAlertSweepsDoNotPileUpBehindABusyThread(t *testing.T) {
 		t.Fatalf("%d runs, want 3 (the person's and one investigation per group)", got)
 	}
 }
+
+// A group routed to a channel vigil is not set up in is claimed and
+// reported once: later sweeps do not repeat the notice.
+func TestAlertInUnconfiguredChannelIsReportedOnce(t *testing.T) {
+	r := newReplica(t, replicaOptions{alertDebounce: 200 * time.Millisecond})
+	rt := alertRoute
+	rt.Channel = "C9"
+	if err := r.bot.DeliverAlert(context.Background(), notification(alerting.StatusFiring, latency("web-1", "firing")), rt); err != nil {
+		t.Fatal(err)
+	}
+	th := r.chat.roots()[0].thread
+	r.chat.waitText(t, th, "I am not set up to work in this channel")
+	time.Sleep(alertSweepWait)
+	r.idle(t)
+	if n := r.chat.count(th, "I am not set up to work in this channel"); n != 1 {
+		t.Fatalf("the notice was posted %d times, want 1:\n%s", n, r.chat.transcript(th))
+	}
+	if n := len(r.runner.of("start")); n != 0 {
+		t.Fatalf("%d investigations in an unconfigured channel", n)
+	}
+}
