@@ -47,6 +47,28 @@ type AlertGroup struct {
 	Investigate  bool `json:"investigate,omitempty"`
 	Investigated bool `json:"investigated,omitempty"`
 	Resolved     bool `json:"resolved,omitempty"`
+	// DueAt is when the investigation is due: when the group will have
+	// settled (see settleAt). The store indexes pending groups by it.
+	DueAt time.Time `json:"due_at,omitempty"`
+}
+
+// Pending reports whether the group's investigation is wanted and not yet
+// claimed: the groups a store's DueAlertGroups index holds.
+func (g *AlertGroup) Pending() bool {
+	return g.Investigate && !g.Investigated && !g.Resolved
+}
+
+// settleAt is when the group has settled for debounce d: quiet for d since
+// its last change, but no later than maxSettle debounces after it opened.
+func settleAt(g *AlertGroup, d time.Duration) time.Time {
+	if d <= 0 {
+		return g.UpdatedAt
+	}
+	at := g.UpdatedAt.Add(d)
+	if latest := g.CreatedAt.Add(maxSettle * d); at.After(latest) {
+		at = latest
+	}
+	return at
 }
 
 // counts returns how many alerts fire and how many resolved.
@@ -205,6 +227,7 @@ func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerti
 		return fmt.Errorf("alert intake: open thread in %s: %w", r.ChannelKey(), err)
 	}
 	g.Thread, g.Root = ref.ThreadRef, ref
+	g.DueAt = settleAt(g, b.opt.AlertDebounce)
 	if err := b.opt.Stores.Alerts.SaveAlertGroup(ctx, g, alertGroupTTL); err != nil {
 		b.alertCount(n.Source, r.Name, AlertFailed)
 		return fmt.Errorf("alert intake: save group: %w", err)
@@ -249,6 +272,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 		}
 		b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: text})
 	}
+	g.DueAt = settleAt(g, b.opt.AlertDebounce)
 	if err := b.opt.Stores.Alerts.SaveAlertGroup(ctx, g, alertGroupTTL); err != nil {
 		b.alertCount(n.Source, g.Route, AlertFailed)
 		return fmt.Errorf("alert intake: save group: %w", err)
@@ -307,7 +331,7 @@ func (b *Bot) lockKey(ctx context.Context, key string, wait time.Duration) (Lock
 // if the replica that opened the thread dies before, another one that
 // receives the group's notifications still investigates.
 func (b *Bot) maybeInvestigate(g *AlertGroup) {
-	if !g.Investigate || g.Investigated || g.Resolved {
+	if !g.Pending() {
 		return
 	}
 	b.mu.Lock()
@@ -326,21 +350,103 @@ func (b *Bot) maybeInvestigate(g *AlertGroup) {
 // scheduleInvestigation starts the group's investigation once it has
 // settled and a slot is free.
 func (b *Bot) scheduleInvestigation(key string, t ThreadRef) {
-	b.afterSettled(key, b.opt.AlertDebounce, func() {
-		defer func() {
+	b.afterSettled(key, b.opt.AlertDebounce, func() { b.startInvestigation(key, t) })
+}
+
+// startInvestigation queues the group's investigation on its thread once
+// a slot is free. The group counts as scheduled here until the job gives
+// its slot back, so neither a sweep nor a notification queues it twice
+// while it waits behind other work in its thread.
+func (b *Bot) startInvestigation(key string, t ThreadRef) {
+	b.alertSem <- struct{}{}
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
 			b.mu.Lock()
 			delete(b.alertScheduled, key)
 			b.mu.Unlock()
-		}()
-		b.alertSem <- struct{}{}
-		var once sync.Once
-		release := func() { once.Do(func() { <-b.alertSem }) }
-		if b.stopping() {
-			release()
+			<-b.alertSem
+		})
+	}
+	if b.stopping() {
+		release()
+		return
+	}
+	b.enqueue(context.Background(), t, job{alert: &alertJob{groupKey: key, release: release}})
+}
+
+// alertSweepEvery is how often a replica looks for due investigations
+// that no replica scheduled (see sweepAlerts): the debounce, between 1s
+// and 30s.
+func alertSweepEvery(debounce time.Duration) time.Duration {
+	return min(max(debounce, time.Second), 30*time.Second)
+}
+
+// alertSweepBatch bounds the groups one sweep starts.
+const alertSweepBatch = 100
+
+// sweepAlerts starts, until ctx ends, the investigations that are due and
+// unclaimed but scheduled on no live replica: the replica that received
+// the group's notification died before its debounce ended, and the next
+// notification may be a repeat interval (hours) away. It runs once at
+// start and then every alertSweepEvery. claimInvestigation still lets
+// exactly one replica investigate.
+func (b *Bot) sweepAlerts(ctx context.Context, every time.Duration) {
+	if b.opt.Stores.Alerts == nil {
+		return
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		b.SweepAlertsOnce(ctx)
+		select {
+		case <-ctx.Done():
 			return
+		case <-tick.C:
 		}
-		b.enqueue(context.Background(), t, job{alert: &alertJob{groupKey: key, release: release}})
-	})
+	}
+}
+
+// SweepAlertsOnce starts every due, unclaimed investigation not already
+// scheduled on this replica. Exported so tests and tooling can drive it
+// without waiting for the ticker.
+func (b *Bot) SweepAlertsOnce(ctx context.Context) {
+	if b.opt.Stores.Alerts == nil || b.stopping() {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	keys, err := b.opt.Stores.Alerts.DueAlertGroups(lctx, b.now(), alertSweepBatch)
+	if err != nil {
+		b.log.Warn("list due alert investigations", "err", err)
+		return
+	}
+	for _, key := range keys {
+		g, err := b.opt.Stores.Alerts.LoadAlertGroup(lctx, key)
+		if err != nil {
+			if !errors.Is(err, ErrNotFound) {
+				b.log.Warn("load due alert group", "group", key, "err", err)
+			}
+			continue
+		}
+		if !g.Pending() {
+			continue
+		}
+		b.mu.Lock()
+		if b.alertScheduled == nil {
+			b.alertScheduled = map[string]bool{}
+		}
+		scheduled := b.alertScheduled[key] || b.closed
+		if !scheduled {
+			b.alertScheduled[key] = true
+		}
+		b.mu.Unlock()
+		if scheduled {
+			continue
+		}
+		b.log.Info("starting an alert investigation no replica scheduled", "group", key, "thread", g.Thread.Key())
+		go b.startInvestigation(key, g.Thread)
+	}
 }
 
 // claimInvestigation marks the group investigated, under the group's lock
@@ -366,6 +472,7 @@ func (b *Bot) claimInvestigation(ctx context.Context, key string) (*AlertGroup, 
 		return g, false, nil
 	}
 	g.Investigated = true
+	g.DueAt = time.Time{}
 	if err := b.opt.Stores.Alerts.SaveAlertGroup(ctx, g, alertGroupTTL); err != nil {
 		return nil, false, fmt.Errorf("save alert group: %w", err)
 	}
@@ -389,12 +496,7 @@ func (b *Bot) afterSettled(key string, after time.Duration, fn func()) {
 			g, err := b.opt.Stores.Alerts.LoadAlertGroup(ctx, key)
 			cancel()
 			if err == nil {
-				now := b.now()
-				quietAt := g.UpdatedAt.Add(d)
-				if latest := g.CreatedAt.Add(maxSettle * d); quietAt.After(latest) {
-					quietAt = latest
-				}
-				if wait := quietAt.Sub(now); wait > 0 {
+				if wait := settleAt(g, d).Sub(b.now()); wait > 0 {
 					b.afterSettled(key, wait, fn)
 					return
 				}
@@ -416,12 +518,6 @@ func alertRequester(g *AlertGroup) string {
 
 // investigate runs a group's investigation.
 func (b *Bot) investigate(ctx context.Context, t ThreadRef, held *heldLock, j *alertJob) {
-	cp, ok := b.opt.Channels.Lookup(t.ChannelKey())
-	if !ok {
-		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "I am not set up to work in this channel, so I did not investigate. " +
-			"Ask an administrator to add it to vigil's channels."})
-		return
-	}
 	s, err := b.loadSession(ctx, t)
 	if err != nil {
 		b.storeFailure(ctx, t, err)
@@ -439,6 +535,14 @@ func (b *Bot) investigate(ctx context.Context, t ThreadRef, held *heldLock, j *a
 		return
 	}
 	if !start {
+		return
+	}
+	// Checked after the claim, so a channel vigil is not set up in is
+	// reported once, not at every sweep.
+	cp, ok := b.opt.Channels.Lookup(t.ChannelKey())
+	if !ok {
+		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "I am not set up to work in this channel, so I did not investigate. " +
+			"Ask an administrator to add it to vigil's channels."})
 		return
 	}
 	who := alertRequester(g)

@@ -2,15 +2,21 @@ package bot_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/alerting"
+	"github.com/vigilops/vigil/internal/testenv/redistest"
 	"github.com/vigilops/vigil/policy"
+	redisstore "github.com/vigilops/vigil/store/redis"
 )
 
 var _ bot.ThreadOpener = (*recChat)(nil)
@@ -351,4 +357,177 @@ func TestAlertResolvedOnAnotherReplicaStopsTheInvestigation(t *testing.T) {
 		t.Fatalf("the investigation ended with %v, want cancelled", calls[0].err)
 	}
 	running.idle(t)
+}
+
+// A replica that received a group's only notification and died before
+// the debounce ended took its timer with it; another replica, which never
+// received the notification, finds the due investigation in the store
+// and runs it. With every replica alive the sweep and the timers still
+// start exactly one investigation.
+func TestAlertInvestigationOfADeadReplicaIsSweptUp(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { testDeadReplicaSweptUp(t, func() bot.Stores { return memStores(nil) }) })
+	t.Run("redis", func(t *testing.T) { testDeadReplicaSweptUp(t, func() bot.Stores { return redisStores(t) }) })
+}
+
+// redisStores opens the shared real Redis under a fresh key prefix, removed
+// at cleanup.
+func redisStores(t *testing.T) bot.Stores {
+	t.Helper()
+	addr := redistest.RequireShared(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	prefix := "vigilbottest:" + hex.EncodeToString(b[:]) + ":"
+	s, err := redisstore.New(context.Background(), redisstore.Options{Addr: addr, KeyPrefix: prefix})
+	if err != nil {
+		t.Fatalf("redis store: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c := goredis.NewClient(&goredis.Options{Addr: addr})
+		defer c.Close()
+		iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Errorf("delete keys under %s: %v", prefix, err)
+		}
+		_ = s.Close()
+	})
+	return s.Stores()
+}
+
+func testDeadReplicaSweptUp(t *testing.T, open func() bot.Stores) {
+	const debounce = 300 * time.Millisecond
+	ctx := context.Background()
+	n := notification(alerting.StatusFiring, latency("web-1", "firing"))
+
+	stores := open()
+	dead := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
+	survivor := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
+	if err := dead.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	dead.stop()
+	began := time.Now()
+	c := recv(t, survivor.runner.entered, "the investigation on the replica that never received the notification")
+	if waited := time.Since(began); waited < debounce/2 {
+		t.Fatalf("investigated %s after the notification, before the group settled (%s)", waited, debounce)
+	}
+	if !c.in.Role.System || !strings.Contains(c.in.Text, "web-1") {
+		t.Fatalf("investigation input = %+v", c.in)
+	}
+	survivor.idle(t)
+	// Several sweeps later it is still one investigation.
+	time.Sleep(alertSweepWait)
+	if got := len(survivor.runner.of("start")); got != 1 {
+		t.Fatalf("%d investigations on the survivor, want 1", got)
+	}
+	if got := len(dead.runner.of("start")); got != 0 {
+		t.Fatalf("the dead replica investigated %d times", got)
+	}
+	if left, err := stores.Alerts.DueAlertGroups(ctx, time.Now().Add(time.Hour), 10); err != nil || len(left) != 0 {
+		t.Fatalf("due after the investigation: %q, %v, want none", left, err)
+	}
+
+	// Both alive: one receives the notification, both sweep, one
+	// investigation.
+	stores2 := open()
+	a := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
+	b := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
+	n.GroupKey = "another group"
+	if err := a.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.runner.entered:
+	case <-b.runner.entered:
+	case <-time.After(wait):
+		t.Fatal("no investigation on either replica")
+	}
+	time.Sleep(alertSweepWait)
+	a.idle(t)
+	b.idle(t)
+	if got := len(a.runner.of("start")) + len(b.runner.of("start")); got != 1 {
+		t.Fatalf("%d investigations across two live replicas, want 1", got)
+	}
+}
+
+// alertSweepWait outlasts a few sweeps (every second at the tests'
+// debounces).
+const alertSweepWait = 2500 * time.Millisecond
+
+// A due investigation waiting behind a person's run in its thread is
+// queued once, however many sweeps pass meanwhile: duplicates would each
+// hold an investigation slot and starve other groups.
+func TestAlertSweepsDoNotPileUpBehindABusyThread(t *testing.T) {
+	const debounce = 300 * time.Millisecond
+	release := make(chan struct{})
+	runner := newRunner()
+	runner.start = func(ctx context.Context, s *agent.Session, in agent.Input, env agent.RunEnv) agent.Outcome {
+		if err := begin(ctx, s, in, env); err != nil {
+			return stopped(ctx, s, env, err)
+		}
+		if !strings.HasPrefix(in.Requester, "alert:") {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return stopped(ctx, s, env, ctx.Err())
+			}
+		}
+		return answer(ctx, s, env, "done")
+	}
+	r := newReplica(t, replicaOptions{runner: runner, alertSlots: 2, alertDebounce: debounce})
+	ctx := context.Background()
+	a := notification(alerting.StatusFiring, latency("web-1", "firing"))
+	a.GroupKey = "A"
+	if err := r.bot.DeliverAlert(ctx, a, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	th := r.chat.roots()[0].thread
+	r.say(th, "olga", "what is going on here?")
+	if c := recv(t, runner.entered, "the person's run"); strings.HasPrefix(c.in.Requester, "alert:") {
+		t.Fatalf("the investigation started before the person's run: %+v", c.in)
+	}
+	// Group A is due now and sweeps pass while its thread is busy.
+	time.Sleep(alertSweepWait)
+	b := notification(alerting.StatusFiring, latency("web-1", "firing"))
+	b.GroupKey = "B"
+	if err := r.bot.DeliverAlert(ctx, b, alertRoute); err != nil {
+		t.Fatal(err)
+	}
+	c := recv(t, runner.entered, "group B's investigation while group A's waits behind a person's run")
+	if !strings.HasPrefix(c.in.Requester, "alert:") {
+		t.Fatalf("unexpected run %+v", c.in)
+	}
+	close(release)
+	recv(t, runner.entered, "group A's investigation once its thread is free")
+	r.idle(t)
+	time.Sleep(alertSweepWait)
+	r.idle(t)
+	if got := len(runner.of("start")); got != 3 {
+		t.Fatalf("%d runs, want 3 (the person's and one investigation per group)", got)
+	}
+}
+
+// A group routed to a channel vigil is not set up in is claimed and
+// reported once: later sweeps do not repeat the notice.
+func TestAlertInUnconfiguredChannelIsReportedOnce(t *testing.T) {
+	r := newReplica(t, replicaOptions{alertDebounce: 200 * time.Millisecond})
+	rt := alertRoute
+	rt.Channel = "C9"
+	if err := r.bot.DeliverAlert(context.Background(), notification(alerting.StatusFiring, latency("web-1", "firing")), rt); err != nil {
+		t.Fatal(err)
+	}
+	th := r.chat.roots()[0].thread
+	r.chat.waitText(t, th, "I am not set up to work in this channel")
+	time.Sleep(alertSweepWait)
+	r.idle(t)
+	if n := r.chat.count(th, "I am not set up to work in this channel"); n != 1 {
+		t.Fatalf("the notice was posted %d times, want 1:\n%s", n, r.chat.transcript(th))
+	}
+	if n := len(r.runner.of("start")); n != 0 {
+		t.Fatalf("%d investigations in an unconfigured channel", n)
+	}
 }

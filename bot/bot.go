@@ -193,6 +193,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	sweepCtx, stopSweep := context.WithCancel(gctx)
 	defer stopSweep()
 	go b.sweep(sweepCtx)
+	go b.sweepAlerts(sweepCtx, alertSweepEvery(b.opt.AlertDebounce))
 	b.outbox.done = make(chan struct{})
 	deliverCtx, stopDelivery := context.WithCancel(ctx)
 	go b.deliverAudit(deliverCtx)

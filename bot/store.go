@@ -111,8 +111,16 @@ type AlertGroupStore interface {
 	// LoadAlertGroup returns the group saved under key, or ErrNotFound.
 	LoadAlertGroup(ctx context.Context, key string) (*AlertGroup, error)
 	// SaveAlertGroup stores g under g.Key for ttl, replacing what was
-	// there.
+	// there. It keeps the index DueAlertGroups reads: a group whose
+	// investigation is pending (AlertGroup.Pending) is indexed at its
+	// DueAt, any other group leaves the index.
 	SaveAlertGroup(ctx context.Context, g *AlertGroup, ttl time.Duration) error
+	// DueAlertGroups returns the keys of up to limit groups whose
+	// investigation is pending and due at now (DueAt not after now),
+	// earliest first. It is how a replica finds groups whose scheduling
+	// replica died before the debounce ended. Index entries whose group
+	// expired or is no longer pending are dropped, not returned.
+	DueAlertGroups(ctx context.Context, now time.Time, limit int) ([]string, error)
 }
 
 // RateLimiter is a fixed-window rate limit: Allow counts one event under key

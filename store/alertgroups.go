@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -25,6 +26,9 @@ type alertGroups struct {
 type storedGroup struct {
 	raw     []byte
 	expires time.Time
+	// pending and due index the group for DueAlertGroups.
+	pending bool
+	due     time.Time
 }
 
 func (a *alertGroups) LoadAlertGroup(ctx context.Context, key string) (*bot.AlertGroup, error) {
@@ -75,6 +79,43 @@ func (a *alertGroups) SaveAlertGroup(ctx context.Context, g *bot.AlertGroup, ttl
 			}
 		}
 	}
-	a.groups[g.Key] = storedGroup{raw: raw, expires: now.Add(ttl)}
+	a.groups[g.Key] = storedGroup{raw: raw, expires: now.Add(ttl), pending: g.Pending(), due: g.DueAt}
 	return nil
+}
+
+func (a *alertGroups) DueAlertGroups(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, fmt.Errorf("due alert groups: limit must be positive, got %d", limit)
+	}
+	a.mu.Lock()
+	type due struct {
+		key string
+		at  time.Time
+	}
+	var found []due
+	clock := a.now()
+	for k, sg := range a.groups {
+		if !clock.Before(sg.expires) {
+			delete(a.groups, k)
+			continue
+		}
+		if sg.pending && !sg.due.After(now) {
+			found = append(found, due{k, sg.due})
+		}
+	}
+	a.mu.Unlock()
+	sort.Slice(found, func(i, j int) bool {
+		if !found[i].at.Equal(found[j].at) {
+			return found[i].at.Before(found[j].at)
+		}
+		return found[i].key < found[j].key
+	})
+	keys := make([]string, 0, min(limit, len(found)))
+	for _, d := range found[:min(limit, len(found))] {
+		keys = append(keys, d.key)
+	}
+	return keys, nil
 }

@@ -47,6 +47,14 @@ import (
 //	                                         TTL: 48h
 //	alertgroup:<group key>            string alert group JSON (bot.AlertGroup)
 //	                                         TTL: the caller's, refreshed on save
+//	{alertgroups}:due                 zset   keys of groups whose investigation is
+//	                                         pending, scored by DueAt (ms); no TTL:
+//	                                         an index of live records, entries leave
+//	                                         when the group is saved not pending, and
+//	                                         stale ones are pruned by DueAlertGroups.
+//	                                         It is not in its groups' hash slots:
+//	                                         the record is written first, then the
+//	                                         index, in separate commands
 //	runs:active                       hash   thread key -> thread ref JSON of
 //	                                         runs in progress; no TTL: an
 //	                                         index of live runs, entries leave
@@ -117,3 +125,5 @@ func escapeGlob(s string) string {
 	}
 	return b.String()
 }
+
+func (k keys) alertDue() string { return k.prefix + "{alertgroups}:due" }

@@ -62,6 +62,8 @@ func Run(t *testing.T, open func(t *testing.T) bot.Stores) {
 		{"AlertGroupRoundTrip", testAlertGroupRoundTrip},
 		{"AlertGroupExpiry", testAlertGroupExpiry},
 		{"AlertGroupOpenedOnce", testAlertGroupOpenedOnce},
+		{"AlertGroupDue", testAlertGroupDue},
+		{"AlertGroupDueSkipsExpired", testAlertGroupDueSkipsExpired},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -826,6 +828,96 @@ func testAlertGroupExpiry(t *testing.T, st bot.Stores) {
 	time.Sleep(400 * time.Millisecond)
 	if _, err := st.Alerts.LoadAlertGroup(ctx, "grafana:short"); !errors.Is(err, bot.ErrNotFound) {
 		t.Fatalf("load after expiry: %v, want ErrNotFound", err)
+	}
+}
+
+// testAlertGroupDue: DueAlertGroups lists exactly the pending groups due
+// at the time asked, earliest first, up to the limit, and follows every
+// save: a claimed, resolved or not-investigated group leaves the index,
+// a group whose due time moves is listed at the new time.
+func testAlertGroupDue(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	t0 := time.Date(2026, 11, 24, 21, 5, 0, 0, time.UTC)
+	save := func(key string, due time.Time, edit func(g *bot.AlertGroup)) {
+		t.Helper()
+		g := sampleAlertGroup(key)
+		g.DueAt = due
+		if edit != nil {
+			edit(g)
+		}
+		if err := st.Alerts.SaveAlertGroup(ctx, g, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	due := func(now time.Time, limit int, want ...string) {
+		t.Helper()
+		got, err := st.Alerts.DueAlertGroups(ctx, now, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("due at %s (limit %d) = %q, want %q", now.Format(time.TimeOnly), limit, got, want)
+		}
+	}
+	due(t0.Add(time.Hour), 10)
+	save("am:b", t0.Add(time.Minute), nil)
+	save("am:a", t0, nil)
+	save("am:quiet", t0, func(g *bot.AlertGroup) { g.Investigate = false })
+	save("am:resolved", t0, func(g *bot.AlertGroup) { g.Resolved = true })
+	save("am:claimed", t0, func(g *bot.AlertGroup) { g.Investigated = true })
+
+	due(t0.Add(-time.Second), 10)
+	due(t0, 10, "am:a")
+	due(t0.Add(30*time.Second), 10, "am:a")
+	due(t0.Add(2*time.Minute), 10, "am:a", "am:b")
+	due(t0.Add(2*time.Minute), 1, "am:a")
+
+	// Claimed: it leaves the index.
+	save("am:a", t0, func(g *bot.AlertGroup) { g.Investigated = true })
+	due(t0.Add(2*time.Minute), 10, "am:b")
+	// A new notification moves b's due time later.
+	save("am:b", t0.Add(5*time.Minute), nil)
+	due(t0.Add(2*time.Minute), 10)
+	due(t0.Add(5*time.Minute), 10, "am:b")
+	// Resolved: it leaves the index; firing again brings it back.
+	save("am:b", t0.Add(5*time.Minute), func(g *bot.AlertGroup) { g.Resolved = true })
+	due(t0.Add(time.Hour), 10)
+	save("am:b", t0.Add(6*time.Minute), nil)
+	due(t0.Add(time.Hour), 10, "am:b")
+	// A group saved with investigate off leaves it too.
+	save("am:b", t0.Add(6*time.Minute), func(g *bot.AlertGroup) { g.Investigate = false })
+	due(t0.Add(time.Hour), 10)
+
+	if _, err := st.Alerts.DueAlertGroups(ctx, t0, 0); err == nil {
+		t.Fatal("a zero limit was accepted")
+	}
+}
+
+// testAlertGroupDueSkipsExpired: a pending group whose record expired is
+// not listed (its index entry, if any, is dropped).
+func testAlertGroupDueSkipsExpired(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	at := time.Date(2026, 11, 24, 21, 5, 0, 0, time.UTC)
+	short := sampleAlertGroup("grafana:gone")
+	short.DueAt = at
+	if err := st.Alerts.SaveAlertGroup(ctx, short, 150*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	kept := sampleAlertGroup("grafana:kept")
+	kept.DueAt = at.Add(time.Second)
+	if err := st.Alerts.SaveAlertGroup(ctx, kept, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Alerts.DueAlertGroups(ctx, at.Add(time.Minute), 10)
+	if err != nil || strings.Join(got, ",") != "grafana:gone,grafana:kept" {
+		t.Fatalf("before expiry: %q, %v", got, err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	for range 2 {
+		got, err = st.Alerts.DueAlertGroups(ctx, at.Add(time.Minute), 10)
+		if err != nil || strings.Join(got, ",") != "grafana:kept" {
+			t.Fatalf("after expiry: %q, %v, want only grafana:kept", got, err)
+		}
 	}
 }
 
