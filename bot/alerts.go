@@ -418,7 +418,9 @@ func (b *Bot) SweepAlertsOnce(ctx context.Context) {
 	defer cancel()
 	keys, err := b.opt.Stores.Alerts.DueAlertGroups(lctx, b.now(), alertSweepBatch)
 	if err != nil {
-		b.log.Warn("list due alert investigations", "err", err)
+		if ctx.Err() == nil { // not merely shutting down
+			b.log.Warn("list due alert investigations", "err", err)
+		}
 		return
 	}
 	for _, key := range keys {

@@ -88,6 +88,10 @@ type Options struct {
 	// AlertDebounce is how long a new alert group settles before its
 	// investigation starts (0: at once).
 	AlertDebounce time.Duration
+	// AlertSweep runs the sweep that starts due alert investigations no
+	// live replica scheduled (see sweepAlerts); set when alert intake is
+	// enabled.
+	AlertSweep bool
 	// MaxConcurrentInvestigations bounds alert-started runs on this
 	// replica (default 4); the rest queue.
 	MaxConcurrentInvestigations int
@@ -193,7 +197,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	sweepCtx, stopSweep := context.WithCancel(gctx)
 	defer stopSweep()
 	go b.sweep(sweepCtx)
-	go b.sweepAlerts(sweepCtx, alertSweepEvery(b.opt.AlertDebounce))
+	if b.opt.AlertSweep {
+		go b.sweepAlerts(sweepCtx, alertSweepEvery(b.opt.AlertDebounce))
+	}
 	b.outbox.done = make(chan struct{})
 	deliverCtx, stopDelivery := context.WithCancel(ctx)
 	go b.deliverAudit(deliverCtx)

@@ -596,7 +596,7 @@ func newReplica(t *testing.T, o replicaOptions) *replica {
 		t.Fatal(err)
 	}
 	b, err := bot.New(bot.Options{Agent: r.runner, Stores: r.stores, Channels: ch, LockTTL: o.lockTTL, SweepEvery: o.sweepEvery,
-		Resolver: o.resolver, MaxConcurrentInvestigations: o.alertSlots, AlertDebounce: o.alertDebounce})
+		Resolver: o.resolver, MaxConcurrentInvestigations: o.alertSlots, AlertDebounce: o.alertDebounce, AlertSweep: true})
 	if err != nil {
 		t.Fatal(err)
 	}

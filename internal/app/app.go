@@ -233,6 +233,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		MaxConcurrentRuns: maxRuns,
 
 		AlertDebounce:               cfg.Alerts.Debounce,
+		AlertSweep:                  cfg.Alerts.Enabled,
 		MaxConcurrentInvestigations: cfg.Alerts.MaxConcurrentInvestigations,
 	})
 	if err != nil {
