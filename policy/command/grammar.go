@@ -748,17 +748,8 @@ func (c *classifier) scanOption(k *call, st parseStyle, tabs []*optTable, digits
 					i++
 				}
 			case oa == argReq || oa == argTwo:
-				need := 1
-				if oa == argTwo {
-					need = 2
-				}
-				if i+need >= len(args) {
-					c.unknown(k.name+" "+as, "missing value")
-					return i, false
-				}
-				u.val, u.hasVal = args[i+1], true
-				i += need
-				if !c.valueWord(k, &u) {
+				var ok bool
+				if i, ok = c.separateValue(k, &u, i, as); !ok {
 					return i, false
 				}
 			}
@@ -813,17 +804,8 @@ func (c *classifier) scanOption(k *call, st parseStyle, tabs []*optTable, digits
 			}
 		case oa == argOpt:
 		default:
-			need := 1
-			if oa == argTwo {
-				need = 2
-			}
-			if i+need >= len(args) {
-				c.unknown(k.name+" "+as, "missing value")
-				return i, false
-			}
-			u.val, u.hasVal = args[i+1], true
-			i += need
-			if !c.valueWord(k, &u) {
+			var ok bool
+			if i, ok = c.separateValue(k, &u, i, as); !ok {
 				return i, false
 			}
 		}
@@ -852,6 +834,24 @@ var shortAs = func() (t [256]string) {
 	}
 	return t
 }()
+
+// separateValue takes the value of the option u written at k.args[i] as
+// as from the next word (the next two for argTwo, whose first word is the
+// value): it returns the index of the last word consumed, or false when
+// the words run out or the value is not a plain word.
+func (c *classifier) separateValue(k *call, u *optUse, i int, as string) (int, bool) {
+	need := 1
+	if u.arg == argTwo {
+		need = 2
+	}
+	if i+need >= len(k.args) {
+		c.unknown(k.name+" "+as, "missing value")
+		return i, false
+	}
+	u.val, u.hasVal = k.args[i+1], true
+	i += need
+	return i, c.valueWord(k, u)
+}
 
 func useOf(o optRef, i int, as string) optUse {
 	return optUse{key: o.key(), info: o.info(), arg: o.opt().arg, i: i, as: as}
