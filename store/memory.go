@@ -244,28 +244,18 @@ func (m *Memory) UpdateApproval(ctx context.Context, id string, from policy.Appr
 
 // ListPending implements bot.ApprovalStore.
 func (m *Memory) ListPending(ctx context.Context) ([]*policy.Approval, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*policy.Approval
-	for id, sa := range m.approvals {
-		if sa.status != policy.ApprovalPending {
-			continue
-		}
-		a, err := m.approvalLocked(id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
+	out, err := m.listByStatus(ctx, policy.ApprovalPending)
 	SortByExpiry(out)
-	return out, nil
+	return out, err
 }
 
 // ListExecuting implements bot.ApprovalStore.
 func (m *Memory) ListExecuting(ctx context.Context) ([]*policy.Approval, error) {
+	return m.listByStatus(ctx, policy.ApprovalExecuting)
+}
+
+// listByStatus returns every approval in status, in no order.
+func (m *Memory) listByStatus(ctx context.Context, status policy.ApprovalStatus) ([]*policy.Approval, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -273,7 +263,7 @@ func (m *Memory) ListExecuting(ctx context.Context) ([]*policy.Approval, error) 
 	defer m.mu.Unlock()
 	var out []*policy.Approval
 	for id, sa := range m.approvals {
-		if sa.status != policy.ApprovalExecuting {
+		if sa.status != status {
 			continue
 		}
 		a, err := m.approvalLocked(id)
