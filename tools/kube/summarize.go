@@ -181,14 +181,19 @@ func summarizeDeployment(d *appsv1.Deployment) WorkloadInfo {
 		Strategy: string(d.Spec.Strategy.Type), Paused: d.Spec.Paused, Images: images(d.Spec.Template.Spec),
 		Selector: metav1.FormatLabelSelector(d.Spec.Selector),
 	}
-	out.Desired = 1
-	if d.Spec.Replicas != nil {
-		out.Desired = *d.Spec.Replicas
-	}
+	out.Desired = desiredReplicas(d.Spec.Replicas)
 	out.Conditions = conditions(d.Status.Conditions, func(c appsv1.DeploymentCondition) Condition {
 		return Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: ts(c.LastTransitionTime)}
 	})
 	return out
+}
+
+// desiredReplicas is spec.replicas, which the API server defaults to 1.
+func desiredReplicas(r *int32) int32 {
+	if r == nil {
+		return 1
+	}
+	return *r
 }
 
 func summarizeStatefulSet(s *appsv1.StatefulSet) WorkloadInfo {
@@ -198,10 +203,7 @@ func summarizeStatefulSet(s *appsv1.StatefulSet) WorkloadInfo {
 		Revision: s.Status.UpdateRevision, Strategy: string(s.Spec.UpdateStrategy.Type), Images: images(s.Spec.Template.Spec),
 		Selector: metav1.FormatLabelSelector(s.Spec.Selector),
 	}
-	out.Desired = 1
-	if s.Spec.Replicas != nil {
-		out.Desired = *s.Spec.Replicas
-	}
+	out.Desired = desiredReplicas(s.Spec.Replicas)
 	out.Conditions = conditions(s.Status.Conditions, func(c appsv1.StatefulSetCondition) Condition {
 		return Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: ts(c.LastTransitionTime)}
 	})
