@@ -6,7 +6,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 CONFIG    ?= configs/vigil.example.yaml
 FUZZTIME  ?= 30s
 
-.PHONY: help build build-e2ee run demo test test-prereqs unit bench fuzz lint vet fmt clean
+.PHONY: help build build-e2ee run demo test unit bench fuzz lint vet fmt clean
 
 # A bare `make` lists the targets. Set before the includes: otherwise the
 # first target of an included file (the Dendrite build) would be the default.
@@ -36,15 +36,9 @@ demo: build ## the terminal chat with a scripted model: no configuration needed
 # Everything: static checks, the deployment artifacts, the Dendrite
 # homeserver the Matrix tests run against and the Prometheus and
 # Alertmanager the observability tests run against (built once, cached),
-# then every Go test with the race detector. The first four are independent
-# builds, run two at a time: on a cold machine each spends part of its time
-# downloading modules or linking on one core, and overlapping them keeps
-# both cores busy. Output is grouped per target, so a failure reads whole.
-test: ## every check and test (what CI runs)
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-prereqs
-	@$(MAKE) --no-print-directory unit
-
-test-prereqs: lint deploy-check dendrite observability ## what `make test` checks and builds before the tests
+# then every Go test with the race detector. One after the other: building
+# them two at a time measured slower on a cold 2-core machine, not faster.
+test: lint deploy-check dendrite observability unit ## every check and test (what CI runs)
 
 unit: ## go test -race ./... only
 	$(GO) test -race -count=1 -timeout 20m ./...

@@ -106,7 +106,9 @@ func EnsureBinaries(ctx context.Context, logf func(format string, args ...any)) 
 
 	logf("dendrite: building %s binaries into %s (first run only; takes a few minutes)", Version, dir)
 	start := time.Now()
-	args := append([]string{"build", "-trimpath", "-o", tmp + string(filepath.Separator)}, commands...)
+	// No symbol table or DWARF: the tests never debug Dendrite, and the
+	// links of three large binaries are a good part of a cold build.
+	args := append([]string{"build", "-trimpath", "-ldflags=-s -w", "-o", tmp + string(filepath.Separator)}, commands...)
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = tools
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
