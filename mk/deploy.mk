@@ -16,7 +16,7 @@ CHART_FULL  := --set redis.enabled=true --set serviceMonitor.enabled=true
 
 $(HELM):
 	@mkdir -p $(TOOLS_BIN)
-	@echo "deploy: installing helm $(HELM_VERSION) into $(TOOLS_BIN) (once, about two minutes)"
+	@echo "deploy: installing helm $(HELM_VERSION) into $(TOOLS_BIN) (once, a few minutes)"
 	GOBIN=$(TOOLS_BIN) $(GO) install -trimpath -ldflags="-s -w" helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 deploy-check: $(HELM) ## lint and render the Helm chart, check compose, Dockerfile and systemd unit
