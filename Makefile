@@ -61,7 +61,7 @@ lint: vet ## go vet and gofmt
 # With -race, vet compiles the dependencies exactly as `make unit` does,
 # so the tests reuse them instead of compiling everything a second time
 # (about four minutes on a cold 2-core machine).
-vet: ## go vet ./...
+vet: ## go vet ./... (race build: the tests reuse it)
 	$(GO) vet -race ./...
 
 fmt: ## gofmt -w every Go file
