@@ -68,6 +68,19 @@ type Verdict struct {
 	// network (a DNS lookup, an HTTP GET, a port check): a sandbox running
 	// it must let it connect out. False for write verdicts.
 	Network bool `json:"network"`
+	// Destinations are the endpoints a network read connects to, each
+	// proven from static text in the command and known to vigil (SPEC R1).
+	// A sandbox lets the command connect to these ports and no others.
+	// Empty for write verdicts and for reads that use no network.
+	Destinations []Destination `json:"destinations,omitempty"`
+}
+
+// Destination is one network endpoint a read connects to: a host name or
+// address as the command spells it (after vigil resolved it through its
+// own tables, never DNS) and a TCP or UDP port.
+type Destination struct {
+	Host string `json:"host"`
+	Port int    `json:"port"`
 }
 
 // ReadOnly reports whether the command was proven not to change anything.
