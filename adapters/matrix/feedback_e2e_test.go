@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"maunium.net/go/mautrix/event"
 
@@ -48,19 +49,32 @@ func TestE2EFeedbackByReaction(t *testing.T) {
 		t.Fatalf("runbook written before approval: %v", files)
 	}
 	x.h.React(x.h.Mod(), answer.ID, "👎🏽")
-	x.idle(t)
 
-	s, err := x.stack.Stores.Sessions.LoadSession(context.Background(), "matrix:"+string(x.h.Room())+":"+string(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := s.RunRecord(runID)
-	got := map[string]agent.Rating{}
-	for _, f := range rec.Feedback {
-		got[f.User] = f.Rating
-	}
-	if got[string(x.h.Alice().UserID)] != agent.RatingGood || got[string(x.h.Mod().UserID)] != agent.RatingBad || rec.RunbookApproval != approvalID {
-		t.Fatalf("run record: %+v", rec)
+	// The reaction reaches vigil through its next sync, which a loaded
+	// machine may deliver after the bot last looked idle: wait for the
+	// record to hold it rather than for one idle moment.
+	var rec *agent.RunRecord
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		x.idle(t)
+		s, err := x.stack.Stores.Sessions.LoadSession(context.Background(), "matrix:"+string(x.h.Room())+":"+string(root))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec = s.RunRecord(runID)
+		got := map[string]agent.Rating{}
+		if rec != nil {
+			for _, f := range rec.Feedback {
+				got[f.User] = f.Rating
+			}
+		}
+		if rec != nil && got[string(x.h.Alice().UserID)] == agent.RatingGood && got[string(x.h.Mod().UserID)] == agent.RatingBad && rec.RunbookApproval == approvalID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run record: %+v", rec)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 
 	x.h.React(x.h.Mod(), card.ID, "✅")
