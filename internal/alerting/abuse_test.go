@@ -41,7 +41,9 @@ func (l *eventLog) ReleaseAlertEvent(_ context.Context, id string) error {
 // funcIntake answers deliveries with fn.
 type funcIntake func(ctx context.Context, n Notification, r Route) error
 
-func (f funcIntake) DeliverAlert(ctx context.Context, n Notification, r Route) error { return f(ctx, n, r) }
+func (f funcIntake) DeliverAlert(ctx context.Context, n Notification, r Route) error {
+	return f(ctx, n, r)
+}
 
 type answer struct {
 	status     int
