@@ -38,7 +38,7 @@ import (
 const (
 	// DefaultContextBudget is the default prompt budget in tokens.
 	DefaultContextBudget = 24000
-	compactKeepTurns = 2
+	compactKeepTurns     = 2
 	// compactMinChars is the size below which a result is kept whole
 	// while the prompt is within the budget. A short form costs 250 to 500
 	// bytes itself (the envelope, the note, the call, the evidence), so
