@@ -172,7 +172,7 @@ func (a *Agent) finalAnswer(ctx context.Context, s *Session, sink Sink, content 
 
 // changeOf is how a write is remembered for the claim check.
 func changeOf(p tools.Proposal) Change {
-	return Change{Tool: p.Tool, Action: p.Name, Summary: p.Summary}
+	return Change{Tool: p.Tool, Action: p.Name, Summary: p.Summary, Command: p.Command}
 }
 
 // slot is one call of a batch on its way through the three phases.
