@@ -228,7 +228,7 @@ func (h *Handler) serve(source string, auth authFunc, needsBody bool, parse func
 			}
 			if !fresh {
 				refuse(http.StatusConflict, ResultDuplicate, fmt.Sprintf("event %s was already received; a replay or a repeated delivery is not acted on again",
-					clipID(n.EventID)), fmt.Errorf("event %s", n.EventID))
+					clipValue(n.EventID, 64)), fmt.Errorf("event %s", n.EventID))
 				return
 			}
 		}
@@ -295,14 +295,6 @@ func seconds(d time.Duration) string {
 func eventKey(n Notification) string {
 	sum := sha256.Sum256([]byte(n.EventID))
 	return n.Source + ":" + hex.EncodeToString(sum[:16])
-}
-
-// clipID shortens an event ID for a message.
-func clipID(id string) string {
-	if len(id) > 64 {
-		return id[:64] + "…"
-	}
-	return id
 }
 
 func (h *Handler) count(source, result string) {
