@@ -232,7 +232,8 @@ var (
 	// agent.
 	adjuncts = setOf("ago", "yesterday", "overnight", "earlier", "previously", "recently", "automatically",
 		"repeatedly", "twice", "daily", "hourly", "nightly", "weekly", "since", "during", "times", "every", "each",
-		"before", "after", "when", "while", "following", "today", "tonight", "already", "last", "by", "upstream")
+		"before", "after", "when", "while", "following", "today", "tonight", "already", "last", "by", "upstream",
+		"morning", "afternoon", "evening", "night", "weekend")
 	selfAgents = setOf("me", "us", "vigil", "myself", "ourselves")
 	copulas    = setOf("is", "are", "was", "were", "'s", "'re")
 	states     = setOf("healthy", "running", "up", "fine", "ok", "okay", "working", "stable", "online", "responding",
@@ -264,6 +265,43 @@ var (
 	claimPunctuation = strings.NewReplacer("’", "'", "‘", "'", "`", " ", "*", " ", "—", ",", "–", ",", " - ", ", ", "✅", ",")
 )
 
+// claimQuotes folds typographic double quotes, so quoted material is
+// found whatever quotes the model used.
+var claimQuotes = strings.NewReplacer("“", `"`, "”", `"`, "’", "'", "‘", "'")
+
+// quoted is a span in single or double quotes that starts after a space or
+// an opening mark and ends before a space or punctuation: a log line, an
+// error message, someone else's words ("journal: 'Killed process 4242'").
+// Apostrophes inside words (it's, don't) never start one.
+var quoted = regexp.MustCompile(`(^|[\s(\[{:,])('[^'\n]*[^'\n\s]'|"[^"\n]*")([\s).,;:!?\]}]|$)`)
+
+// dropQuoted removes quoted spans, which are not vigil speaking, except
+// the command after an action verb ("I ran "systemctl restart x""), which
+// is what vigil did.
+func dropQuoted(text string) string {
+	if !strings.ContainsAny(text, `'"`) {
+		return text
+	}
+	for range 2 { // adjacent spans share the space between them
+		var b strings.Builder
+		last := 0
+		for _, m := range quoted.FindAllStringSubmatchIndex(text, -1) {
+			open, close := m[4], m[5] // the quoted span, quotes included
+			prev := strings.TrimRight(text[:open], " \t(:,[{")
+			prev = prev[strings.LastIndexAny(prev, " \t\n")+1:]
+			if actionVerbs[prev] || prev == "command" {
+				continue
+			}
+			b.WriteString(text[last:open])
+			b.WriteByte(' ')
+			last = close
+		}
+		b.WriteString(text[last:])
+		text = b.String()
+	}
+	return text
+}
+
 // ChangeClaims returns the statements of change in an answer, in order.
 func ChangeClaims(text string) []Claim {
 	if !mayClaim(text) {
@@ -273,6 +311,7 @@ func ChangeClaims(text string) []Claim {
 	if strings.Contains(text, "```") {
 		text = fencedCode.ReplaceAllString(text, "\n")
 	}
+	text = dropQuoted(claimQuotes.Replace(text))
 	text = claimPunctuation.Replace(text)
 	var out []Claim
 	for _, line := range strings.Split(text, "\n") {
@@ -743,6 +782,12 @@ func (ch Change) backs(c Claim) bool {
 	}
 	switch ch.Tool {
 	case "control":
+		if ch.Command != "" {
+			// Every part of a compound command ran.
+			if fams := commandFamilies(ch.Command); fams[anyFamily] || fams[c.Family] {
+				return true
+			}
+		}
 		text := strings.ToLower(ch.Action + " " + ch.Summary)
 		for _, k := range changeKeywords[c.Family] {
 			if strings.Contains(text, k) {

@@ -110,6 +110,15 @@ func TestChangeClaims(t *testing.T) {
 		// Quoted material is not vigil speaking.
 		{"> Mar 01 nginx was restarted\nThat line is from the journal.", "", false},
 		{"```\nRestarted nginx.service\n```\nThe unit restarts often.", "", false},
+		// Quoted log lines and messages are not vigil speaking; the
+		// command after "I ran" is.
+		{"The service is killed by the OOM killer (journal: 'Out of memory: Killed process reports-worker', result 'oom-kill').", "", false},
+		{`The log says "Restarted nginx.service" twice an hour.`, "", false},
+		{"The error was “Deleted file is still open”.", "", false},
+		{`I ran "systemctl restart nginx" and it came back.`, "restart", true},
+		{"It's been restarted and it's fine.", "restart", true},
+		{"libparse was upgraded to 3.4.0 this morning (09:12).", "", false},
+		{"The unit was restarted this afternoon.", "", false},
 		// Plain facts.
 		{"Disk usage on /var is 93%.", "", false},
 		{"nginx is running and answers on port 443.", "", false},
@@ -175,6 +184,42 @@ func TestClaimsBackedByChanges(t *testing.T) {
 	}
 }
 
+// Every part of a compound command that ran counts as done: a claim is
+// backed by any part of its kind; a program vigil does not know (a script)
+// may have done anything.
+func TestCompoundCommandsBackEveryPart(t *testing.T) {
+	tests := []struct {
+		text, cmd string
+		backed    bool
+	}{
+		{"I restored billing.yaml from billing.yaml.bak and restarted billing.", "cp /etc/billing/billing.yaml.bak /etc/billing/billing.yaml && systemctl restart billing.service", true},
+		{"I cleared the old core dumps and restarted ingest.", "rm -f /var/lib/systemd/coredump/core.*; systemctl restart ingest", true},
+		{"I rolled back the deployment.", "kubectl rollout undo deploy/api && kubectl rollout status deploy/api", true},
+		{"I reloaded nginx.", "nginx -t && systemctl reload nginx", true},
+		{"I restarted nginx.", "sudo -n timeout 30 systemctl restart nginx 2>&1 | tail -5", true},
+		{"I restarted nginx.", "bash -c 'cp a b && systemctl restart nginx'", true},
+		{"I stopped the worker and deleted its lock.", "pkill -f worker || true; rm /run/worker.lock", true},
+		{"I freed space on /var.", "journalctl --vacuum-size=500M", true},
+		{"I scaled the deployment to 5 replicas.", "kubectl scale deploy/api --replicas=5", true},
+		{"I fixed the config.", "sed -i 's/2O/20/' /etc/billing/billing.yaml", true},
+		{"I deleted the stale lock.", "/opt/scripts/cleanup.sh --locks", true},
+		{"I restarted nginx.", "rm -f /tmp/x && echo done > /dev/null", false},
+		{"I restarted nginx.", "cp a b 2>&1", false},
+		{"I rebooted web1.", "systemctl status nginx; df -h", false},
+		{"I rolled back the release.", "systemctl restart api && systemctl status api", false},
+	}
+	for _, tt := range tests {
+		claims := ChangeClaims(tt.text)
+		if len(claims) == 0 {
+			t.Fatalf("%q: no claim found", tt.text)
+		}
+		ch := Change{Tool: "control", Action: "command", Summary: "run on api-1: " + tt.cmd, Command: tt.cmd}
+		if un := unbackedClaims(claims, []Change{ch}); (len(un) == 0) != tt.backed {
+			t.Errorf("%q after %q: unbacked %+v, want backed=%v", tt.text, tt.cmd, un, tt.backed)
+		}
+	}
+}
+
 func TestClaimNote(t *testing.T) {
 	claims := ChangeClaims("I deleted the old snapshots.")
 	for _, changes := range [][]Change{nil, {{Tool: "control", Summary: "restart service nginx on web1"}}} {
@@ -199,6 +244,26 @@ func FuzzChangeClaims(f *testing.F) {
 		for _, c := range ChangeClaims(s) {
 			if c.Phrase == "" {
 				t.Fatalf("%q: a claim without a phrase: %+v", s, c)
+			}
+		}
+	})
+}
+
+// FuzzCommandFamilies: any command reads without a panic, and the same
+// command always backs the same claims.
+func FuzzCommandFamilies(f *testing.F) {
+	for _, s := range []string{"cp a b && systemctl restart x", "bash -c 'sh -c \"rm x\"'", "2>&1 >", "sudo timeout", "find / -delete",
+		"a=b", "journalctl --vacuum-time=2d", "`rm x`", "$(reboot)", "x > y; y >> z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, b := commandFamilies(s), commandFamilies(s)
+		if len(a) != len(b) {
+			t.Fatalf("%q: %v then %v", s, a, b)
+		}
+		for k := range a {
+			if !b[k] {
+				t.Fatalf("%q: %v then %v", s, a, b)
 			}
 		}
 	})

@@ -16,11 +16,15 @@ import (
 // only the prompt sent to the model is bounded:
 //
 //  1. Always: a tool result older than the last two tool-call turns and
-//     longer than 300 characters is replaced by its facts (or, with none, a
-//     short head of it), deterministically, so the same history always
-//     gives the same prompt.
+//     longer than compactMinChars is replaced by its short form,
+//     deterministically, so the same history always gives the same
+//     prompt. The short form keeps the evidence: for structured data its
+//     values (numbers, states, errors, what they are about; timestamps
+//     and notes go first), for command output its facts (error lines,
+//     services, disks, ...) and its last lines.
 //  2. Over the budget (llm.context_budget_tokens): only the last turn is
-//     kept verbatim.
+//     kept verbatim, and results longer than 300 characters (SPEC A10's
+//     threshold) are shortened.
 //  3. Still over: the oldest tool exchanges (a call message and its results)
 //     are left out, oldest first; the known-facts block keeps what they
 //     found.
@@ -35,8 +39,19 @@ const (
 	// DefaultContextBudget is the default prompt budget in tokens.
 	DefaultContextBudget = 24000
 	compactKeepTurns     = 2
-	compactMinChars      = 300
-	compactHeadChars     = 200
+	// compactMinChars is the size below which a result is kept whole
+	// while the prompt is within the budget. A short form costs 250 to 500
+	// bytes itself (the envelope, the note, the call, the evidence), so
+	// shortening a result under about 1.2 KB saves at most some 200
+	// tokens, under 1% of the default budget, and loses detail the model
+	// reasons with (a metrics summary's min, max and trend). Under budget
+	// pressure the SPEC's 300 applies (compactPressureMinChars).
+	compactMinChars         = 1200
+	compactPressureMinChars = 300
+	compactHeadChars        = 200
+	// compactTailLines is how many last lines of a command's output its
+	// short form keeps.
+	compactTailLines = 3
 	// squeezeFloor is the least a result is cut down to in stage 4.
 	squeezeFloor = 400
 )
@@ -74,9 +89,9 @@ func (a *Agent) compactHistory(hist []Message, fixed int) []Message {
 		return hist
 	}
 	c := a.newCompaction(hist)
-	c.shorten(compactKeepTurns)
+	c.shorten(compactKeepTurns, compactMinChars)
 	if fixed+c.total > budget {
-		c.shorten(1)
+		c.shorten(1, compactPressureMinChars)
 	}
 	if fixed+c.total > budget {
 		c.drop(budget - fixed)
@@ -194,11 +209,12 @@ func (c *compaction) set(i int, content string) {
 	c.total += c.tokens[i]
 }
 
-// shorten replaces the long results of every turn but the last keep.
-func (c *compaction) shorten(keep int) {
+// shorten replaces the results longer than minChars of every turn but
+// the last keep.
+func (c *compaction) shorten(keep, minChars int) {
 	limit := len(c.turns) - keep
 	for i, m := range c.msgs {
-		if m.Role != RoleTool || c.owner[i] < 0 || c.owner[i] >= limit || len(m.Content) <= compactMinChars || c.short[i] {
+		if m.Role != RoleTool || c.owner[i] < 0 || c.owner[i] >= limit || len(m.Content) <= minChars || c.short[i] {
 			continue
 		}
 		if c.protected(i) {
@@ -281,7 +297,7 @@ func (c *compaction) squeeze(room int) {
 		// leaves costs a little too.
 		ratio := max(1, len(c.msgs[big].Content)/max(1, c.tokens[big]))
 		keepOf[big] = max(squeezeFloor, keepOf[big]-(over+24)*ratio)
-		c.set(big, cutMiddle(orig[big], keepOf[big]))
+		c.set(big, cutContent(orig[big], keepOf[big]))
 	}
 }
 
@@ -368,17 +384,52 @@ func compactResult(call ToolCall, content string) string {
 			out.Error = &tools.ErrorInfo{Code: policy.Code(e.Code), Message: clip(e.Message, compactHeadChars), Blocked: e.Blocked, Failed: !e.Blocked}
 		}
 	}
+	// Command output keeps its exit code, facts and last lines;
+	// structured data its values (its facts when they do not fit).
+	data := map[string]any{}
+	var cmd map[string]any
+	if len(env.Data) > 0 && json.Unmarshal(env.Data, &cmd) == nil && isCommandData(cmd) {
+		data = commandShort(cmd)
+	} else if root, ok := parseJSONTree(string(env.Data)); ok && (root.kind == 'o' || root.kind == 'a') {
+		if ev, ok := evidenceOf(root); ok {
+			out.Data = json.RawMessage(ev.encode())
+			return out.JSON()
+		}
+	}
 	facts := extractFacts(ci, content)
-	if len(facts) == 0 {
-		out.Data = map[string]any{"start": clip(content, compactHeadChars)}
-		return out.JSON()
+	if len(facts) > 0 {
+		lines := make([]string, len(facts))
+		for i, f := range facts {
+			lines[i] = f.Key + ": " + f.Value
+		}
+		data["facts"] = lines
 	}
-	lines := make([]string, len(facts))
-	for i, f := range facts {
-		lines[i] = f.Key + ": " + f.Value
+	if len(data) == 0 {
+		data["start"] = clip(content, compactHeadChars)
 	}
-	out.Data = map[string]any{"facts": lines}
+	out.Data = data
 	return out.JSON()
+}
+
+// commandShort is what a command result's short form keeps beside its
+// facts: the exit code and the output's last lines.
+func commandShort(d map[string]any) map[string]any {
+	out := map[string]any{"exit_code": d["exit_code"]}
+	text, _ := d["output"].(string)
+	if stderr, _ := d["stderr"].(string); strings.TrimSpace(stderr) != "" {
+		text += "\n" + stderr
+	}
+	var tail []string
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0 && len(tail) < compactTailLines; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			tail = append([]string{clip(l, 160)}, tail...)
+		}
+	}
+	if len(tail) > 0 {
+		out["last_lines"] = tail
+	}
+	return out
 }
 
 // cutMiddle keeps about keep bytes of s: its start and its end, where the

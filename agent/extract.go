@@ -282,35 +282,157 @@ func (x *extraction) structured(d map[string]any, ok bool) {
 		}
 		return
 	}
-	// Anything else: the scalar fields, in a stable order.
-	keys := make([]string, 0, len(d))
-	for k, v := range d {
-		switch v.(type) {
-		case string, float64, bool:
-			keys = append(keys, k)
-		}
+	// Anything else (metrics, alerts, Kubernetes, plugins): its values,
+	// states and errors first, what they are about next, timestamps and
+	// notes last, so the value cap cuts the least useful: one fact for
+	// the fields outside lists, one for each element of its lists of
+	// objects (a series, an alert, a pod).
+	cat := FactMetric
+	if !ok {
+		cat = FactNegative
 	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, k+"="+clip(oneLine(fmt.Sprint(d[k])), 60))
+	key := x.ci.Tool
+	if x.ci.Action != "" {
+		key += " " + x.ci.Action
 	}
-	if len(parts) > 0 {
-		cat := FactMetric
-		if !ok {
-			cat = FactNegative
+	root := jsonTreeOf(d)
+	if top := renderLeaves(leavesOf(root, "")); top != "" {
+		x.add(cat, key+" "+x.ci.subject(), top)
+	}
+	for i, k := range root.keys {
+		arr := root.kids[i]
+		if arr.kind != 'a' {
+			continue
 		}
-		key := x.ci.Tool
-		if x.ci.Action != "" {
-			key += " " + x.ci.Action
+		for j, el := range arr.kids {
+			if el.kind != 'o' {
+				continue
+			}
+			id := identityOf(el)
+			if id == "" {
+				id = fmt.Sprintf("%s[%d]", k, j)
+			}
+			x.add(cat, key+" "+x.ci.subject()+" "+id, renderLeaves(leavesOf(el, "")))
 		}
-		x.add(cat, key+" "+x.ci.subject(), strings.Join(parts, ", "))
 	}
 	for _, k := range []string{"output", "content", "text", "summary"} {
 		if s, _ := d[k].(string); s != "" {
 			scanOutput(x, x.ci.subject(), s)
 		}
 	}
+}
+
+// leaf is one scalar of a structured result, with its path and rank.
+type leaf struct {
+	path  string
+	value string
+	rank  int
+}
+
+// leavesOf lists an object's scalars, nested objects' under dotted paths
+// ("trend.direction"); lists of scalars are joined, lists of objects left
+// to their own facts.
+func leavesOf(n *jnode, prefix string) []leaf {
+	var out []leaf
+	for i, k := range n.keys {
+		v := n.kids[i]
+		path := prefix + k
+		switch v.kind {
+		case 'o':
+			out = append(out, leavesOf(v, path+".")...)
+		case 'a':
+			var parts []string
+			for _, e := range v.kids {
+				switch e.kind {
+				case 's':
+					parts = append(parts, e.str)
+				case 'r':
+					parts = append(parts, e.raw)
+				}
+			}
+			if len(parts) > 0 && len(parts) == len(v.kids) {
+				out = append(out, leaf{path, clip(strings.Join(parts, " "), 60), rank(k, &jnode{kind: 's', str: strings.Join(parts, " ")})})
+			}
+		case 's':
+			if v.str != "" {
+				out = append(out, leaf{path, clip(oneLine(v.str), 60), rank(k, v)})
+			}
+		default:
+			if v.raw != "null" {
+				out = append(out, leaf{path, v.raw, rank(k, v)})
+			}
+		}
+	}
+	return out
+}
+
+// renderLeaves writes leaves as k=v, the highest ranks first (and in their
+// order within a rank), leaving out noise.
+func renderLeaves(ls []leaf) string {
+	sort.SliceStable(ls, func(i, j int) bool { return ls[i].rank > ls[j].rank })
+	parts := make([]string, 0, len(ls))
+	for _, l := range ls {
+		if l.rank > rankNoise {
+			parts = append(parts, l.path+"="+l.value)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// identityOf is what an element of a list is about: its first identity
+// field (series, name, alertname, …).
+func identityOf(n *jnode) string {
+	for _, want := range []string{"series", "name", "alertname", "id", "instance", "pod", "target", "resource", "metric", "labels"} {
+		for i, k := range n.keys {
+			if k != want {
+				continue
+			}
+			switch v := n.kids[i]; v.kind {
+			case 's':
+				return clip(oneLine(v.str), 60)
+			case 'o':
+				ls := leavesOf(v, "")
+				parts := make([]string, 0, len(ls))
+				for _, l := range ls {
+					parts = append(parts, l.path+"="+l.value)
+				}
+				return clip(strings.Join(parts, ","), 60)
+			}
+		}
+	}
+	return ""
+}
+
+// jsonTreeOf re-reads decoded data as a tree: map keys in sorted order, so
+// the same data gives the same facts.
+func jsonTreeOf(v any) *jnode {
+	switch x := v.(type) {
+	case map[string]any:
+		n := &jnode{kind: 'o'}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			n.keys = append(n.keys, k)
+			n.kids = append(n.kids, jsonTreeOf(x[k]))
+		}
+		return n
+	case []any:
+		n := &jnode{kind: 'a'}
+		for _, e := range x {
+			n.kids = append(n.kids, jsonTreeOf(e))
+		}
+		return n
+	case string:
+		return &jnode{kind: 's', str: x}
+	case nil:
+		return &jnode{kind: 'r', raw: "null"}
+	case float64:
+		return &jnode{kind: 'r', raw: strconv.FormatFloat(x, 'g', 6, 64)}
+	}
+	return &jnode{kind: 'r', raw: fmt.Sprint(v)}
 }
 
 // resource reads a single resource (query get, discover): its identity and

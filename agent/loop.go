@@ -58,7 +58,7 @@ func (a *Agent) loop(ctx context.Context, s *Session, env RunEnv) (Outcome, erro
 				}
 				correction := JSONCorrection(content, perr)
 				s.History = append(s.History,
-					Message{Role: RoleAssistant, Content: content},
+					Message{Role: RoleAssistant, Content: keptText(content)},
 					Message{Role: RoleUser, Content: correction})
 				emit(ctx, sink, s, Event{Type: EventCorrection, Code: "json_malformed", Text: correction})
 				continue
@@ -83,7 +83,10 @@ func (a *Agent) loop(ctx context.Context, s *Session, env RunEnv) (Outcome, erro
 			continue
 		}
 
-		s.History = append(s.History, Message{Role: RoleAssistant, Content: content, ToolCalls: calls})
+		// What the model sent beyond the bounds is not kept: oversized
+		// calls get a short form, which precheck refuses.
+		calls = boundCalls(calls)
+		s.History = append(s.History, Message{Role: RoleAssistant, Content: keptText(content), ToolCalls: calls})
 		r.InFlight = calls
 		if err := a.save(ctx, s, env); err != nil {
 			return a.stopUnsaved(ctx, s, sink, err), nil
@@ -169,7 +172,7 @@ func (a *Agent) finalAnswer(ctx context.Context, s *Session, sink Sink, content 
 
 // changeOf is how a write is remembered for the claim check.
 func changeOf(p tools.Proposal) Change {
-	return Change{Tool: p.Tool, Action: p.Name, Summary: p.Summary}
+	return Change{Tool: p.Tool, Action: p.Name, Summary: p.Summary, Command: p.Command}
 }
 
 // slot is one call of a batch on its way through the three phases.
@@ -271,6 +274,11 @@ func (a *Agent) precheck(s *Session, sim *policy.SessionState, sl *slot) {
 	refuse := func(b *policy.Block) {
 		env := tools.Blocked(b)
 		sl.env = &env
+	}
+	if b := oversizeBlock(sl.call); b != nil {
+		sl.prop = tools.Proposal{Action: policy.Action{Tool: sl.call.Name, Kind: policy.KindWrite}}
+		refuse(b)
+		return
 	}
 	p, blk := a.tools.Propose(sl.call.Name, json.RawMessage(sl.call.Arguments))
 	if blk != nil {

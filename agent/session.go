@@ -89,6 +89,9 @@ type Change struct {
 	// Summary is the proposal's one-line description ("restart service
 	// nginx on web1", "run on web1: rm /tmp/x").
 	Summary string `json:"summary,omitempty"`
+	// Command is the shell command that ran, when the write was one
+	// (control): every part of it counts as done.
+	Command string `json:"command,omitempty"`
 }
 
 // PendingBatch is a model turn's tool calls, stopped because one of them needs

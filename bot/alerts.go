@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -42,6 +43,9 @@ type AlertGroup struct {
 	CommonLabels map[string]string `json:"common_labels,omitempty"`
 	CreatedAt    time.Time         `json:"created_at"`
 	UpdatedAt    time.Time         `json:"updated_at"`
+	// Untracked counts alerts the group had past maxGroupAlerts: counted,
+	// not kept.
+	Untracked int `json:"untracked,omitempty"`
 	// Investigate is set when the route asks for an investigation;
 	// Investigated once it started.
 	Investigate  bool `json:"investigate,omitempty"`
@@ -91,9 +95,14 @@ func (g *AlertGroup) merge(n alerting.Notification) (joined, resolved []alerting
 		idx[a.ID] = i
 	}
 	for _, a := range n.Alerts {
+		a = a.Bounded()
 		i, ok := idx[a.ID]
 		switch {
 		case !ok:
+			if len(g.Alerts) >= maxGroupAlerts && !g.evictResolved(idx) {
+				g.Untracked++
+				continue
+			}
 			idx[a.ID] = len(g.Alerts)
 			g.Alerts = append(g.Alerts, a)
 			if a.Status == alerting.StatusFiring {
@@ -116,6 +125,21 @@ func (g *AlertGroup) merge(n alerting.Notification) (joined, resolved []alerting
 		g.CommonLabels = n.CommonLabels
 	}
 	return joined, resolved
+}
+
+// evictResolved drops the group's oldest resolved alert to make room,
+// reindexing idx; false when every alert fires.
+func (g *AlertGroup) evictResolved(idx map[string]int) bool {
+	i := slices.IndexFunc(g.Alerts, func(a alerting.Alert) bool { return a.Status != alerting.StatusFiring })
+	if i < 0 {
+		return false
+	}
+	g.Alerts = slices.Delete(g.Alerts, i, i+1)
+	clear(idx)
+	for j, a := range g.Alerts {
+		idx[a.ID] = j
+	}
+	return true
 }
 
 // AlertRunbooks is the optional part of Runbooks that selects runbooks
@@ -142,6 +166,19 @@ const (
 	AlertUpdated      = "updated"
 	AlertInvestigated = "investigated"
 	AlertFailed       = "failed"
+	// AlertLimited is a new group refused over its route's limits.
+	AlertLimited = "limited"
+)
+
+// Bounds of a group's record and thread, whatever its sources send over
+// its life: the alerts it keeps (the oldest resolved give way first; past
+// the bound new alerts are only counted) and the replies one notification
+// posts (the rest are summed up in one line).
+const (
+	maxGroupAlerts       = 200
+	maxRepliesPerNotice  = 10
+	limitNoticeEvery     = 10 * time.Minute
+	openGroupsRetryAfter = time.Minute
 )
 
 // alertGroupTTL is how long a group's record outlives its last
@@ -210,12 +247,91 @@ func (b *Bot) DeliverAlert(ctx context.Context, n alerting.Notification, r alert
 		b.alertCount(n.Source, r.Name, AlertFailed)
 		return fmt.Errorf("alert intake: load group: %w", err)
 	}
-	return b.updateAlertThread(ctx, opener, g, n)
+	return b.updateAlertThread(ctx, opener, g, n, r)
+}
+
+// admitAlertGroup applies the route's limits to a new group, counted
+// across replicas: a firing group must find a place among the route's
+// open groups, and every new thread must fit in the route's threads a
+// minute. It returns a *alerting.LimitError (the source hears 429) when
+// the group is over a limit, and a release func that gives back the
+// group's place if its thread is not opened after all.
+func (b *Bot) admitAlertGroup(ctx context.Context, opener ThreadOpener, n alerting.Notification, r alerting.Route) (func(), error) {
+	lim := r.Limits.WithDefaults()
+	key := n.Key()
+	release := func() {}
+	if n.Status == alerting.StatusFiring {
+		ok, err := b.opt.Stores.Alerts.AdmitOpenAlertGroup(ctx, r.Name, key, lim.OpenGroups, lim.OpenIdle)
+		if err != nil {
+			return nil, fmt.Errorf("alert intake: count open groups: %w", err)
+		}
+		if !ok {
+			return nil, b.alertLimited(ctx, opener, n, r, &alerting.LimitError{RetryAfter: openGroupsRetryAfter,
+				Limit: fmt.Sprintf("%d open alert groups on route %s (alerts.limits.open_groups)", lim.OpenGroups, r.Name)})
+		}
+		release = func() {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := b.opt.Stores.Alerts.SetAlertGroupOpen(uctx, r.Name, key, false, lim.OpenIdle); err != nil {
+				b.log.Warn("give back an alert group's place", "group", key, "route", r.Name, "err", err)
+			}
+		}
+	}
+	if b.opt.Stores.Limits == nil {
+		return release, nil
+	}
+	ok, err := b.opt.Stores.Limits.Allow(ctx, "alertthreads:"+r.Name, lim.ThreadsPerMinute, time.Minute)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("alert intake: count new threads: %w", err)
+	}
+	if !ok {
+		release()
+		now := b.now()
+		return nil, b.alertLimited(ctx, opener, n, r, &alerting.LimitError{RetryAfter: now.Truncate(time.Minute).Add(time.Minute).Sub(now),
+			Limit: fmt.Sprintf("%d new alert threads a minute on route %s (alerts.limits.new_threads_per_minute)", lim.ThreadsPerMinute, r.Name)})
+	}
+	return release, nil
+}
+
+// alertLimited counts and logs a group refused over its route's limits
+// and, at most once per route every limitNoticeEvery across replicas, says
+// so in the route's channel, so people learn that alerts are being
+// refused from where they read them.
+func (b *Bot) alertLimited(ctx context.Context, opener ThreadOpener, n alerting.Notification, r alerting.Route, le *alerting.LimitError) error {
+	b.alertCount(n.Source, r.Name, AlertLimited)
+	b.log.Warn("alert group refused: over its route's limit", "group", n.Key(), "source", n.Source, "route", r.Name,
+		"alert", firstAlertName(n), "limit", le.Limit)
+	if b.opt.Stores.Limits == nil {
+		return le
+	}
+	if ok, err := b.opt.Stores.Limits.Allow(ctx, "alertlimitnotice:"+r.Name, 1, limitNoticeEvery); err != nil || !ok {
+		return le
+	}
+	text := fmt.Sprintf("⚠️ Alert intake is over a limit for this channel's route %s: %s. New alert groups (such as %s from %s) "+
+		"are refused with HTTP 429 until it clears; their sources send them again. Each refusal is logged and counted "+
+		"(vigil_alerts_received_total{result=\"limited\"}). I say this at most once every %s.",
+		r.Name, le.Limit, firstAlertName(n), n.Source, limitNoticeEvery)
+	if _, err := opener.OpenThread(ctx, r.Channel, Reply{Kind: ReplyNotice, Text: text}); err != nil {
+		b.log.Warn("post the alert limit notice", "route", r.Name, "err", err)
+	}
+	return le
+}
+
+func firstAlertName(n alerting.Notification) string {
+	if len(n.Alerts) > 0 {
+		return n.Alerts[0].Name()
+	}
+	return "an alert"
 }
 
 // openAlertThread opens the thread of a new group and schedules its
 // investigation.
 func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerting.Notification, r alerting.Route) error {
+	release, err := b.admitAlertGroup(ctx, opener, n, r)
+	if err != nil {
+		return err
+	}
 	now := b.now()
 	g := &AlertGroup{Key: n.Key(), Source: n.Source, GroupKey: n.GroupKey, Route: r.Name, Prompt: r.Prompt,
 		CreatedAt: now, UpdatedAt: now, Investigate: r.Investigate}
@@ -223,6 +339,7 @@ func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerti
 	g.Resolved = n.Status == alerting.StatusResolved
 	ref, err := opener.OpenThread(ctx, r.Channel, alertRoot(g))
 	if err != nil {
+		release()
 		b.alertCount(n.Source, r.Name, AlertFailed)
 		return fmt.Errorf("alert intake: open thread in %s: %w", r.ChannelKey(), err)
 	}
@@ -238,11 +355,21 @@ func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerti
 	return nil
 }
 
+// markOpen keeps the route's count of open groups in step with a known
+// group: counted while it fires, whatever the limit (its thread exists),
+// and no more once it resolved.
+func (b *Bot) markOpen(ctx context.Context, g *AlertGroup, r alerting.Route) {
+	if err := b.opt.Stores.Alerts.SetAlertGroupOpen(ctx, g.Route, g.Key, !g.Resolved, r.Limits.WithDefaults().OpenIdle); err != nil {
+		b.log.Warn("count an alert group's state", "group", g.Key, "route", g.Route, "err", err)
+	}
+}
+
 // updateAlertThread posts what changed in a known group.
-func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *AlertGroup, n alerting.Notification) error {
+func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *AlertGroup, n alerting.Notification, r alerting.Route) error {
 	wasResolved := g.Resolved
 	joined, resolved := g.merge(n)
 	if len(joined) == 0 && len(resolved) == 0 {
+		b.markOpen(ctx, g, r)
 		b.alertCount(n.Source, g.Route, AlertDeduplicated)
 		if g.Resolved {
 			// Another replica recorded the resolution first; a run of the
@@ -255,11 +382,22 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 	g.UpdatedAt = b.now()
 	firing, _ := g.counts()
 	g.Resolved = firing == 0
+	posted := 0
 	for _, a := range joined {
-		b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: "🔥 Firing: " + alertLine(a), Links: links(a.Links)})
+		if posted < maxRepliesPerNotice {
+			b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: "🔥 Firing: " + alertLine(a), Links: links(a.Links)})
+		}
+		posted++
 	}
 	for _, a := range resolved {
-		b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: "✅ Resolved: " + alertLine(a)})
+		if posted < maxRepliesPerNotice {
+			b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: "✅ Resolved: " + alertLine(a)})
+		}
+		posted++
+	}
+	if more := posted - maxRepliesPerNotice; more > 0 {
+		b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: fmt.Sprintf("…and %d more alerts changed (%d joined or fire again, %d resolved in all); "+
+			"the first message shows the group's state.", more, len(joined), len(resolved))})
 	}
 	if err := opener.EditMessage(ctx, g.Root, alertRoot(g)); err != nil {
 		b.log.Warn("edit alert thread's first message", "group", g.Key, "thread", g.Thread.Key(), "err", err)
@@ -277,6 +415,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 		b.alertCount(n.Source, g.Route, AlertFailed)
 		return fmt.Errorf("alert intake: save group: %w", err)
 	}
+	b.markOpen(ctx, g, r)
 	b.alertCount(n.Source, g.Route, AlertUpdated)
 	if g.Resolved {
 		b.tellInvestigationResolved(g)
@@ -685,6 +824,9 @@ func alertRoot(g *AlertGroup) Reply {
 		}
 	}
 	fmt.Fprintf(&sb, "%s: %s (firing %d / resolved %d)\n", status, first.Name(), firing, resolved)
+	if g.Untracked > 0 {
+		fmt.Fprintf(&sb, "(%d more alerts joined past the %d a group keeps: counted, not tracked)\n", g.Untracked, maxGroupAlerts)
+	}
 	sev := first.Labels["severity"]
 	if sev == "" {
 		sev = "unknown"

@@ -121,6 +121,24 @@ type AlertGroupStore interface {
 	// replica died before the debounce ended. Index entries whose group
 	// expired or is no longer pending are dropped, not returned.
 	DueAlertGroups(ctx context.Context, now time.Time, limit int) ([]string, error)
+
+	// AdmitOpenAlertGroup counts key among route's open groups, shared by
+	// every replica, if fewer than limit are open, and reports whether it
+	// is counted; a key already counted is admitted again (its time
+	// refreshed). A group stops counting when it is closed or idle has
+	// passed since it was last admitted or marked open.
+	AdmitOpenAlertGroup(ctx context.Context, route, key string, limit int, idle time.Duration) (bool, error)
+	// SetAlertGroupOpen counts key among route's open groups whatever
+	// the limit (a known group firing again), refreshing its time, or,
+	// with open false, stops counting it (the group resolved).
+	SetAlertGroupOpen(ctx context.Context, route, key string, open bool, idle time.Duration) error
+	// ClaimAlertEvent records a source's event ID for ttl and reports
+	// whether it is new: of two deliveries of one event, on any replicas,
+	// exactly one claims it.
+	ClaimAlertEvent(ctx context.Context, id string, ttl time.Duration) (bool, error)
+	// ReleaseAlertEvent forgets a claimed event ID (its delivery failed,
+	// so the source's retry must get through).
+	ReleaseAlertEvent(ctx context.Context, id string) error
 }
 
 // RateLimiter is a fixed-window rate limit: Allow counts one event under key

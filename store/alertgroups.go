@@ -21,6 +21,9 @@ type alertGroups struct {
 
 	mu     sync.Mutex
 	groups map[string]storedGroup
+
+	// intake bounds alert intake (alertlimits.go).
+	intake alertIntake
 }
 
 type storedGroup struct {

@@ -8,9 +8,11 @@ package alerting
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Sources of notifications.
@@ -80,6 +82,10 @@ type Notification struct {
 	// At is when the source says the notification was made (PagerDuty's
 	// occurred_at); zero when it does not say.
 	At time.Time `json:"at,omitempty"`
+	// EventID is the source's ID of this delivery's event (PagerDuty's
+	// event.id), unique per event: seen twice, it is a replay. Empty when
+	// the source gives none.
+	EventID string `json:"event_id,omitempty"`
 }
 
 // Key is the group's key in vigil's store: the source and a hash of the
@@ -128,4 +134,81 @@ func normStatus(s string) string {
 		return StatusResolved
 	}
 	return ""
+}
+
+// Bounds of one alert as vigil keeps it in a group's record (Bounded): a
+// notification may carry up to maxLabels entries of maxValueLen bytes
+// each, which the record need not keep whole.
+const (
+	maxKeptLabel       = 512
+	maxKeptAnnotation  = 2048
+	maxKeptAnnotations = 16
+	maxKeptLinks       = 5
+)
+
+// OmittedAnnotations is the annotation Bounded adds to name the ones it
+// left out.
+const OmittedAnnotations = "vigil_omitted_annotations"
+
+// keptFirst are the annotations kept before any other.
+var keptFirst = []string{"summary", "description", "runbook_url", "message"}
+
+// Bounded is the alert as a group's record keeps it: label values cut to
+// 512 bytes, at most 16 annotations (summary, description, runbook_url
+// and message first, then by name) of at most 2 KB each, at most 5 links.
+// A cut value ends in "…". Its ID is kept as parsed, so a cut never
+// changes which alert it is.
+func (a Alert) Bounded() Alert {
+	if len(a.Labels) > 0 {
+		ls := make(map[string]string, len(a.Labels))
+		for k, v := range a.Labels {
+			ls[k] = clipValue(v, maxKeptLabel)
+		}
+		a.Labels = ls
+	}
+	if len(a.Annotations) > 0 {
+		keys := make([]string, 0, len(a.Annotations))
+		for k := range a.Annotations {
+			keys = append(keys, k)
+		}
+		rank := func(k string) int {
+			for i, f := range keptFirst {
+				if k == f {
+					return i
+				}
+			}
+			return len(keptFirst)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
+				return ri < rj
+			}
+			return keys[i] < keys[j]
+		})
+		as := make(map[string]string, min(len(keys), maxKeptAnnotations))
+		for _, k := range keys[:min(len(keys), maxKeptAnnotations)] {
+			as[k] = clipValue(a.Annotations[k], maxKeptAnnotation)
+		}
+		if rest := keys[min(len(keys), maxKeptAnnotations):]; len(rest) > 0 {
+			as[OmittedAnnotations] = clipValue(fmt.Sprintf("%d more not kept: %s", len(rest), strings.Join(rest, ", ")), maxKeptAnnotation)
+		}
+		a.Annotations = as
+	}
+	if len(a.Links) > maxKeptLinks {
+		a.Links = a.Links[:maxKeptLinks:maxKeptLinks]
+	}
+	return a
+}
+
+// clipValue cuts s to at most n bytes on a character boundary, marking
+// the cut.
+func clipValue(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -225,7 +225,7 @@ func TestHandlerAuthAndRefusals(t *testing.T) {
 	obs := &countObserver{n: map[string]int{}}
 	now := time.Date(2026, 11, 24, 22, 0, 0, 0, time.UTC)
 	h, err := NewHandler(Config{Token: "tok", PagerDutySecret: "pds", Router: rt, Intake: in, Observer: obs,
-		Clock: func() time.Time { return now }})
+		Clock: func() time.Time { return now }, Events: newEventLog()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -248,6 +248,12 @@ func ParsePagerDuty(body []byte) (Notification, error) {
 	if e.OccurredAt.IsZero() {
 		return Notification{}, malformed("event.occurred_at is missing")
 	}
+	if strings.TrimSpace(e.ID) == "" {
+		return Notification{}, malformed("event.id is missing: vigil needs it to tell a replayed event from a new one")
+	}
+	if len(e.ID) > 256 {
+		return Notification{}, malformed("event.id is longer than 256 characters")
+	}
 	d := e.Data
 	labels := map[string]string{"alertname": d.Title, "incident": d.ID}
 	if d.Title == "" {
@@ -273,5 +279,5 @@ func ParsePagerDuty(body []byte) (Notification, error) {
 	addLink(&a.Links, "Incident", d.HTMLURL)
 	addLink(&a.Links, "Service", d.Service.HTMLURL)
 	return Notification{Source: SourcePagerDuty, GroupKey: d.ID, Status: status,
-		CommonLabels: labels, Alerts: []Alert{a}, At: e.OccurredAt}, nil
+		CommonLabels: labels, Alerts: []Alert{a}, At: e.OccurredAt, EventID: e.ID}, nil
 }

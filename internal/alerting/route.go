@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 )
 
 // RouteSpec is one alerts.routes entry as configured.
@@ -16,6 +17,43 @@ type RouteSpec struct {
 	Channel     string
 	Investigate bool
 	Prompt      string
+	Limits      RouteLimits
+}
+
+// RouteLimits bound what one route's alerts may open, counted across
+// replicas: a flood of distinct groups (a storm, a misconfigured sender, a
+// leaked token) opens at most OpenGroups threads and investigations at
+// once, and at most ThreadsPerMinute new ones a minute. A zero field takes
+// its default.
+type RouteLimits struct {
+	// OpenGroups bounds the route's groups that fire (unresolved) at once.
+	OpenGroups int
+	// ThreadsPerMinute bounds the new threads the route opens a minute.
+	ThreadsPerMinute int
+	// OpenIdle is how long a firing group counts as open without a
+	// notification: a group whose resolution never comes stops counting.
+	OpenIdle time.Duration
+}
+
+// Defaults of RouteLimits.
+const (
+	DefaultOpenGroups       = 25
+	DefaultThreadsPerMinute = 10
+	DefaultOpenIdle         = 24 * time.Hour
+)
+
+// WithDefaults fills the zero fields of l.
+func (l RouteLimits) WithDefaults() RouteLimits {
+	if l.OpenGroups <= 0 {
+		l.OpenGroups = DefaultOpenGroups
+	}
+	if l.ThreadsPerMinute <= 0 {
+		l.ThreadsPerMinute = DefaultThreadsPerMinute
+	}
+	if l.OpenIdle <= 0 {
+		l.OpenIdle = DefaultOpenIdle
+	}
+	return l
 }
 
 // Route is a compiled route.
@@ -27,8 +65,10 @@ type Route struct {
 	Channel     string
 	Investigate bool
 	Prompt      string
-	match       map[string]string
-	matchRE     map[string]*regexp.Regexp
+	// Limits are the route's, defaults filled in.
+	Limits  RouteLimits
+	match   map[string]string
+	matchRE map[string]*regexp.Regexp
 }
 
 // ChannelKey is the channel as configured ("slack:C0123").
@@ -63,7 +103,7 @@ func CompileRoute(s RouteSpec) (Route, error) {
 		return Route{}, err
 	}
 	r := Route{Name: s.Name, Platform: p, Channel: c, Investigate: s.Investigate, Prompt: s.Prompt,
-		match: s.Match, matchRE: map[string]*regexp.Regexp{}}
+		Limits: s.Limits.WithDefaults(), match: s.Match, matchRE: map[string]*regexp.Regexp{}}
 	for k, expr := range s.MatchRE {
 		re, err := regexp.Compile("^(?:" + expr + ")$")
 		if err != nil {
@@ -98,8 +138,9 @@ type Router struct {
 }
 
 // NewRouter compiles routes; defaultChannel may be "" (no default: an
-// alert no route matches is refused).
-func NewRouter(specs []RouteSpec, defaultChannel string, investigateDefault bool) (*Router, error) {
+// alert no route matches is refused). defaultLimits, optional, are the
+// default route's limits.
+func NewRouter(specs []RouteSpec, defaultChannel string, investigateDefault bool, defaultLimits ...RouteLimits) (*Router, error) {
 	rt := &Router{}
 	for i, s := range specs {
 		if s.Name == "" {
@@ -116,7 +157,11 @@ func NewRouter(specs []RouteSpec, defaultChannel string, investigateDefault bool
 		if err != nil {
 			return nil, fmt.Errorf("alerts.default: %w", err)
 		}
-		rt.def = &Route{Name: "default", Platform: p, Channel: c, Investigate: investigateDefault}
+		var l RouteLimits
+		if len(defaultLimits) > 0 {
+			l = defaultLimits[0]
+		}
+		rt.def = &Route{Name: "default", Platform: p, Channel: c, Investigate: investigateDefault, Limits: l.WithDefaults()}
 	}
 	return rt, nil
 }

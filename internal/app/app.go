@@ -241,7 +241,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	}
 	a.Bot = b
 	if cfg.Alerts.Enabled {
-		h, err := alertHandler(cfg, b, o.Observer, o.Adapters, log, o.Clock)
+		h, err := alertHandler(cfg, b, a.Stores.Alerts, o.Observer, o.Adapters, log, o.Clock)
 		if err != nil {
 			return nil, err
 		}
@@ -410,7 +410,7 @@ func NewModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
 
 // alertHandler builds the alert intake for alerts.*: the webhooks hand
 // routed notifications to the bot.
-func alertHandler(cfg *config.Config, b *bot.Bot, obs bot.Observer, extra []bot.Adapter, log *slog.Logger, clock func() time.Time) (http.Handler, error) {
+func alertHandler(cfg *config.Config, b *bot.Bot, events alerting.EventLog, obs bot.Observer, extra []bot.Adapter, log *slog.Logger, clock func() time.Time) (http.Handler, error) {
 	rt, err := cfg.Alerts.Router()
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -436,5 +436,6 @@ func alertHandler(cfg *config.Config, b *bot.Bot, obs bot.Observer, extra []bot.
 		Observer:        ao,
 		Logger:          log,
 		Clock:           clock,
+		Events:          events,
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigilops/vigil/internal/alerting"
 )
 
 func loadYAML(t *testing.T, yaml string) (*Config, error) {
@@ -68,6 +70,10 @@ func TestAlertsConfigErrors(t *testing.T) {
 		{"alerts: {routes: [{channel: 'slack:C1'}]}", "alerts.routes[0]", "matches every alert"},
 		{"alerts: {max_concurrent_investigations: 0}", "alerts.max_concurrent_investigations", "at least 1"},
 		{"alerts: {debounce: 30}", "alerts.debounce", "unit"},
+		{"alerts: {limits: {open_groups: 0}}", "alerts.limits.open_groups", "at least 1"},
+		{"alerts: {limits: {new_threads_per_minute: 0}}", "alerts.limits.new_threads_per_minute", "at least 1"},
+		{"alerts: {limits: {open_group_idle: 10s}}", "alerts.limits.open_group_idle", "repeat_interval"},
+		{"alerts: {routes: [{match: {a: b}, channel: 'slack:C1', limits: {open_groups: -1}}]}", "alerts.routes[0].limits.open_groups", "negative"},
 	}
 	for _, tc := range cases {
 		_, err := loadYAML(t, tc.yaml)
@@ -78,5 +84,41 @@ func TestAlertsConfigErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.key) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %q, want key %s and %q", tc.yaml, err, tc.key, tc.want)
 		}
+	}
+}
+
+// Each route's limits are alerts.limits unless it sets its own; the
+// default route takes alerts.limits.
+func TestAlertsLimits(t *testing.T) {
+	c, err := loadYAML(t, `
+alerts:
+  limits: {open_groups: 7, open_group_idle: 12h}
+  routes:
+    - match: {team: db}
+      channel: "slack:C0DB"
+      limits: {new_threads_per_minute: 3}
+  default: "slack:C0OPS"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := c.Alerts.Router()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, _ := rt.Route(map[string]string{"team": "db"})
+	if db.Limits != (alerting.RouteLimits{OpenGroups: 7, ThreadsPerMinute: 3, OpenIdle: 12 * time.Hour}) {
+		t.Errorf("db route limits = %+v", db.Limits)
+	}
+	def, _ := rt.Route(nil)
+	if def.Limits != (alerting.RouteLimits{OpenGroups: 7, ThreadsPerMinute: 10, OpenIdle: 12 * time.Hour}) {
+		t.Errorf("default route limits = %+v", def.Limits)
+	}
+	d, err := loadYAML(t, "alerts: {default: 'slack:C1'}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := d.Alerts.Limits; l.OpenGroups != 25 || l.NewThreadsPerMinute != 10 || l.OpenGroupIdle != 24*time.Hour {
+		t.Errorf("default limits = %+v", l)
 	}
 }

@@ -382,6 +382,9 @@ var defaults = map[string]any{
 	"alerts.default":                       "",
 	"alerts.debounce":                      "30s",
 	"alerts.max_concurrent_investigations": 4,
+	"alerts.limits.open_groups":            25,
+	"alerts.limits.new_threads_per_minute": 10,
+	"alerts.limits.open_group_idle":        "24h",
 }
 
 // Load reads the configuration. path may be empty: embedded defaults and the

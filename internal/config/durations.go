@@ -52,6 +52,8 @@ var durationRules = []durationRule{
 		why: "a Kubernetes API call takes at least that long"},
 	{key: "alerts.debounce", min: time.Second, zero: "investigate at once", example: "30s",
 		why: "Alertmanager batches a group's alerts at least that far apart"},
+	{key: "alerts.limits.open_group_idle", min: time.Minute, example: "24h",
+		why: "a firing group is notified again every repeat_interval (Alertmanager's default is 4h); shorter forgets groups still firing"},
 }
 
 func durationRuleFor(pattern string) (durationRule, bool) {

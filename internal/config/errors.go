@@ -232,6 +232,10 @@ var examples = map[string]string{
 	"alerts.routes[].prompt":                             `"Check replication lag first."`,
 	"alerts.default":                                     "slack:C0123456789",
 	"alerts.max_concurrent_investigations":               "4",
+	"alerts.limits.open_groups":                          "25",
+	"alerts.limits.new_threads_per_minute":               "10",
+	"alerts.routes[].limits.open_groups":                 "50",
+	"alerts.routes[].limits.new_threads_per_minute":      "20",
 }
 
 // exampleFor returns a good value for key: from examples, the duration

@@ -17,6 +17,7 @@ import (
 	"github.com/vigilops/vigil/adapters/slack"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/app"
+	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/obsbin"
 	"github.com/vigilops/vigil/internal/testenv/redistest"
@@ -46,7 +47,7 @@ type alertReplica struct {
 	logs  *testkit.SyncBuffer
 }
 
-func startAlertReplica(t *testing.T, name, redisAddr, prefix string, fake *slackfake.Server, model *modeltest.Server) *alertReplica {
+func startAlertReplica(t *testing.T, name, redisAddr, prefix string, fake *slackfake.Server, model *modeltest.Server, tweak ...func(*config.Config)) *alertReplica {
 	t.Helper()
 	logs := &testkit.SyncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})).With("replica", name)
@@ -69,6 +70,9 @@ func startAlertReplica(t *testing.T, name, redisAddr, prefix string, fake *slack
 	cfg.Alerts.Default = "slack:" + alertChan
 	cfg.Alerts.Debounce = 1500 * time.Millisecond
 	cfg.Alerts.MaxConcurrentInvestigations = 2
+	for _, f := range tweak {
+		f(cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -67,9 +67,28 @@ func New(addr string, reg *prometheus.Registry, ready func(ctx context.Context) 
 	return s
 }
 
+// Budgeted is a handler that says how long it may take to answer once
+// the request is read (alerting.Handler answers by its budget).
+type Budgeted interface {
+	Budget() time.Duration
+}
+
+// writeMargin is what a budgeted handler's answer has to be written after
+// its budget ran out.
+const writeMargin = 5 * time.Second
+
 // Handle adds routes under pattern (the alert webhooks, "/alerts/"), before
-// Run.
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+// Run. A Budgeted handler raises the server's write timeout to cover
+// reading the request, the budget and writing the answer: a write timeout
+// shorter than the time a handler may take drops the connection under the
+// sender, which then cannot tell an overload (503, retry) from a network
+// failure.
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+	if b, ok := h.(Budgeted); ok {
+		s.srv.WriteTimeout = max(s.srv.WriteTimeout, s.srv.ReadTimeout+b.Budget()+writeMargin)
+	}
+}
 
 // Handler returns the server's routes, for tests and embedding.
 func (s *Server) Handler() http.Handler { return s.srv.Handler }

@@ -55,6 +55,12 @@ import (
 //	                                         It is not in its groups' hash slots:
 //	                                         the record is written first, then the
 //	                                         index, in separate commands
+//	alertopen:{<route>}               zset   keys of a route's open alert groups,
+//	                                         scored by when each stops counting (ms);
+//	                                         TTL: the latest of those, so an idle
+//	                                         route's set goes
+//	alertevent:<event id>             string "1": an alert source's event seen
+//	                                         TTL: the caller's (the freshness window)
 //	runs:active                       hash   thread key -> thread ref JSON of
 //	                                         runs in progress; no TTL: an
 //	                                         index of live runs, entries leave
@@ -127,3 +133,6 @@ func escapeGlob(s string) string {
 }
 
 func (k keys) alertDue() string { return k.prefix + "{alertgroups}:due" }
+
+func (k keys) alertOpen(route string) string { return k.prefix + "alertopen:{" + route + "}" }
+func (k keys) alertEvent(id string) string   { return k.prefix + "alertevent:" + id }

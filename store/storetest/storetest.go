@@ -64,6 +64,10 @@ func Run(t *testing.T, open func(t *testing.T) bot.Stores) {
 		{"AlertGroupOpenedOnce", testAlertGroupOpenedOnce},
 		{"AlertGroupDue", testAlertGroupDue},
 		{"AlertGroupDueSkipsExpired", testAlertGroupDueSkipsExpired},
+		{"AlertOpenGroupLimit", testAlertOpenGroupLimit},
+		{"AlertOpenGroupConcurrent", testAlertOpenGroupConcurrent},
+		{"AlertOpenGroupIdle", testAlertOpenGroupIdle},
+		{"AlertEventClaims", testAlertEventClaims},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -106,8 +106,8 @@ func (a *Args) Validate() error {
 		if len(ms) == 0 {
 			return tools.FieldErrorf("matchers", "required for action silence: which alerts to silence, e.g. [\"alertname=HighLatency\"]")
 		}
-		if !slices.ContainsFunc(ms, func(m Matcher) bool { return !m.MatchesEmpty() }) {
-			return tools.FieldErrorf("matchers", "every matcher also matches alerts without the label, so the silence would silence everything; add one that names something, e.g. alertname=HighLatency")
+		if err := checkRestrictive(ms); err != nil {
+			return err
 		}
 		if a.Duration == "" {
 			return tools.FieldErrorf("duration", "required for action silence, e.g. 2h")
@@ -233,6 +233,20 @@ func (t *Tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
 			{Label: "comment", Value: a.Comment},
 			{Label: "created by", Value: "the person who approves"},
 		}
+		if t.cfg.API != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), min(t.cfg.Timeout, proposeCheckTimeout))
+			cov, err := coverageOf(ctx, t.cfg.API, ms)
+			cancel()
+			if err != nil {
+				p.Details = append(p.Details, policy.ChangeDetail{Label: "firing alerts it mutes",
+					Value: "not checked now (Alertmanager did not answer); checked again before the silence is created"})
+				break
+			}
+			if why := cov.refusal(ms); why != "" {
+				return p, tools.InvalidInput("matchers", fmt.Sprintf("field %q: %s", "matchers", why))
+			}
+			p.Details = append(p.Details, policy.ChangeDetail{Label: "firing alerts it mutes", Value: cov.String()})
+		}
 	case ActionExpireSilence:
 		p.Summary = "expire silence " + a.SilenceID + " now"
 		p.Details = []policy.ChangeDetail{{Label: "silence", Value: a.SilenceID}, {Label: "change", Value: "expire it now: the alerts it silences notify again"}}
@@ -304,6 +318,14 @@ func (t *Tool) silence(ctx context.Context, a Args, ms []Matcher, approver strin
 	if createdBy == "" {
 		createdBy = "vigil (no approver: autonomous channel)"
 	}
+	// What fires may have changed since the card was shown.
+	cov, err := coverageOf(ctx, t.cfg.API, ms)
+	if err != nil {
+		return nil, err
+	}
+	if why := cov.refusal(ms); why != "" {
+		return nil, &refusedError{why}
+	}
 	s := NewSilence{Matchers: ms, StartsAt: now.UTC(), EndsAt: now.Add(d).UTC(), CreatedBy: createdBy, Comment: a.Comment}
 	id, err := t.cfg.API.CreateSilence(ctx, s)
 	if err != nil {
@@ -318,6 +340,15 @@ func (t *Tool) silence(ctx context.Context, a Args, ms []Matcher, approver strin
 
 var errTooLong = errors.New("the silence is longer than observability.alertmanager.max_silence allows")
 
+// refusedError is a silence refused at execution for what it would mute.
+type refusedError struct{ why string }
+
+func (e *refusedError) Error() string { return e.why }
+
+// proposeCheckTimeout bounds asking Alertmanager what a proposed silence
+// would mute, so a slow Alertmanager does not hold the turn.
+const proposeCheckTimeout = 5 * time.Second
+
 // failure turns a client error into an envelope.
 func (t *Tool) failure(a Args, err error) tools.Envelope {
 	var ae *APIError
@@ -325,6 +356,8 @@ func (t *Tool) failure(a Args, err error) tools.Envelope {
 	switch {
 	case errors.Is(err, errTooLong):
 		return tools.Blocked(tools.InvalidInput("duration", err.Error()))
+	case errors.As(err, new(*refusedError)):
+		return tools.Blocked(tools.InvalidInput("matchers", "refused before creating it: "+err.Error()))
 	case errors.As(err, &ae) && ae.Status == 404 && a.Action == ActionExpireSilence:
 		return tools.FailedWith(policy.CodeNotFound, fmt.Sprintf("Alertmanager has no silence %s: %s", a.SilenceID, ae.Message),
 			"list silences to find the right ID", nil)

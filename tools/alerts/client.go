@@ -102,6 +102,9 @@ func (e *APIError) Error() string {
 const maxErrorBody = 2048
 
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, body, into any) error {
+	if c.base == nil || c.http == nil {
+		return errors.New("alertmanager client not configured (use NewClient)")
+	}
 	u := *c.base
 	u.Path += "/api/v2" + path
 	u.RawQuery = q.Encode()
