@@ -218,7 +218,7 @@ func (g *Gate) authorizeWrite(s *SessionState, a Action, level ControlLevel, who
 		}
 	}
 	d := g.assessWrite(a)
-	d.Execution = Execution{Confine: ConfineNone, Why: "a change runs unconfined"}
+	d.Execution = Execution{Confine: ConfineNone, Why: "a change runs unconfined", Write: true}
 	if d.Verdict != nil {
 		d.Execution.Shell = d.Verdict.Dialect
 	}

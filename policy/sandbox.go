@@ -85,6 +85,12 @@ type Execution struct {
 	Declared string `json:"declared,omitempty"`
 	// Why says why a command runs unconfined when Confine is none.
 	Why string `json:"why,omitempty"`
+	// Write marks a change (policy sets it for writes only): it runs in
+	// the plain environment. Every other call runs in the read
+	// environment, which asks servers that can enforce it for a read-only
+	// session (PGOPTIONS), so a call that never met the gate is not let
+	// write by omission.
+	Write bool `json:"write,omitempty"`
 }
 
 // ReadOnlyCommand is one policy.read_only_commands entry: a command the

@@ -117,8 +117,15 @@ func TestWritesRunUnconfinedInTheirShell(t *testing.T) {
 	s := readSession()
 	a := Action{Tool: "control", Name: "command", Kind: KindWrite, Target: "delly", Command: "touch /x", Dialect: command.DialectPOSIX}
 	d := g.Authorize(s, a, LevelControlled, sandboxOperator, t0)
-	if !d.NeedsApproval || d.Execution.Confine != ConfineNone || d.Execution.Shell != command.DialectPOSIX || d.Execution.Why == "" {
-		t.Errorf("decision = %+v, want approval, unconfined, sh, with a reason", d)
+	if !d.NeedsApproval || d.Execution.Confine != ConfineNone || d.Execution.Shell != command.DialectPOSIX || d.Execution.Why == "" || !d.Execution.Write {
+		t.Errorf("decision = %+v, want approval, unconfined, sh, with a reason, marked a write", d)
+	}
+	// Reads are never marked writes: they run in the read environment.
+	for _, mode := range []SandboxMode{SandboxOff, SandboxBestEffort, SandboxRequired} {
+		r := NewGate(Rules{ReadSandbox: mode}).Authorize(s, Action{Tool: "read", Kind: KindRead, Target: "delly", Command: "uptime"}, LevelControlled, sandboxOperator, t0)
+		if !r.Allow || r.Execution.Write {
+			t.Errorf("%s: read decision = %+v, want allowed and not a write", mode, r)
+		}
 	}
 	d = g.Authorize(s, a, LevelAutonomous, sandboxOperator, t0)
 	if !d.Allow || d.Execution.Confine != ConfineNone {

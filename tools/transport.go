@@ -149,6 +149,8 @@ type Job struct {
 	// BestEffort accepts a partial or failed sandbox (locally), reporting
 	// what applied, instead of refusing to run.
 	BestEffort bool
+	// Write runs a change: without the read environment (readOnlyEnv).
+	Write bool
 }
 
 func (j Job) shell() command.Dialect {

@@ -28,7 +28,7 @@ import (
 //
 // Commands get a small environment (see LocalTransport.Env), not vigil's own:
 // vigil's environment holds API keys and tokens that a model-proposed `env`
-// must not print.
+// must not print. Every job but a change also gets readOnlyEnv.
 type LocalTransport struct {
 	Limits
 	// Env is the command's environment. Nil means minimalEnv: PATH, HOME,
@@ -59,6 +59,9 @@ func (t *LocalTransport) Run(ctx context.Context, job Job, stdin io.Reader) (Exe
 	env := t.Env
 	if env == nil {
 		env = minimalEnv()
+	}
+	if !job.Write {
+		env = withReadOnlyEnv(env)
 	}
 	c := exec.CommandContext(ctx, shellPath, "-c", job.Command)
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
