@@ -517,6 +517,21 @@ func TestSandboxExec(t *testing.T) {
 	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "usage:") {
 		t.Errorf("without --tmp: %v, %q", err, out)
 	}
+	// --connect opens the ports it lists, and only those.
+	allowed, other := newCountingListener(t), newCountingListener(t)
+	devTCP := func(addr string) string {
+		return "(exec 3<>/dev/tcp/" + strings.Replace(addr, ":", "/", 1) + ") 2>/dev/null && echo " + addr + " ok || echo " + addr + " refused"
+	}
+	c = exec.Command(os.Args[0], Subcommand, "--tmp", tmp, "--shell", "/bin/bash", "--connect", strconv.Itoa(allowed.port()), "--",
+		devTCP(allowed.addr())+"; "+devTCP(other.addr()))
+	out, err = c.CombinedOutput()
+	if want := allowed.addr() + " ok\n" + other.addr() + " refused\n"; err != nil || string(out) != want {
+		t.Errorf("--connect %d: %v, %q; want %q", allowed.port(), err, out, want)
+	}
+	if out, err := exec.Command(os.Args[0], Subcommand, "--tmp", tmp, "--connect", "http", "--", "true").CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), `"http" is not a TCP port number`) {
+		t.Errorf("--connect http: %v, %q", err, out)
+	}
 }
 
 // BenchmarkStart measures what confinement adds to starting a command:
