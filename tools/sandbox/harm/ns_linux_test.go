@@ -123,8 +123,10 @@ func nsRun(ctx context.Context, cmd string) (nsResult, error) {
 		// Become the namespace's root, which root outside is not mapped to.
 		c.SysProcAttr.Credential = &syscall.Credential{Uid: 0, Gid: 0}
 	}
+	// GORACE: under the race detector, a program sleeps a second before
+	// it exits, which would be most of the helper's time.
 	c.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + fakeHome,
-		"USER=root", "LOGNAME=root", "LANG=C.UTF-8", "TMPDIR=" + scratch}
+		"USER=root", "LOGNAME=root", "LANG=C.UTF-8", "TMPDIR=" + scratch, "GORACE=atexit_sleep_ms=0"}
 	c.WaitDelay = time.Second
 	if err := c.Run(); err != nil && out.Len() == 0 {
 		return nsResult{}, fmt.Errorf("namespace helper: %w: %s", err, errOut.String())
