@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigilops/vigil/internal/testenv/redistest"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools/sandbox"
@@ -361,5 +362,39 @@ func TestReadSandboxLocalNetworkPorts(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if n, m := knownTaken.Load(), otherTaken.Load(); n != 1 || m != 0 {
 		t.Errorf("the declared port's listener took %d connections (want 1), the other %d (want 0)", n, m)
+	}
+}
+
+// TestReadSandboxKeepsVigilsRedisOutOfReach: vigil's own Redis (the real
+// one on loopback) is out of reach of a network read whose destinations
+// are elsewhere, and reachable, as the startup warning says, by one whose
+// destination shares its port.
+func TestReadSandboxKeepsVigilsRedisOutOfReach(t *testing.T) {
+	if abi := sandbox.ABI(); abi < sandbox.MinABI {
+		t.Fatalf("this kernel offers Landlock ABI %d, the read sandbox needs %d (Linux 6.12+ with Landlock enabled)", abi, sandbox.MinABI)
+	}
+	addr := redistest.RequireShared(t)
+	host, p, _ := net.SplitHostPort(addr)
+	redisPort, _ := strconv.Atoi(p)
+	inv := DefaultInventory()
+	router := NewRouter(inv, RouterOptions{})
+	res, _ := inv.Lookup("localhost")
+	ping := "redis-cli -h " + host + " -p " + p + " ping"
+	for _, tt := range []struct {
+		ports []int
+		want  string
+	}{
+		{[]int{9090, 443}, "Permission denied"},
+		{[]int{redisPort}, "PONG"},
+	} {
+		out, err := router.Run(t.Context(), res, RunSpec{Command: ping, Execution: policy.Execution{
+			Confine: policy.ConfineRequired, Shell: command.DialectBash, Network: true, Ports: tt.ports,
+		}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Stdout + out.Stderr; !strings.Contains(got, tt.want) {
+			t.Errorf("ports %v: %q, want %q", tt.ports, got, tt.want)
+		}
 	}
 }
