@@ -208,7 +208,23 @@ func TestCompose(t *testing.T) {
 		t.Error("redis has no healthcheck (vigil waits for service_healthy)")
 	}
 	if len(redis.Ports) != 0 {
-		t.Errorf("redis publishes ports %q; it runs without a password and must stay on the compose network", redis.Ports)
+		t.Errorf("redis publishes ports %q; it must stay on the compose network", redis.Ports)
+	}
+	// Redis asks for a password, which compose requires from the caller
+	// (${VAR:?...} refuses to start without it) and hands to both sides.
+	const pw = "VIGIL_STORE_REDIS_PASSWORD"
+	required := regexp.MustCompile(`^\$\{` + pw + `:\?.+\}$`)
+	if got := vigil.Environment[pw]; !required.MatchString(got) {
+		t.Errorf("vigil env %s = %q, want it required from the caller (${%s:?...})", pw, got, pw)
+	}
+	if got := redis.Environment[pw]; !required.MatchString(got) {
+		t.Errorf("redis env %s = %q, want it required from the caller", pw, got)
+	}
+	if got := redis.Environment["REDISCLI_AUTH"]; !strings.HasPrefix(got, "${"+pw+":?") {
+		t.Errorf("redis env REDISCLI_AUTH = %q, want the password (the healthcheck's redis-cli needs it)", got)
+	}
+	if cmd := strings.Join(redis.Command, " "); !strings.Contains(cmd, `--requirepass "$$`+pw+`"`) {
+		t.Errorf("redis command %q does not set --requirepass from %s", cmd, pw)
 	}
 }
 
@@ -479,11 +495,73 @@ func TestHelmDefaults(t *testing.T) {
 	if find(objs, "Deployment", "vigil-redis") != nil {
 		t.Error("in-chart Redis rendered while redis.enabled is false")
 	}
+	// Redis asks for a password by default: one is generated into the
+	// chart's Secret, which vigil's environment comes from.
+	if pw := str(find(objs, "Secret", "vigil"), "stringData", "VIGIL_STORE_REDIS_PASSWORD"); len(pw) < 32 {
+		t.Errorf("default VIGIL_STORE_REDIS_PASSWORD = %q, want a generated password of 32 characters", pw)
+	}
+}
+
+// TestHelmRedisAuth: the in-chart Redis asks for a password by default,
+// the one vigil sends; a Secret you manage can hold it; only an explicit
+// redis.auth.enabled=false runs Redis without one.
+func TestHelmRedisAuth(t *testing.T) {
+	redisContainer := func(objs []object) any {
+		return get(find(objs, "Deployment", "vigil-redis"), "spec", "template", "spec", "containers", 0)
+	}
+	requirepass := func(c any) bool {
+		return strings.Contains(strings.Join(toStrings(get(c, "args")), " "), "--requirepass $(REDIS_PASSWORD)")
+	}
+	passwordRef := func(envs any, name string) (secret, key string) {
+		list, _ := envs.([]any)
+		for _, e := range list {
+			if str(e, "name") == name {
+				return str(e, "valueFrom", "secretKeyRef", "name"), str(e, "valueFrom", "secretKeyRef", "key")
+			}
+		}
+		return "", ""
+	}
+
+	objs := mustRender(t, "--set", "redis.enabled=true")
+	rc := redisContainer(objs)
+	if !requirepass(rc) {
+		t.Errorf("in-chart Redis args %v, want --requirepass by default", get(rc, "args"))
+	}
+	if s, k := passwordRef(get(rc, "env"), "REDIS_PASSWORD"); s != "vigil" || k != "VIGIL_STORE_REDIS_PASSWORD" {
+		t.Errorf("in-chart Redis password from %s/%s, want the chart's Secret's VIGIL_STORE_REDIS_PASSWORD", s, k)
+	}
+	if pw := str(find(objs, "Secret", "vigil"), "stringData", "VIGIL_STORE_REDIS_PASSWORD"); len(pw) < 32 {
+		t.Errorf("generated password %q, want 32 characters", pw)
+	}
+
+	objs = mustRender(t, "--set", "redis.enabled=true", "--set", "redis.auth.existingSecret=redis-auth")
+	if _, ok := get(find(objs, "Secret", "vigil"), "stringData").(map[string]any)["VIGIL_STORE_REDIS_PASSWORD"]; ok {
+		t.Error("the chart's Secret holds a Redis password although redis.auth.existingSecret is set")
+	}
+	if s, k := passwordRef(get(redisContainer(objs), "env"), "REDIS_PASSWORD"); s != "redis-auth" || k != "redis-password" {
+		t.Errorf("in-chart Redis password from %s/%s, want redis-auth/redis-password", s, k)
+	}
+	vc := get(find(objs, "Deployment", "vigil"), "spec", "template", "spec", "containers", 0)
+	if s, k := passwordRef(get(vc, "env"), "VIGIL_STORE_REDIS_PASSWORD"); s != "redis-auth" || k != "redis-password" {
+		t.Errorf("vigil's VIGIL_STORE_REDIS_PASSWORD from %s/%s, want redis-auth/redis-password", s, k)
+	}
+
+	objs = mustRender(t, "--set", "redis.enabled=true", "--set", "redis.auth.enabled=false")
+	if requirepass(redisContainer(objs)) {
+		t.Error("--requirepass although redis.auth.enabled=false")
+	}
+	if _, ok := get(find(objs, "Secret", "vigil"), "stringData").(map[string]any)["VIGIL_STORE_REDIS_PASSWORD"]; ok {
+		t.Error("a Redis password in the Secret although redis.auth.enabled=false")
+	}
+
+	if _, err := render(t, "--set", "redis.password=x"); err == nil || !strings.Contains(err.Error(), "redis.auth.password") {
+		t.Errorf("the old redis.password: err = %v, want it pointed to redis.auth.password", err)
+	}
 }
 
 func TestHelmRedisAndServiceMonitor(t *testing.T) {
 	objs := mustRender(t, "--set", "redis.enabled=true", "--set", "serviceMonitor.enabled=true",
-		"--set", "redis.password=hunter2", "--set", "secretEnv.VIGIL_LLM_API_KEY=sk-test")
+		"--set", "redis.auth.password=hunter2", "--set", "secretEnv.VIGIL_LLM_API_KEY=sk-test")
 	for _, k := range []string{"Deployment/vigil-redis", "Service/vigil-redis", "ServiceMonitor/vigil"} {
 		if !slices.Contains(kinds(objs), k) {
 			t.Errorf("missing %s in %q", k, kinds(objs))
@@ -583,14 +661,16 @@ func toStrings(v any) []string {
 // --- the artifacts against vigil's own config loader ---
 
 // composeVar resolves a compose "${NAME:-default}" value to its default,
-// or to secrets[NAME] when the test supplies one.
-var composeVar = regexp.MustCompile(`^\$\{(\w+):-(.*)\}$`)
+// or to secrets[NAME] when the test supplies one; "${NAME:?message}" (a
+// value the caller must give) resolves to secrets[NAME] only.
+var composeVar = regexp.MustCompile(`^\$\{(\w+):([-?])(.*)\}$`)
 
 // dummySecrets stand in for the secrets an operator provides.
 var dummySecrets = map[string]string{
-	"VIGIL_LLM_API_KEY":     "sk-test",
-	"VIGIL_SLACK_BOT_TOKEN": "xoxb-test",
-	"VIGIL_SLACK_APP_TOKEN": "xapp-test",
+	"VIGIL_LLM_API_KEY":          "sk-test",
+	"VIGIL_SLACK_BOT_TOKEN":      "xoxb-test",
+	"VIGIL_SLACK_APP_TOKEN":      "xapp-test",
+	"VIGIL_STORE_REDIS_PASSWORD": "redis-test",
 }
 
 // setVigilEnv clears every VIGIL_* variable of the test process, then sets
@@ -619,9 +699,14 @@ func TestComposeConfigLoads(t *testing.T) {
 	env := map[string]string{}
 	for k, v := range c.Services["vigil"].Environment {
 		if m := composeVar.FindStringSubmatch(v); m != nil {
-			v = m[2]
-			if s, ok := dummySecrets[m[1]]; ok {
+			s, ok := dummySecrets[m[1]]
+			switch {
+			case ok:
 				v = s
+			case m[2] == "?":
+				t.Fatalf("compose requires %s, which the test does not supply", m[1])
+			default:
+				v = m[3]
 			}
 		}
 		env[k] = v
@@ -635,6 +720,9 @@ func TestComposeConfigLoads(t *testing.T) {
 	if cfg.Store.Backend != "redis" || cfg.Store.Redis.Addr != "redis:6379" || cfg.Server.Listen != ":8080" {
 		t.Errorf("compose config: store %+v, server %+v", cfg.Store, cfg.Server)
 	}
+	if cfg.Store.Redis.Password.Reveal() != dummySecrets["VIGIL_STORE_REDIS_PASSWORD"] {
+		t.Error("the Redis password compose requires does not reach store.redis.password")
+	}
 	if !cfg.LLM.Configured() || !cfg.Slack.Enabled {
 		t.Errorf("compose config: llm configured %v, slack enabled %v; want both", cfg.LLM.Configured(), cfg.Slack.Enabled)
 	}
@@ -643,7 +731,7 @@ func TestComposeConfigLoads(t *testing.T) {
 func TestHelmConfigLoads(t *testing.T) {
 	for name, args := range map[string][]string{
 		"defaults": nil,
-		"redis":    {"--set", "redis.enabled=true", "--set", "redis.password=hunter2"},
+		"redis":    {"--set", "redis.enabled=true", "--set", "redis.auth.password=hunter2"},
 		"memory":   {"--set", "replicaCount=1", "--set", "redis.addr="},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -675,6 +763,9 @@ func TestHelmConfigLoads(t *testing.T) {
 			}
 			if name == "redis" && cfg.Store.Redis.Password.Reveal() != "hunter2" {
 				t.Error("the Redis password from the Secret does not reach store.redis.password")
+			}
+			if name == "defaults" && len(cfg.Store.Redis.Password.Reveal()) < 32 {
+				t.Error("the generated Redis password does not reach store.redis.password")
 			}
 		})
 	}

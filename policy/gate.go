@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,7 +73,7 @@ func (g *Gate) Authorize(s *SessionState, a Action, level ControlLevel, who Requ
 		// Resolve tools run only vigil's own fixed commands (discover's
 		// probes, health checks): confined where possible, never refused
 		// for want of a sandbox.
-		e := g.readExecution(false)
+		e := g.readExecution(false, nil)
 		if e.Confine == ConfineRequired {
 			e.Confine = ConfineBestEffort
 		}
@@ -98,12 +100,12 @@ func (g *Gate) authorizeRead(s *SessionState, a Action, now time.Time) Decision 
 		}
 	}
 	if a.Command == "" {
-		return Decision{Allow: true, Execution: g.readExecution(false)}
+		return Decision{Allow: true, Execution: g.readExecution(false, nil)}
 	}
 	v := g.classify(a.Command, a.Dialect)
 	if !v.ReadOnly() {
-		if pattern, network, ok := g.declared(a.Command, v.Dialect); ok {
-			return g.allowDeclared(a, v, pattern, network)
+		if pattern, network, dests, ok := g.declared(a.Command, v.Dialect); ok {
+			return g.allowDeclared(a, v, pattern, network, dests)
 		}
 		return Decision{Verdict: &v, Block: &Block{
 			Code:         CodePolicyBlocked,
@@ -127,28 +129,64 @@ func (g *Gate) authorizeRead(s *SessionState, a Action, now time.Time) Decision 
 		}
 		return Decision{Verdict: &v, Block: b}
 	}
-	e := g.readExecution(v.Network)
+	e := g.readExecution(v.Network, v.Destinations)
 	e.Shell = v.Dialect
 	return Decision{Allow: true, Verdict: &v, Execution: e}
 }
 
-// readExecution is how a read runs under policy.read_sandbox.
-func (g *Gate) readExecution(network bool) Execution {
+// readExecution is how a read runs under policy.read_sandbox: confined
+// (or not), and for a network read, to the ports of its destinations.
+func (g *Gate) readExecution(network bool, dests []command.Destination) Execution {
+	var e Execution
 	switch g.rules.ReadSandbox {
 	case SandboxOff:
 		return Execution{Confine: ConfineNone, Why: "policy.read_sandbox is off"}
 	case SandboxRequired:
-		return Execution{Confine: ConfineRequired, Network: network}
+		e.Confine = ConfineRequired
 	default:
-		return Execution{Confine: ConfineBestEffort, Network: network}
+		e.Confine = ConfineBestEffort
 	}
+	if network {
+		e.Network = true
+		e.Ports, e.Datagrams = destinationPorts(dests)
+	}
+	return e
+}
+
+// destinationPorts are the TCP ports of dests, sorted and each once, and
+// whether reaching them needs datagrams: a DNS server (port 53) is asked
+// over UDP, and a host name must be resolved, which the C library and Go
+// do over UDP too. An IP address, localhost and names under .localhost
+// (RFC 6761: the resolver answers them itself) need none. A port outside
+// 1-65535 allows nothing.
+func destinationPorts(dests []command.Destination) (ports []int, datagrams bool) {
+	for _, d := range dests {
+		if d.Port >= 1 && d.Port <= 65535 && !slices.Contains(ports, d.Port) {
+			ports = append(ports, d.Port)
+		}
+		datagrams = datagrams || d.Port == 53 || needsResolving(d.Host)
+	}
+	slices.Sort(ports)
+	return ports, datagrams
+}
+
+// needsResolving reports whether host is a name the resolver must look up.
+func needsResolving(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if i := strings.IndexByte(h, '%'); i >= 0 { // fe80::1%eth0
+		h = h[:i]
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		return false
+	}
+	return h != "localhost" && !strings.HasSuffix(h, ".localhost")
 }
 
 // allowDeclared allows a command that policy.read_only_commands declares
 // read-only, on condition that it runs inside the sandbox: the executor
 // refuses it where none is available, and it then needs approval as a
 // change (the control tool).
-func (g *Gate) allowDeclared(a Action, v command.Verdict, pattern string, network bool) Decision {
+func (g *Gate) allowDeclared(a Action, v command.Verdict, pattern string, network bool, dests []command.Destination) Decision {
 	if g.rules.ReadSandbox == SandboxOff {
 		return Decision{Verdict: &v, Block: &Block{
 			Code: CodePolicyBlocked,
@@ -158,9 +196,11 @@ func (g *Gate) allowDeclared(a Action, v command.Verdict, pattern string, networ
 			Details:      map[string]any{"declared": pattern, "reasons": v.Reasons},
 		}}
 	}
-	return Decision{Allow: true, Verdict: &v, Execution: Execution{
-		Shell: v.Dialect, Confine: ConfineRequired, Network: network, Declared: pattern,
-	}}
+	e := Execution{Shell: v.Dialect, Confine: ConfineRequired, Network: network, Declared: pattern}
+	if network {
+		e.Ports, e.Datagrams = destinationPorts(dests)
+	}
+	return Decision{Allow: true, Verdict: &v, Execution: e}
 }
 
 func (g *Gate) authorizeWrite(s *SessionState, a Action, level ControlLevel, who Requester, now time.Time) Decision {
@@ -178,7 +218,7 @@ func (g *Gate) authorizeWrite(s *SessionState, a Action, level ControlLevel, who
 		}
 	}
 	d := g.assessWrite(a)
-	d.Execution = Execution{Confine: ConfineNone, Why: "a change runs unconfined"}
+	d.Execution = Execution{Confine: ConfineNone, Why: "a change runs unconfined", Write: true}
 	if d.Verdict != nil {
 		d.Execution.Shell = d.Verdict.Dialect
 	}

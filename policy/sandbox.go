@@ -63,15 +63,34 @@ type Execution struct {
 	Shell command.Dialect `json:"shell,omitempty"`
 	// Confine is the sandbox requirement; "" means best effort.
 	Confine Confine `json:"confine,omitempty"`
-	// Network lets a confined command open TCP connections, for reads the
-	// classifier found talk over the network (command.Verdict.Network).
+	// Network lets a confined command reach the network, for reads the
+	// classifier found talk over it (command.Verdict.Network): TCP to
+	// Ports only, datagrams only with Datagrams. Without it the command
+	// gets no network at all (bwrap: an empty network namespace).
 	Network bool `json:"network,omitempty"`
+	// Ports are the TCP ports of the destinations the read was proven to
+	// connect to (command.Verdict.Destinations), sorted: a confined read
+	// may connect to these ports and no others, and to none when there
+	// are none, even with Network. The kernel (Landlock) sees ports, not
+	// hosts.
+	Ports []int `json:"ports,omitempty"`
+	// Datagrams lets a confined network read send UDP (and ICMP echo),
+	// which it needs to ask a DNS server (a destination on port 53) or to
+	// resolve a destination's host name. The kernel cannot restrict where
+	// datagrams go, so they may go to any host and port.
+	Datagrams bool `json:"datagrams,omitempty"`
 	// Declared is the policy.read_only_commands pattern that allowed a
 	// command the classifier could not prove read-only. Such a command
 	// runs only inside the sandbox (Confine is required).
 	Declared string `json:"declared,omitempty"`
 	// Why says why a command runs unconfined when Confine is none.
 	Why string `json:"why,omitempty"`
+	// Write marks a change (policy sets it for writes only): it runs in
+	// the plain environment. Every other call runs in the read
+	// environment, which asks servers that can enforce it for a read-only
+	// session (PGOPTIONS), so a call that never met the gate is not let
+	// write by omission.
+	Write bool `json:"write,omitempty"`
 }
 
 // ReadOnlyCommand is one policy.read_only_commands entry: a command the
@@ -114,10 +133,11 @@ func ParseReadOnlyCommand(pattern string, network bool) (ReadOnlyCommand, error)
 // every part is either a declared read-only command (literal words, output
 // only to /dev/null or the other stream) or proven read-only and bounded by
 // the classifier, with at least one declared part. It returns the first
-// declared pattern and whether any part needs the network.
-func (g *Gate) declared(cmd string, d command.Dialect) (pattern string, network, ok bool) {
+// declared pattern, whether any part needs the network and the
+// destinations the classifier proved for the parts it read.
+func (g *Gate) declared(cmd string, d command.Dialect) (pattern string, network bool, dests []command.Destination, ok bool) {
 	if len(g.rules.ReadOnlyCommands) == 0 {
-		return "", false, false
+		return "", false, nil, false
 	}
 	lang := syntax.LangBash
 	if d == command.DialectPOSIX {
@@ -125,11 +145,11 @@ func (g *Gate) declared(cmd string, d command.Dialect) (pattern string, network,
 	}
 	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(cmd), "")
 	if err != nil || len(f.Stmts) != 1 || len(f.Last) != 0 {
-		return "", false, false
+		return "", false, nil, false
 	}
 	var stages []*syntax.Stmt
 	if !pipelineStages(f.Stmts[0], &stages) {
-		return "", false, false
+		return "", false, nil, false
 	}
 	printer := syntax.NewPrinter()
 	for _, st := range stages {
@@ -142,15 +162,16 @@ func (g *Gate) declared(cmd string, d command.Dialect) (pattern string, network,
 		}
 		var b strings.Builder
 		if err := printer.Print(&b, st); err != nil {
-			return "", false, false
+			return "", false, nil, false
 		}
 		v := g.rules.Command.Classify(b.String(), d)
 		if !v.ReadOnly() || !v.Bounded {
-			return "", false, false
+			return "", false, nil, false
 		}
 		network = network || v.Network
+		dests = append(dests, v.Destinations...)
 	}
-	return pattern, network, pattern != ""
+	return pattern, network, dests, pattern != ""
 }
 
 // pipelineStages flattens a plain pipeline (a | b | c, nothing run in the

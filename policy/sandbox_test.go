@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,14 +66,48 @@ func TestReadExecutionFollowsSandboxMode(t *testing.T) {
 }
 
 // TestNetworkReadsMayConnect: a verdict that the read talks over the
-// network lets the sandbox allow TCP connect, unless the sandbox is off.
+// network lets the sandbox allow TCP connect to its destinations' ports
+// (and no others), unless the sandbox is off.
 func TestNetworkReadsMayConnect(t *testing.T) {
+	dests := []command.Destination{{Host: "10.0.0.5", Port: 9090}, {Host: "127.0.0.1", Port: 443}, {Host: "10.0.0.6", Port: 9090}}
 	for mode, want := range map[SandboxMode]bool{SandboxBestEffort: true, SandboxRequired: true, SandboxOff: false} {
-		if e := NewGate(Rules{ReadSandbox: mode}).readExecution(true); e.Network != want {
+		e := NewGate(Rules{ReadSandbox: mode}).readExecution(true, dests)
+		if e.Network != want {
 			t.Errorf("%s: network %v, want %v", mode, e.Network, want)
 		}
-		if e := NewGate(Rules{ReadSandbox: mode}).readExecution(false); e.Network {
-			t.Errorf("%s: a read that stays local may connect", mode)
+		if want && (!slices.Equal(e.Ports, []int{443, 9090}) || e.Datagrams) {
+			t.Errorf("%s: ports %v, datagrams %v; want [443 9090] and no datagrams (addresses need no resolving)", mode, e.Ports, e.Datagrams)
+		}
+		if e := NewGate(Rules{ReadSandbox: mode}).readExecution(false, dests); e.Network || e.Ports != nil || e.Datagrams {
+			t.Errorf("%s: a read that stays local may connect: %+v", mode, e)
+		}
+		// Fail closed: a network read without destinations connects nowhere.
+		if e := NewGate(Rules{ReadSandbox: mode}).readExecution(true, nil); e.Ports != nil || e.Datagrams {
+			t.Errorf("%s: a network read without destinations may connect: %+v", mode, e)
+		}
+	}
+}
+
+func TestDestinationPorts(t *testing.T) {
+	tests := []struct {
+		dests     []command.Destination
+		ports     []int
+		datagrams bool
+	}{
+		{nil, nil, false},
+		{[]command.Destination{{Host: "192.0.2.1", Port: 53}}, []int{53}, true},                           // dig @192.0.2.1
+		{[]command.Destination{{Host: "db1.example.internal", Port: 5432}}, []int{5432}, true},            // resolve db1 first
+		{[]command.Destination{{Host: "localhost", Port: 6443}}, []int{6443}, false},                      // /etc/hosts, no DNS
+		{[]command.Destination{{Host: "api.localhost.", Port: 80}}, []int{80}, false},                     // RFC 6761
+		{[]command.Destination{{Host: "[2001:db8::1]", Port: 443}}, []int{443}, false},                    // bracketed IPv6
+		{[]command.Destination{{Host: "fe80::1%eth0", Port: 22}}, []int{22}, false},                       // zone
+		{[]command.Destination{{Host: "10.0.0.1", Port: 0}, {Host: "10.0.0.1", Port: 70000}}, nil, false}, // no valid port: nothing
+		{[]command.Destination{{Host: "b", Port: 80}, {Host: "a", Port: 22}, {Host: "c", Port: 80}}, []int{22, 80}, true},
+	}
+	for _, tt := range tests {
+		ports, dg := destinationPorts(tt.dests)
+		if !slices.Equal(ports, tt.ports) || dg != tt.datagrams {
+			t.Errorf("destinationPorts(%v) = %v, %v; want %v, %v", tt.dests, ports, dg, tt.ports, tt.datagrams)
 		}
 	}
 }
@@ -82,8 +117,15 @@ func TestWritesRunUnconfinedInTheirShell(t *testing.T) {
 	s := readSession()
 	a := Action{Tool: "control", Name: "command", Kind: KindWrite, Target: "delly", Command: "touch /x", Dialect: command.DialectPOSIX}
 	d := g.Authorize(s, a, LevelControlled, sandboxOperator, t0)
-	if !d.NeedsApproval || d.Execution.Confine != ConfineNone || d.Execution.Shell != command.DialectPOSIX || d.Execution.Why == "" {
-		t.Errorf("decision = %+v, want approval, unconfined, sh, with a reason", d)
+	if !d.NeedsApproval || d.Execution.Confine != ConfineNone || d.Execution.Shell != command.DialectPOSIX || d.Execution.Why == "" || !d.Execution.Write {
+		t.Errorf("decision = %+v, want approval, unconfined, sh, with a reason, marked a write", d)
+	}
+	// Reads are never marked writes: they run in the read environment.
+	for _, mode := range []SandboxMode{SandboxOff, SandboxBestEffort, SandboxRequired} {
+		r := NewGate(Rules{ReadSandbox: mode}).Authorize(s, Action{Tool: "read", Kind: KindRead, Target: "delly", Command: "uptime"}, LevelControlled, sandboxOperator, t0)
+		if !r.Allow || r.Execution.Write {
+			t.Errorf("%s: read decision = %+v, want allowed and not a write", mode, r)
+		}
 	}
 	d = g.Authorize(s, a, LevelAutonomous, sandboxOperator, t0)
 	if !d.Allow || d.Execution.Confine != ConfineNone {
@@ -259,7 +301,7 @@ func FuzzDeclared(f *testing.F) {
 	g := NewGate(Rules{ReadOnlyCommands: []ReadOnlyCommand{{Words: []string{"mytool", "status"}}}})
 	f.Fuzz(func(t *testing.T, cmd string) {
 		for _, d := range []command.Dialect{command.DialectBash, command.DialectPOSIX} {
-			pattern, _, ok := g.declared(cmd, d)
+			pattern, _, _, ok := g.declared(cmd, d)
 			if ok && (pattern != "mytool status" || !strings.Contains(cmd, "mytool")) {
 				t.Fatalf("declared(%q, %s) = %q", cmd, d, pattern)
 			}

@@ -91,7 +91,7 @@ func (r *Router) Run(ctx context.Context, res Resource, spec RunSpec, stdin io.R
 		return ExecResult{ExitCode: -1}, fmt.Errorf("%w: %s has no transport", ErrNoRoute, route.Via.Name)
 	}
 
-	job := Job{Command: route.Command, Shell: route.Shell, Network: spec.Network}
+	job := Job{Command: route.Command, Shell: route.Shell, Network: spec.Network, Ports: spec.Ports, Datagrams: spec.Datagrams, Write: spec.Write}
 	why := spec.Why
 	switch spec.Confine {
 	case policy.ConfineNone:

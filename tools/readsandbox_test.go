@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigilops/vigil/internal/testenv/redistest"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools/sandbox"
@@ -312,5 +313,88 @@ func BenchmarkLocalRead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadSandboxLocalNetworkPorts: a network read runs with TCP connect
+// allowed to the ports policy carried from the verdict's destinations and
+// to no other; a network read without destinations connects nowhere.
+func TestReadSandboxLocalNetworkPorts(t *testing.T) {
+	if abi := sandbox.ABI(); abi < sandbox.MinABI {
+		t.Fatalf("this kernel offers Landlock ABI %d, the read sandbox needs %d (Linux 6.12+ with Landlock enabled)", abi, sandbox.MinABI)
+	}
+	inv := DefaultInventory()
+	router := NewRouter(inv, RouterOptions{})
+	res, _ := inv.Lookup("localhost")
+	known, knownTaken := loopbackListener(t)
+	other, otherTaken := loopbackListener(t)
+	port := func(addr string) int { _, p, _ := net.SplitHostPort(addr); n, _ := strconv.Atoi(p); return n }
+	devTCP := func(addr string) string {
+		return "exec 3<>/dev/tcp/" + strings.Replace(addr, ":", "/", 1) + " && echo connected"
+	}
+	tests := []struct {
+		name  string
+		exec  policy.Execution
+		addr  string
+		want  bool
+		shown string
+	}{
+		{"declared port", policy.Execution{Network: true, Ports: []int{port(known)}}, known, true, fmt.Sprintf("TCP to port %d, no UDP", port(known))},
+		{"another port", policy.Execution{Network: true, Ports: []int{port(known)}}, other, false, ""},
+		{"no destinations", policy.Execution{Network: true}, known, false, "no TCP, no UDP"},
+		{"not a network read", policy.Execution{Ports: []int{port(known)}}, known, false, "no network"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.exec.Confine, tt.exec.Shell = policy.ConfineRequired, command.DialectBash
+			out, err := router.Run(t.Context(), res, RunSpec{Command: devTCP(tt.addr), Execution: tt.exec}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(out.Stdout, "connected"); got != tt.want {
+				t.Errorf("connected %v, want %v: %+v", got, tt.want, out)
+			}
+			if tt.shown != "" && !strings.Contains(out.Sandbox.String(), tt.shown) {
+				t.Errorf("trace %q does not say %q", out.Sandbox.String(), tt.shown)
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n, m := knownTaken.Load(), otherTaken.Load(); n != 1 || m != 0 {
+		t.Errorf("the declared port's listener took %d connections (want 1), the other %d (want 0)", n, m)
+	}
+}
+
+// TestReadSandboxKeepsVigilsRedisOutOfReach: vigil's own Redis (the real
+// one on loopback) is out of reach of a network read whose destinations
+// are elsewhere, and reachable, as the startup warning says, by one whose
+// destination shares its port.
+func TestReadSandboxKeepsVigilsRedisOutOfReach(t *testing.T) {
+	if abi := sandbox.ABI(); abi < sandbox.MinABI {
+		t.Fatalf("this kernel offers Landlock ABI %d, the read sandbox needs %d (Linux 6.12+ with Landlock enabled)", abi, sandbox.MinABI)
+	}
+	addr := redistest.RequireShared(t)
+	host, p, _ := net.SplitHostPort(addr)
+	redisPort, _ := strconv.Atoi(p)
+	inv := DefaultInventory()
+	router := NewRouter(inv, RouterOptions{})
+	res, _ := inv.Lookup("localhost")
+	ping := "redis-cli -h " + host + " -p " + p + " ping"
+	for _, tt := range []struct {
+		ports []int
+		want  string
+	}{
+		{[]int{9090, 443}, "Permission denied"},
+		{[]int{redisPort}, "PONG"},
+	} {
+		out, err := router.Run(t.Context(), res, RunSpec{Command: ping, Execution: policy.Execution{
+			Confine: policy.ConfineRequired, Shell: command.DialectBash, Network: true, Ports: tt.ports,
+		}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Stdout + out.Stderr; !strings.Contains(got, tt.want) {
+			t.Errorf("ports %v: %q, want %q", tt.ports, got, tt.want)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigilops/vigil/policy"
@@ -65,8 +67,12 @@ type Sandbox struct {
 	// Detail qualifies it: the Landlock ABI and anything missing, or why
 	// the command ran unconfined.
 	Detail string `json:"detail,omitempty"`
-	// Network is set when the command could open TCP connections.
-	Network bool `json:"network,omitempty"`
+	// Network is set when the command could reach the network; Ports are
+	// the TCP ports it could connect to (Landlock), Datagrams whether it
+	// could send UDP.
+	Network   bool  `json:"network,omitempty"`
+	Ports     []int `json:"ports,omitempty"`
+	Datagrams bool  `json:"datagrams,omitempty"`
 	// Shell is the shell the command ran with.
 	Shell command.Dialect `json:"shell"`
 }
@@ -74,8 +80,9 @@ type Sandbox struct {
 // Confined reports whether a sandbox applied.
 func (s Sandbox) Confined() bool { return s.Mechanism != "" && s.Mechanism != SandboxNone }
 
-// String is the one line traces show: "landlock (ABI 7, no network), bash"
-// or "none (policy.read_sandbox is off), sh".
+// String is the one line traces show: "landlock (ABI 7, no network), bash",
+// "landlock (ABI 7, TCP to ports 443, 9090, UDP), bash", "bwrap (network
+// allowed), sh" or "none (policy.read_sandbox is off), sh".
 func (s Sandbox) String() string {
 	if s.Mechanism == "" {
 		return ""
@@ -83,7 +90,26 @@ func (s Sandbox) String() string {
 	detail := s.Detail
 	if s.Confined() {
 		net := "no network"
-		if s.Network {
+		switch {
+		case s.Network && s.Mechanism == SandboxLandlock:
+			net = "no TCP"
+			if len(s.Ports) > 0 {
+				ports := make([]string, len(s.Ports))
+				for i, p := range s.Ports {
+					ports[i] = strconv.Itoa(p)
+				}
+				net = "TCP to port"
+				if len(ports) > 1 {
+					net += "s"
+				}
+				net += " " + strings.Join(ports, ", ")
+			}
+			if s.Datagrams {
+				net += ", UDP"
+			} else {
+				net += ", no UDP"
+			}
+		case s.Network:
 			net = "network allowed"
 		}
 		if detail == "" {
@@ -113,12 +139,18 @@ type Job struct {
 	Command string
 	Shell   command.Dialect
 	// Confined runs it in the transport's sandbox (Landlock locally, bwrap
-	// over SSH), with TCP connect allowed when Network is set.
-	Confined bool
-	Network  bool
+	// over SSH). Network lets it reach the network: locally TCP to Ports
+	// only and datagrams only with Datagrams (policy.Execution says why);
+	// under bwrap, without Network, an empty network namespace.
+	Confined  bool
+	Network   bool
+	Ports     []int
+	Datagrams bool
 	// BestEffort accepts a partial or failed sandbox (locally), reporting
 	// what applied, instead of refusing to run.
 	BestEffort bool
+	// Write runs a change: without the read environment (readOnlyEnv).
+	Write bool
 }
 
 func (j Job) shell() command.Dialect {

@@ -28,7 +28,7 @@ import (
 //
 // Commands get a small environment (see LocalTransport.Env), not vigil's own:
 // vigil's environment holds API keys and tokens that a model-proposed `env`
-// must not print.
+// must not print. Every job but a change also gets readOnlyEnv.
 type LocalTransport struct {
 	Limits
 	// Env is the command's environment. Nil means minimalEnv: PATH, HOME,
@@ -60,6 +60,9 @@ func (t *LocalTransport) Run(ctx context.Context, job Job, stdin io.Reader) (Exe
 	if env == nil {
 		env = minimalEnv()
 	}
+	if !job.Write {
+		env = withReadOnlyEnv(env)
+	}
 	c := exec.CommandContext(ctx, shellPath, "-c", job.Command)
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var box *sandbox.Spec
@@ -69,7 +72,10 @@ func (t *LocalTransport) Run(ctx context.Context, job Job, stdin io.Reader) (Exe
 			return ExecResult{ExitCode: -1}, fmt.Errorf("%w: local: sandbox temp dir: %w", ErrTransport, err)
 		}
 		defer os.RemoveAll(tmp)
-		box = &sandbox.Spec{TempDir: tmp, Network: job.Network, BestEffort: job.BestEffort}
+		box = &sandbox.Spec{TempDir: tmp, BestEffort: job.BestEffort}
+		if job.Network {
+			box.Ports, box.Datagrams = job.Ports, job.Datagrams
+		}
 		env = append(slices.Clip(env), "TMPDIR="+tmp)
 		// A session of its own: no controlling terminal to write to, and
 		// still one process group to kill.
@@ -107,7 +113,8 @@ func (t *LocalTransport) Run(ctx context.Context, job Job, stdin io.Reader) (Exe
 		switch {
 		case startErr != nil:
 		case rep.Confined:
-			applied = Sandbox{Mechanism: SandboxLandlock, Detail: landlockDetail(rep), Network: job.Network, Shell: job.shell()}
+			applied = Sandbox{Mechanism: SandboxLandlock, Detail: landlockDetail(rep), Network: job.Network,
+				Ports: box.Ports, Datagrams: box.Datagrams, Shell: job.shell()}
 		default:
 			applied = unconfined(job.shell(), "the sandbox could not confine it: %s", rep.Note)
 		}

@@ -70,7 +70,11 @@ func (t *SSHTransport) Run(ctx context.Context, job Job, stdin io.Reader) (ExecR
 		wrap = bwrapCommand(t.Bwrap, job.Network)
 		applied = Sandbox{Mechanism: SandboxBwrap, Network: job.Network, Shell: job.shell()}
 	}
-	if err := sess.Start(remoteCommand(job.Command, job.shell(), wrap, t.timeout())); err != nil {
+	env := ""
+	if !job.Write {
+		env = readOnlyEnvArgs()
+	}
+	if err := sess.Start(remoteCommand(job.Command, job.shell(), env, wrap, t.timeout())); err != nil {
 		return ExecResult{ExitCode: -1, Duration: time.Since(start)}, fmt.Errorf("%w: ssh %s: start command: %w", ErrTransport, t.addr(), err)
 	}
 	go func() { done <- sess.Wait() }()
@@ -114,7 +118,8 @@ func (t *SSHTransport) Run(ctx context.Context, job Job, stdin io.Reader) (ExecR
 }
 
 // remoteCommand is what the server runs for cmd: cmd under the given
-// shell, inside wrap (bwrap and its options, or nothing), killed with its
+// shell, with env (NAME=value words for env(1), or nothing) set, inside
+// wrap (bwrap and its options, or nothing), killed with its
 // whole process group by timeout(1) once d has passed. Closing the
 // connection does not stop a command that writes nothing (`sleep`, `tail -f`
 // on a quiet file), and OpenSSH refuses the signal request for root logins
@@ -128,9 +133,9 @@ func (t *SSHTransport) Run(ctx context.Context, job Job, stdin io.Reader) (ExecR
 // The shell must run the command as classified and nothing else: env drops
 // BASH_ENV and ENV, and bash gets --norc, without which it reads ~/.bashrc
 // when started by sshd (functions defined there could shadow commands).
-func remoteCommand(cmd string, shell command.Dialect, wrap string, d time.Duration) string {
+func remoteCommand(cmd string, shell command.Dialect, env, wrap string, d time.Duration) string {
 	secs := int64((d+time.Second-1)/time.Second) + 1
-	out := "exec timeout -s KILL " + strconv.FormatInt(secs, 10) + " env -u BASH_ENV -u ENV "
+	out := "exec timeout -s KILL " + strconv.FormatInt(secs, 10) + " env -u BASH_ENV -u ENV " + env
 	if wrap != "" {
 		out += wrap + " "
 	}

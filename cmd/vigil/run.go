@@ -41,6 +41,9 @@ func runServe(ctx context.Context, cfgPath string) error {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
+	for _, w := range sandboxWarnings(redisEndpoints(cfg), readDestinations(cfg)) {
+		log.Warn(w)
+	}
 	if !cfg.LLM.Configured() {
 		return fmt.Errorf("config: llm.base_url and llm.model are required for vigil run (try `vigil chat --demo` to see vigil without a model)")
 	}

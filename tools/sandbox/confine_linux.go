@@ -101,6 +101,9 @@ func confineThread(s Spec) (Report, error) {
 	if !filepath.IsAbs(s.TempDir) {
 		return Report{}, fmt.Errorf("%w: temp dir %q is not an absolute path", ErrRefused, s.TempDir)
 	}
+	if err := checkPorts(s.Ports); err != nil {
+		return Report{}, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
 	dropped, capErr := dropCaps()
 	if capErr != nil && !s.BestEffort {
 		return Report{}, fmt.Errorf("%w: %w", ErrRefused, capErr)
@@ -115,7 +118,7 @@ func confineThread(s Spec) (Report, error) {
 	case abi == 0:
 		return Report{CapsDropped: dropped, Note: "the kernel offers no Landlock"}, nil
 	}
-	if err := seccompThread(s.Network); err != nil {
+	if err := seccompThread(s.Datagrams); err != nil {
 		if !s.BestEffort {
 			return Report{}, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
@@ -146,11 +149,9 @@ func confineThread(s Spec) (Report, error) {
 func landlockThread(abi int, s Spec) error {
 	cfg := presets[min(abi, len(presets))-1]
 	handledFS := uint64(cfg.HandledAccessFS)
+	// Bind and connect are both handled: bind has no rule, so it is
+	// refused; connect is allowed to the listed ports only.
 	handledNet := uint64(cfg.HandledAccessNet)
-	if s.Network {
-		// Not handled is allowed: connect stays open, bind does not.
-		handledNet &^= llsys.AccessNetConnectTCP
-	}
 	attr := llsys.RulesetAttr{HandledAccessFS: handledFS, HandledAccessNet: handledNet, Scoped: uint64(cfg.Scoped)}
 	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
@@ -182,6 +183,14 @@ func landlockThread(abi int, s Spec) error {
 	}
 	if err := allow(s.TempDir, writeAccess, false); err != nil {
 		return err
+	}
+	if handledNet&llsys.AccessNetConnectTCP != 0 {
+		for _, p := range s.Ports {
+			rule := llsys.NetPortAttr{AllowedAccess: llsys.AccessNetConnectTCP, Port: uint64(p)}
+			if err := llsys.LandlockAddNetPortRule(fd, &rule, 0); err != nil {
+				return fmt.Errorf("landlock: allow TCP connect to port %d: %w", p, err)
+			}
+		}
 	}
 	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
 		return fmt.Errorf("landlock: restrict: %w", err)
@@ -251,24 +260,31 @@ func dropCaps() (bool, error) {
 	return true, errors.Join(errs...)
 }
 
-// Main is `vigil sandbox-exec [--net] [--best-effort] [--shell PATH] --tmp
-// DIR -- COMMAND`: it confines itself as Start would confine a read and
-// executes the shell with the command, so an operator can see what a read
-// may do. It returns only when that fails, with the exit status to use.
+// Main is `vigil sandbox-exec [--connect PORTS] [--datagrams]
+// [--best-effort] [--shell PATH] --tmp DIR -- COMMAND`: it confines itself
+// as Start would confine a read and executes the shell with the command, so
+// an operator can see what a read may do. It returns only when that fails,
+// with the exit status to use.
 func Main(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet(Subcommand, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	shell := fs.String("shell", "/bin/sh", "absolute path of the shell that runs the command with -c")
 	var s Spec
 	fs.StringVar(&s.TempDir, "tmp", "", "the only directory the command may write (required)")
-	fs.BoolVar(&s.Network, "net", false, "allow TCP connect")
+	connect := fs.String("connect", "", "comma-separated TCP ports the command may connect to (default none)")
+	fs.BoolVar(&s.Datagrams, "datagrams", false, "allow UDP and ICMP echo sockets (DNS), to any address")
 	fs.BoolVar(&s.BestEffort, "best-effort", false, "run with whatever the kernel offers")
 	verbose := fs.Bool("v", false, "say what confinement applied on stderr")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() != 1 || s.TempDir == "" || !filepath.IsAbs(*shell) {
-		fmt.Fprintf(stderr, "usage: vigil %s [--net] [--best-effort] [--shell /bin/bash] --tmp DIR -- 'COMMAND'\n", Subcommand)
+		fmt.Fprintf(stderr, "usage: vigil %s [--connect PORT,...] [--datagrams] [--best-effort] [--shell /bin/bash] --tmp DIR -- 'COMMAND'\n", Subcommand)
+		return 2
+	}
+	var err error
+	if s.Ports, err = ParsePorts(*connect); err != nil {
+		fmt.Fprintf(stderr, "sandbox: --connect: %v\n", err)
 		return 2
 	}
 	// Confine this thread and execute the shell from it.

@@ -2,17 +2,13 @@ package sandbox
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -26,12 +22,17 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case Subcommand:
 			os.Exit(Main(os.Args[2:], os.Stderr))
-		case "net-helper":
-			os.Exit(netHelper(os.Args[2:]))
+		}
+		if h, ok := helpers[os.Args[1]]; ok {
+			os.Exit(h(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())
 }
+
+// helpers are further subcommands of the test binary, run inside the
+// sandbox by tests in other files.
+var helpers = map[string]func(args []string) int{}
 
 // requireLandlock fails, saying what is missing, on a kernel that cannot
 // give the full confinement.
@@ -173,116 +174,6 @@ func TestConfinedCannotSignalOutside(t *testing.T) {
 	r := run(t, "sleep 30 & kill -TERM $!; wait $!; echo status=$?", Spec{})
 	if !strings.HasSuffix(r.out, "status=143\n") {
 		t.Errorf("killing its own child: %q", r.out)
-	}
-}
-
-// netHelper runs inside the sandbox: it tries to listen on TCP (plain and
-// multipath) and to dial addr, and prints what happened.
-func netHelper(args []string) int {
-	for _, mp := range []bool{false, true} {
-		lc := net.ListenConfig{}
-		lc.SetMultipathTCP(mp)
-		ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
-		if err == nil {
-			ln.Close()
-			fmt.Printf("listen mptcp=%v: ok\n", mp)
-		} else {
-			fmt.Printf("listen mptcp=%v: %v\n", mp, err)
-		}
-	}
-	for _, mp := range []bool{false, true} {
-		d := net.Dialer{Timeout: 2 * time.Second}
-		d.SetMultipathTCP(mp)
-		c, err := d.Dial("tcp", args[0])
-		if err == nil {
-			c.Close()
-			fmt.Printf("dial mptcp=%v: ok\n", mp)
-		} else {
-			fmt.Printf("dial mptcp=%v: %v\n", mp, err)
-		}
-	}
-	return 0
-}
-
-func TestConfinedNetwork(t *testing.T) {
-	requireLandlock(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	// The helper's connections close at once; the test's own sentinel
-	// connection says "s" first.
-	var accepted atomic.Int32
-	sentinel := make(chan struct{}, 1)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			var b [1]byte
-			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-			if n, _ := c.Read(b[:]); n == 1 && b[0] == 's' {
-				sentinel <- struct{}{}
-			} else {
-				accepted.Add(1)
-			}
-			c.Close()
-		}
-	}()
-	// settle returns once the listener has taken every connection made
-	// before it: connections are accepted in order, and a sentinel made
-	// now comes after all of the helper's.
-	settle := func() {
-		t.Helper()
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = c.Write([]byte("s"))
-		c.Close()
-		select {
-		case <-sentinel:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the listener never took the sentinel connection")
-		}
-	}
-	helper := func(network bool) string {
-		c := exec.Command(os.Args[0], "net-helper", ln.Addr().String())
-		var out bytes.Buffer
-		c.Stdout, c.Stderr = &out, &out
-		if _, err := Start(c, Spec{TempDir: t.TempDir(), Network: network}); err != nil {
-			t.Fatal(err)
-		}
-		_ = c.Wait()
-		return out.String()
-	}
-	for _, network := range []bool{false, true} {
-		before := accepted.Load()
-		out := helper(network)
-		for _, mp := range []string{"false", "true"} {
-			if !strings.Contains(out, "listen mptcp="+mp+": listen tcp 127.0.0.1:0: bind: permission denied") {
-				t.Errorf("network %v: listening (mptcp %s) was not refused:\n%s", network, mp, out)
-			}
-			dialed := strings.Contains(out, "dial mptcp="+mp+": ok")
-			if dialed != network {
-				t.Errorf("network %v: dial (mptcp %s) succeeded: %v\n%s", network, mp, dialed, out)
-			}
-		}
-		settle()
-		if got, want := accepted.Load()-before, int32(0); network {
-			if got == 0 {
-				t.Errorf("network allowed: the listener saw no connection\n%s", out)
-			}
-		} else if got != want {
-			t.Errorf("network denied: the listener saw %d connections\n%s", got, out)
-		}
-	}
-	// The shell's own /dev/tcp is refused the same way.
-	r := run(t, "exec 3<>/dev/tcp/"+strings.Replace(ln.Addr().String(), ":", "/", 1), Spec{})
-	if r.exit == 0 {
-		t.Errorf("/dev/tcp connect from a confined bash: exit 0, %q", r.out)
 	}
 }
 

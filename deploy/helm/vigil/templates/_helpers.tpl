@@ -96,8 +96,48 @@ laid over it. The Redis password is not here; it comes from the Secret.
 {{- toYaml $cfg }}
 {{- end }}
 
+{{/*
+Where vigil and the in-chart Redis find the Redis password, as a
+secretKeyRef body: redis.auth.existingSecret, else the top-level
+existingSecret or the chart's Secret under VIGIL_STORE_REDIS_PASSWORD.
+*/}}
+{{- define "vigil.redisPasswordRef" -}}
+{{- if .Values.redis.auth.existingSecret -}}
+name: {{ .Values.redis.auth.existingSecret }}
+key: {{ .Values.redis.auth.existingSecretKey }}
+{{- else -}}
+name: {{ include "vigil.secretName" . }}
+key: VIGIL_STORE_REDIS_PASSWORD
+{{- end }}
+{{- end }}
+
+{{/*
+The Redis password the chart's Secret holds: redis.auth.password, else the
+one an earlier install generated (kept across upgrades), else a new one.
+*/}}
+{{- define "vigil.redisPassword" -}}
+{{- if .Values.redis.auth.password }}
+{{- .Values.redis.auth.password }}
+{{- else }}
+{{- $old := lookup "v1" "Secret" .Release.Namespace (include "vigil.fullname" .) }}
+{{- if and $old $old.data (index $old.data "VIGIL_STORE_REDIS_PASSWORD") }}
+{{- index $old.data "VIGIL_STORE_REDIS_PASSWORD" | b64dec }}
+{{- else }}
+{{- randAlphaNum 32 }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Whether the chart's Secret carries the Redis password. */}}
+{{- define "vigil.redisPasswordInSecret" -}}
+{{- if and (include "vigil.redisAddr" .) .Values.redis.auth.enabled (not .Values.redis.auth.existingSecret) (not .Values.existingSecret) }}true{{ end }}
+{{- end }}
+
 {{/* Fail early on settings that cannot work. */}}
 {{- define "vigil.validate" -}}
+{{- if hasKey .Values.redis "password" }}
+{{- fail "redis.password has moved to redis.auth.password" }}
+{{- end }}
 {{- if and (gt (int .Values.replicaCount) 1) (not (include "vigil.redisAddr" .)) }}
 {{- fail "replicaCount > 1 needs Redis: set redis.enabled=true or redis.addr (or replicaCount=1 for the in-memory store)" }}
 {{- end }}
