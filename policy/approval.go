@@ -117,7 +117,7 @@ type Approval struct {
 	// to show. The card prints it, so the approver can tell that what they
 	// read is what this record holds.
 	ChangeHash string `json:"change_hash,omitempty"`
-	Requester string         `json:"requester"`
+	Requester  string `json:"requester"`
 	// Channel is the policy key of the channel the request came from.
 	Channel string `json:"channel"`
 	// Thread is the thread key of the conversation, SessionKey its session.

@@ -12,7 +12,7 @@ import (
 func Tables(md string) string {
 	lines := strings.Split(md, "\n")
 	out := make([]string, 0, len(lines))
-	var cur *fence
+	var cur *Fence
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		if cur != nil {
@@ -117,7 +117,7 @@ var reImage = regexp.MustCompile(`!\[([^\]\n]*)\]\(`)
 // sees "image: alt" and decides whether to open it.
 func ImagesAsLinks(md string) string {
 	lines := strings.Split(md, "\n")
-	var cur *fence
+	var cur *Fence
 	for i, line := range lines {
 		if cur != nil {
 			if cur.closes(line) {

@@ -24,8 +24,9 @@ const (
 	Text LineKind = iota
 	// Code is a line inside a fenced code block.
 	Code
-	// Fence is a fence line: an opening ("```go") or a closing ("```").
-	Fence
+	// FenceLine is a fence line: an opening ("```go") or a closing
+	// ("```").
+	FenceLine
 )
 
 // Measure is the size of one line after the platform's conversion and
@@ -77,37 +78,42 @@ func Join(ps []Piece) string {
 	return b.String()
 }
 
-// fence is an open fenced code block.
-type fence struct {
+// Fence is an open fenced code block.
+type Fence struct {
 	open  string // the opening line as written
 	char  byte   // '`' or '~'
 	width int    // length of the marker run
 }
 
 // closing is the line that closes f.
-func (f fence) closing() string { return strings.Repeat(string(f.char), f.width) }
+func (f Fence) closing() string { return strings.Repeat(string(f.char), f.width) }
 
-// openingFence reports whether line opens a fenced code block
+// OpeningFence reports whether line opens a fenced code block
 // (CommonMark: up to three spaces, then three or more backticks or
 // tildes; a backtick fence's info string has no backtick).
-func openingFence(line string) (fence, bool) {
+func OpeningFence(line string) (Fence, bool) { return openingFence(line) }
+
+// Closes reports whether line closes the code block f opened.
+func (f Fence) Closes(line string) bool { return f.closes(line) }
+
+func openingFence(line string) (Fence, bool) {
 	s := strings.TrimLeft(line, " ")
 	if len(line)-len(s) > 3 || len(s) < 3 || (s[0] != '`' && s[0] != '~') {
-		return fence{}, false
+		return Fence{}, false
 	}
 	n := 0
 	for n < len(s) && s[n] == s[0] {
 		n++
 	}
 	if n < 3 || (s[0] == '`' && strings.ContainsRune(s[n:], '`')) {
-		return fence{}, false
+		return Fence{}, false
 	}
-	return fence{open: line, char: s[0], width: n}, true
+	return Fence{open: line, char: s[0], width: n}, true
 }
 
 // closes reports whether line closes f: the same character, at least as
 // many, nothing else but spaces.
-func (f fence) closes(line string) bool {
+func (f Fence) closes(line string) bool {
 	s := strings.TrimLeft(line, " ")
 	if len(line)-len(s) > 3 {
 		return false
@@ -162,7 +168,7 @@ type splitter struct {
 	size  int
 	begun bool
 
-	cur *fence // the code block the text is in, if any
+	cur *Fence // the code block the text is in, if any
 }
 
 func (s *splitter) measure(line string, kind LineKind) int { return s.o.Measure(line, kind) }
@@ -173,7 +179,7 @@ func (s *splitter) closeCost() int {
 	if s.cur == nil {
 		return 0
 	}
-	return 1 + s.measure(s.cur.closing(), Fence)
+	return 1 + s.measure(s.cur.closing(), FenceLine)
 }
 
 // start begins a new piece, reopening the current fence.
@@ -182,7 +188,7 @@ func (s *splitter) start(sep string) {
 	s.body.Reset()
 	if s.cur != nil {
 		s.open = s.cur.open
-		s.size = s.measure(s.open, Fence) + 1
+		s.size = s.measure(s.open, FenceLine) + 1
 	}
 }
 
@@ -219,12 +225,12 @@ func (s *splitter) line(sep, line string) {
 	kind, next := Text, s.cur
 	switch {
 	case s.cur != nil && s.cur.closes(line):
-		kind, next = Fence, nil
+		kind, next = FenceLine, nil
 	case s.cur != nil:
 		kind = Code
 	default:
 		if f, ok := openingFence(line); ok {
-			kind, next = Fence, &f
+			kind, next = FenceLine, &f
 		}
 	}
 	if !s.begun {
@@ -239,7 +245,7 @@ func (s *splitter) line(sep, line string) {
 	// The fence after this line decides what closing costs.
 	reserve := 0
 	if next != nil {
-		reserve = 1 + s.measure(next.closing(), Fence)
+		reserve = 1 + s.measure(next.closing(), FenceLine)
 	}
 	if s.size+nl+cost+reserve <= s.o.Limit {
 		s.add(line, false, cost)
@@ -348,7 +354,7 @@ func protected(line string) [][]int { return reProtected.FindAllStringIndex(line
 
 // Balanced reports whether every code fence opened in text is closed.
 func Balanced(text string) bool {
-	var cur *fence
+	var cur *Fence
 	for _, line := range strings.Split(text, "\n") {
 		switch {
 		case cur != nil && cur.closes(line):
