@@ -95,7 +95,7 @@ func testCard(status bot.ApprovalStatus) bot.ApprovalCard {
 func TestRenderCardGolden(t *testing.T) {
 	for _, st := range []bot.ApprovalStatus{bot.ApprovalPending, bot.ApprovalApproved, bot.ApprovalDenied, bot.ApprovalExpired} {
 		t.Run(string(st), func(t *testing.T) {
-			c, err := cardContent(testCard(st), threadRelation(testRoot, testLast))
+			c, err := cardContent(testCard(st), nil, threadRelation(testRoot, testLast))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func TestRenderCardDetailsGolden(t *testing.T) {
 			{Label: "object", Value: "deployment/checkout"}, {Label: "change", Value: "set replicas to 5 <was read at approval>"},
 		},
 	}
-	got, err := cardContent(c, threadRelation(testRoot, testLast))
+	got, err := cardContent(c, nil, threadRelation(testRoot, testLast))
 	if err != nil {
 		t.Fatal(err)
 	}
