@@ -81,7 +81,7 @@ type Adapter struct {
 	handler   bot.Handler
 	crypto    cryptoEngine
 	power     map[id.RoomID]*event.PowerLevelsEventContent
-	powerTS   map[id.RoomID]int64 // origin_server_ts of what power holds
+	powerTS   map[id.RoomID]int64                // origin_server_ts of what power holds
 	members   map[id.RoomID]map[id.UserID]string // joined user → display name
 	joinedAt  map[id.RoomID]time.Time
 	threads   *bounded[threadKey, bool]       // thread root → bot takes part
