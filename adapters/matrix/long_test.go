@@ -180,3 +180,13 @@ func TestMatrixAnswerGolden(t *testing.T) {
 		"[runbook](https://runbooks.example/disk) [bad](javascript:alert(1))\n\n<script>alert(1)</script>"
 	golden(t, "answer_table_image", renderReply(bot.Reply{Kind: bot.ReplyAnswer, Text: md}))
 }
+
+func TestMatrixTraceWithHugeCommandFits(t *testing.T) {
+	tr := bot.Trace{Tool: "read", Action: "exec", Target: "web-1", Command: "echo " + strings.Repeat("<&>", 30000),
+		Outcome: bot.OutcomeOK, Output: strings.Repeat("<x>", 2000)}
+	c := renderReply(bot.Reply{Kind: bot.ReplyTrace, Trace: &tr})
+	checkEvent(t, c)
+	if !strings.Contains(c.Body, "Command shown up to") {
+		t.Error("a cut command is not marked as cut")
+	}
+}

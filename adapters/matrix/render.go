@@ -32,6 +32,10 @@ const feedbackHint = "React 👍 or 👎 to rate this answer."
 // 64 KiB event limit even after HTML escaping.
 const maxInlineOutput = 4000
 
+// maxTraceCommand bounds the command a trace shows, so a trace event stays
+// within the size limit whatever the command.
+const maxTraceCommand = 8000
+
 // renderReply turns a neutral reply into Matrix message content: HTML
 // (org.matrix.custom.html) with a plain-text body. Relations are added by
 // the caller.
@@ -167,8 +171,16 @@ func renderTrace(t bot.Trace) *event.MessageEventContent {
 	h.WriteString("</p>")
 
 	if t.Command != "" {
-		b.WriteString("\n$ " + t.Command)
-		h.WriteString(`<pre><code class="language-shell">` + html.EscapeString(t.Command) + "</code></pre>")
+		// A trace names its command; the approval card, not the trace, is
+		// where a long one is shown whole.
+		cmd, cut := clip(t.Command, maxTraceCommand)
+		b.WriteString("\n$ " + cmd)
+		h.WriteString(`<pre><code class="language-shell">` + html.EscapeString(cmd) + "</code></pre>")
+		if cut {
+			note := fmt.Sprintf("Command shown up to %d of its %d bytes.", len(cmd), len(t.Command))
+			b.WriteString("\n" + note)
+			h.WriteString("<p><em>" + note + "</em></p>")
+		}
 	}
 	if t.Sandbox != "" {
 		b.WriteString("\nsandbox: " + t.Sandbox)
