@@ -32,9 +32,45 @@ const feedbackHint = "React 👍 or 👎 to rate this answer."
 // 64 KiB event limit even after HTML escaping.
 const maxInlineOutput = 4000
 
-// maxTraceCommand bounds the command a trace shows, so a trace event stays
-// within the size limit whatever the command.
-const maxTraceCommand = 8000
+// maxTraceCommand and maxTraceOutput bound, in bytes once escaped for
+// HTML and encoded as JSON in both the body and the HTML, the command and
+// the output a trace shows, so a trace event stays within the size limit
+// whatever they hold.
+const (
+	maxTraceCommand = 12_000
+	maxTraceOutput  = 16_000
+)
+
+// clipEncoded cuts s, on a character boundary, to the longest beginning
+// whose encoded size (encodedSize) is at most n.
+func clipEncoded(s string, n int) (string, bool) {
+	if encodedSize(s) <= n {
+		return s, false
+	}
+	lo, hi := 0, len(s)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		for mid > lo && !utf8.RuneStart(s[mid]) {
+			mid--
+		}
+		if mid == lo {
+			break
+		}
+		if encodedSize(s[:mid]) <= n {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	for lo > 0 && lo < len(s) && !utf8.RuneStart(s[lo]) {
+		lo--
+	}
+	return s[:lo], true
+}
+
+// encodedSize is what s adds to an event shown both as plain text and as
+// escaped HTML, JSON-encoded.
+func encodedSize(s string) int { return jsonLen(s) + jsonLen(html.EscapeString(s)) }
 
 // renderReply turns a neutral reply into Matrix message content: HTML
 // (org.matrix.custom.html) with a plain-text body. Relations are added by
@@ -173,7 +209,7 @@ func renderTrace(t bot.Trace) *event.MessageEventContent {
 	if t.Command != "" {
 		// A trace names its command; the approval card, not the trace, is
 		// where a long one is shown whole.
-		cmd, cut := clip(t.Command, maxTraceCommand)
+		cmd, cut := clipEncoded(t.Command, maxTraceCommand)
 		b.WriteString("\n$ " + cmd)
 		h.WriteString(`<pre><code class="language-shell">` + html.EscapeString(cmd) + "</code></pre>")
 		if cut {
@@ -202,7 +238,7 @@ func renderTrace(t bot.Trace) *event.MessageEventContent {
 		}
 		h.WriteString(escapeLines(t.Message) + "</p>")
 	}
-	out, cut := clip(strings.TrimRight(t.Output, "\n"), maxInlineOutput)
+	out, cut := clipEncoded(strings.TrimRight(t.Output, "\n"), maxTraceOutput)
 	if out != "" {
 		b.WriteString("\n```\n" + out + "\n```")
 		h.WriteString("<pre><code>" + html.EscapeString(out) + "</code></pre>")
