@@ -37,7 +37,6 @@ const (
 	maxContextText   = 2000
 	maxHeaderText    = 150
 	maxFallbackText  = 300
-	maxCommandShown  = 2500
 	maxConfirmText   = 300
 	maxBatchTraces   = 10
 	maxBatchChars    = 12000
