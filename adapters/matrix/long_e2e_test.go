@@ -231,10 +231,10 @@ func TestApprovalCardsShowTheWholeChangeOnDendrite(t *testing.T) {
 	}
 }
 
-// The deny-reason prompt is an m.text that mentions the approver (a
-// notice would be silenced by the default push rules), and a pending card
-// mentions the room's approvers.
-func TestPromptsNotifyOnDendrite(t *testing.T) {
+// startWithCard starts the adapter in the harness room, opens a thread
+// with alice's request and posts the test card in it.
+func startWithCard(t *testing.T) (*harness, *running, id.EventID, bot.ThreadRef, bot.MessageRef) {
+	t.Helper()
 	h := newHarness(t)
 	r := h.startJoined(h.config(t.TempDir()))
 	rootID := h.say(h.alice, h.mention("restart nginx"))
@@ -244,6 +244,14 @@ func TestPromptsNotifyOnDendrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h, r, rootID, thread, ref
+}
+
+// The deny-reason prompt is an m.text that mentions the approver (a
+// notice would be silenced by the default push rules), and a pending card
+// mentions the room's approvers.
+func TestPromptsNotifyOnDendrite(t *testing.T) {
+	h, _, _, _, ref := startWithCard(t)
 	card := h.event(id.EventID(ref.ID)).Content.AsMessage()
 	mentioned := map[id.UserID]bool{}
 	if card.Mentions != nil {
@@ -270,15 +278,7 @@ func TestPromptsNotifyOnDendrite(t *testing.T) {
 // relation; that reply is in the thread, and a deny reason sent that way
 // completes the denial.
 func TestThreadlessClientRepliesOnDendrite(t *testing.T) {
-	h := newHarness(t)
-	r := h.startJoined(h.config(t.TempDir()))
-	rootID := h.say(h.alice, h.mention("restart nginx"))
-	r.rec.message(t)
-	thread := bot.ThreadRef{Platform: "matrix", Channel: string(h.room), Thread: string(rootID)}
-	ref, err := r.PostApproval(ctxT(t, 30*time.Second), thread, testCard(bot.ApprovalPending))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, r, rootID, thread, ref := startWithCard(t)
 	unstable := func(body string) *event.MessageEventContent {
 		return &event.MessageEventContent{MsgType: event.MsgText, Body: body, RelatesTo: &event.RelatesTo{
 			Type: "io.element.thread", EventID: rootID, IsFallingBack: true,

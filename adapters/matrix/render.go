@@ -11,6 +11,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/vigilops/vigil/adapters/internal/split"
 	"github.com/vigilops/vigil/bot"
 )
 
@@ -322,7 +323,7 @@ func renderCardAs(c bot.ApprovalCard, approvers []id.UserID, attached bool) *eve
 	h.WriteString("</ul>")
 	if attached {
 		full := c.FullChange()
-		head := firstLines(full, 40)
+		head := split.FirstLines(full, 40)
 		head, _ = clip(head, maxInlineOutput)
 		b.WriteString("\nChange (beginning):\n" + head)
 		h.WriteString(`<p>Change (beginning):</p><pre><code>` + html.EscapeString(head) + "</code></pre>")
@@ -571,15 +572,6 @@ func formatDuration(d time.Duration) string {
 	default:
 		return d.Round(time.Second).String()
 	}
-}
-
-// firstLines is the first n lines of s.
-func firstLines(s string, n int) string {
-	lines := strings.SplitN(s, "\n", n+1)
-	if len(lines) > n {
-		lines = lines[:n]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // clip cuts s to at most n bytes on a rune boundary.

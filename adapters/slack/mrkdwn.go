@@ -70,14 +70,7 @@ func truncateRunes(s string, n int) string {
 // list bullets → •, code fences kept (language tags dropped), and &, <, >
 // escaped everywhere.
 func markdownToMrkdwn(md string) string {
-	md = strings.ReplaceAll(md, "\r\n", "\n")
-	md = strings.Map(func(r rune) rune {
-		if r == markBold || r == markItalic || r == markHole {
-			return -1
-		}
-		return r
-	}, md)
-	lines := strings.Split(md, "\n")
+	lines := strings.Split(withoutMarkers(md), "\n")
 	out := make([]string, 0, len(lines))
 	var fence *split.Fence
 	inFence := false
@@ -269,13 +262,16 @@ func measureCode(line string, _ split.LineKind) int {
 // normaliseMarkdown is the Markdown an answer is split and converted
 // from: Unix line ends, no private-use marker runes, tables as aligned
 // code blocks.
-func normaliseMarkdown(md string) string {
+func normaliseMarkdown(md string) string { return split.Tables(withoutMarkers(md)) }
+
+// withoutMarkers is md with Unix line ends and without the private-use
+// runes the converter uses as markers.
+func withoutMarkers(md string) string {
 	md = strings.ReplaceAll(md, "\r\n", "\n")
-	md = strings.Map(func(r rune) rune {
+	return strings.Map(func(r rune) rune {
 		if r == markBold || r == markItalic || r == markHole {
 			return -1
 		}
 		return r
 	}, md)
-	return split.Tables(md)
 }

@@ -547,22 +547,13 @@ func changeBlocks(c bot.ApprovalCard) (blocks []slack.Block, attached bool) {
 		return blocks, false
 	}
 	full := c.FullChange()
-	head := codeSections("*Change (beginning)*", firstLines(full, 40))
+	head := codeSections("*Change (beginning)*", split.FirstLines(full, 40))
 	if len(head) > 2 {
 		head = head[:2]
 	}
 	note := fmt.Sprintf(":paperclip: The whole change is %d characters, too long for a card: it is attached in this thread as %s. "+
 		"Approving approves exactly that text: SHA-256 %s.", utf8.RuneCountInString(full), inlineCode(cardFileName(c)), inlineCode(c.ChangeHash))
 	return append(head, section(note)), true
-}
-
-// firstLines is the first n lines of s.
-func firstLines(s string, n int) string {
-	lines := strings.SplitN(s, "\n", n+1)
-	if len(lines) > n {
-		lines = lines[:n]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // cardFileName names the file a long change is attached as.

@@ -143,3 +143,12 @@ func ImagesAsLinks(md string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// FirstLines is the first n lines of s.
+func FirstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
