@@ -392,7 +392,7 @@ func (a *Adapter) postAnswer(ctx context.Context, t bot.ThreadRef, r bot.Reply) 
 		var payload any = c
 		last := i == len(ans.events)-1
 		if last && r.RunID != "" {
-			withRun, err := withFields(c, map[string]any{fieldRunID: r.RunID})
+			withRun, err := answerContent(c, r.RunID)
 			if err != nil {
 				return bot.MessageRef{}, err
 			}

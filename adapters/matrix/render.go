@@ -466,11 +466,10 @@ func editContent(target id.EventID, c bot.ApprovalCard) (map[string]any, error) 
 	return out, nil
 }
 
-// answerContent is an answer that can be rated: its run ID rides along.
-func answerContent(r bot.Reply, rel *event.RelatesTo) (map[string]any, error) {
-	mc := renderReply(r)
-	mc.RelatesTo = rel
-	return withFields(mc, map[string]any{fieldRunID: r.RunID})
+// answerContent is the event of an answer that can be rated: its run ID
+// rides along (on the last event of a long answer).
+func answerContent(c *event.MessageEventContent, runID string) (map[string]any, error) {
+	return withFields(c, map[string]any{fieldRunID: runID})
 }
 
 func cardFields(c bot.ApprovalCard) map[string]any {

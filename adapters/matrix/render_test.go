@@ -60,8 +60,9 @@ func TestRenderReplyGolden(t *testing.T) {
 	// An answer that ends a run carries the run ID, so a 👍/👎 on it can
 	// be mapped back to the run after a restart.
 	t.Run("answer_feedback", func(t *testing.T) {
-		c, err := answerContent(bot.Reply{Kind: bot.ReplyAnswer, Text: "**nginx** was down; restarted it.", RunID: "run-0a1b2c"},
-			threadRelation(testRoot, testLast))
+		ev := renderReply(bot.Reply{Kind: bot.ReplyAnswer, Text: "**nginx** was down; restarted it.", RunID: "run-0a1b2c"})
+		ev.RelatesTo = threadRelation(testRoot, testLast)
+		c, err := answerContent(ev, "run-0a1b2c")
 		if err != nil {
 			t.Fatal(err)
 		}
