@@ -322,3 +322,16 @@ func TestTraceWithEscapedOutputStaysWhole(t *testing.T) {
 		t.Errorf("%d of 500 output groups shown", got)
 	}
 }
+
+// A notification text is cut without leaving half an entity.
+func TestFallbackTextNeverCutsAnEntity(t *testing.T) {
+	for n := 0; n < 12; n++ {
+		m := renderNotice(strings.Repeat("x", 280+n) + strings.Repeat("<&>", 20))
+		if utf8.RuneCountInString(m.Text) > maxFallbackText {
+			t.Fatalf("fallback of %d characters", utf8.RuneCountInString(m.Text))
+		}
+		if loc := reHalfEntity.FindString(m.Text); loc != "" && !strings.HasPrefix(loc, "&amp;") && !strings.HasPrefix(loc, "&lt;") && !strings.HasPrefix(loc, "&gt;") {
+			t.Fatalf("fallback %q cuts an entity", m.Text[len(m.Text)-20:])
+		}
+	}
+}

@@ -76,8 +76,8 @@ func clampMrkdwn(s string, n int) string {
 	}
 	cut := truncateRunes(s, n-4)
 	cut = strings.TrimSuffix(cut, "…")
-	if amp := strings.LastIndexByte(cut, '&'); amp >= 0 && !strings.Contains(cut[amp:], ";") {
-		cut = cut[:amp]
+	if loc := rePartialEntity.FindStringIndex(cut); loc != nil {
+		cut = cut[:loc[0]]
 	}
 	if lt := strings.LastIndexByte(cut, '<'); lt >= 0 && !strings.Contains(cut[lt:], ">") {
 		cut = cut[:lt]
@@ -87,6 +87,9 @@ func clampMrkdwn(s string, n int) string {
 	}
 	return cut + "…"
 }
+
+// rePartialEntity is an entity cut at the end of a text ("&am").
+var rePartialEntity = regexp.MustCompile(`&[a-zA-Z0-9#]{0,7}$`)
 
 // codeSections shows s verbatim in code blocks, as many sections as it
 // takes (split on line boundaries after escaping); label, mrkdwn, heads
@@ -147,7 +150,7 @@ const (
 // instead of a button, so the message itself is never refused.
 func renderWithLinks(text string, links []bot.Link) message {
 	esc := escapeMrkdwn(text)
-	m := message{Text: truncateRunes(esc, maxFallbackText)}
+	m := message{Text: fallbackOf(esc)}
 	for _, p := range split.Split(text, split.Options{Limit: maxSectionText - 10, Measure: measureEscaped}) {
 		if strings.TrimSpace(p.Body) != "" {
 			m.Blocks = append(m.Blocks, section(escapeMrkdwn(p.Body)))
@@ -310,7 +313,7 @@ func renderTraces(traces []bot.Trace) message {
 	if len(traces) > 1 {
 		text = fmt.Sprintf("%d tool calls: %s", len(traces), text)
 	}
-	return message{Text: truncateRunes(escapeMrkdwn(text), maxFallbackText), Blocks: blocks}
+	return message{Text: fallbackOf(escapeMrkdwn(text)), Blocks: blocks}
 }
 
 // Long answers (README "How long content is delivered"): an answer is
@@ -380,7 +383,7 @@ func renderAnswer(markdown, runID string, maxChars int) answer {
 	a.msgs = append(a.msgs, cur)
 	if len(a.msgs) > 1 {
 		for i := range a.msgs {
-			a.msgs[i].Text = truncateRunes(fmt.Sprintf("(%d/%d) %s", i+1, len(a.msgs), a.msgs[i].Text), maxFallbackText)
+			a.msgs[i].Text = fallbackOf(fmt.Sprintf("(%d/%d) %s", i+1, len(a.msgs), a.msgs[i].Text))
 		}
 	}
 	last := &a.msgs[len(a.msgs)-1]
@@ -420,13 +423,13 @@ func withFeedback(m message, runID string) message {
 // fallbackText is the first line-ish of mrkdwn for notifications.
 func fallbackText(s string) string {
 	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "```", "")), " ")
-	return truncateRunes(s, maxFallbackText)
+	return fallbackOf(s)
 }
 
 func renderNotice(text string) message {
 	esc := escapeMrkdwn(text)
 	return message{
-		Text:   truncateRunes(esc, maxFallbackText),
+		Text:   fallbackOf(esc),
 		Blocks: []slack.Block{contextLine(":information_source: " + esc)},
 	}
 }
@@ -438,7 +441,7 @@ func renderError(text, errorID string) message {
 		line += " · error ID " + inlineCode(errorID)
 	}
 	return message{
-		Text:   truncateRunes(esc, maxFallbackText),
+		Text:   fallbackOf(esc),
 		Blocks: []slack.Block{contextLine(line)},
 	}
 }
@@ -447,7 +450,7 @@ func renderError(text, errorID string) message {
 func renderEphemeral(text string) message {
 	esc := escapeMrkdwn(text)
 	return message{
-		Text:   truncateRunes(esc, maxFallbackText),
+		Text:   fallbackOf(esc),
 		Blocks: []slack.Block{contextLine(":lock: " + esc)},
 	}
 }
