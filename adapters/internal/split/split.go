@@ -30,7 +30,8 @@ const (
 )
 
 // Measure is the size of one line after the platform's conversion and
-// escaping, without its line break.
+// escaping, without its line break. Every character measures at least
+// one.
 type Measure func(line string, kind LineKind) int
 
 // Options parameterise Split for one platform.
@@ -295,6 +296,15 @@ func (s *splitter) cutLine(line string, kind LineKind) {
 // fits, outside protected spans (links, URLs, entities). It always
 // advances by at least one character.
 func (s *splitter) cutPoint(line string, kind LineKind, room int) int {
+	// Every character measures at least one, so the cut falls within the
+	// first room characters: look no further than that (and a margin for
+	// a protected span that starts before the cut and ends after it).
+	if w := room*utf8.UTFMax + 4096; w < len(line) {
+		for w > 0 && !utf8.RuneStart(line[w]) {
+			w--
+		}
+		line = line[:w]
+	}
 	spans := protected(line)
 	inside := func(i int) bool {
 		for _, sp := range spans {
