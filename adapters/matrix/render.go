@@ -239,7 +239,9 @@ func renderTrace(t bot.Trace) *event.MessageEventContent {
 		}
 		h.WriteString(escapeLines(t.Message) + "</p>")
 	}
-	out, cut := clipEncoded(strings.TrimRight(t.Output, "\n"), maxTraceOutput)
+	out, cut := clip(strings.TrimRight(t.Output, "\n"), maxInlineOutput)
+	out, cutMore := clipEncoded(out, maxTraceOutput)
+	cut = cut || cutMore
 	if out != "" {
 		b.WriteString("\n```\n" + out + "\n```")
 		h.WriteString("<pre><code>" + html.EscapeString(out) + "</code></pre>")
