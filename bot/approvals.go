@@ -29,7 +29,7 @@ func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session
 		Tool:       p.Tool,
 		Args:       json.RawMessage(need.Args),
 		Target:     p.Target,
-		Command:    redact.String(p.Command),
+		Command:    redact.Command(p.Command),
 		Summary:    redact.String(p.Summary),
 		Risk:       risk,
 		Reasons:    reasons,
@@ -67,7 +67,11 @@ func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session
 	if !ok {
 		return fmt.Errorf("no adapter for %s", t.Platform)
 	}
-	posted, err := ad.PostApproval(ctx, t, cardOf(a))
+	card := cardOf(a)
+	if cp, ok := b.opt.Channels.Lookup(a.Channel); ok {
+		card.Approvers = notifyApprovers(cp, a.Requester)
+	}
+	posted, err := ad.PostApproval(ctx, t, card)
 	if err != nil {
 		id := newErrorID()
 		b.log.Error("post approval card", "error_id", id, "approval", a.ID, "err", err)
@@ -109,22 +113,37 @@ func (b *Bot) rememberCard(ctx context.Context, id string, posted MessageRef) {
 
 func cardOf(a *policy.Approval) ApprovalCard {
 	return ApprovalCard{
-		ID:        a.ID,
-		Token:     a.Token,
-		Tool:      a.Tool,
-		Target:    a.Target,
-		Command:   a.Command,
-		Summary:   a.Summary,
-		Risk:      string(a.Risk),
-		Reasons:   a.Reasons,
-		Details:   cardDetails(a.Details),
-		Requester: a.Requester,
-		ExpiresAt: a.ExpiresAt,
-		Status:    cardStatus(a.Status),
-		DecidedBy: a.DecidedBy,
-		DecidedAt: a.DecidedAt,
-		Reason:    a.Reason,
+		ID:         a.ID,
+		Token:      a.Token,
+		Tool:       a.Tool,
+		Target:     a.Target,
+		Command:    a.Command,
+		Summary:    a.Summary,
+		Risk:       string(a.Risk),
+		Reasons:    a.Reasons,
+		Details:    cardDetails(a.Details),
+		Parts:      commandParts(a.Command),
+		ChangeHash: a.ChangeHash,
+		Requester:  a.Requester,
+		ExpiresAt:  a.ExpiresAt,
+		Status:     cardStatus(a.Status),
+		DecidedBy:  a.DecidedBy,
+		DecidedAt:  a.DecidedAt,
+		Reason:     a.Reason,
 	}
+}
+
+// notifyApprovers are the channel's approvers to notify of a new card:
+// the requester is left out unless they may approve their own request.
+func notifyApprovers(cp policy.ChannelPolicy, requester string) []string {
+	var out []string
+	for _, u := range cp.Approvers {
+		if u == requester && !cp.AllowSelfApproval {
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
 }
 
 // cardDetails copies an approval's change lines into the card.

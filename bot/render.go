@@ -1,6 +1,9 @@
 package bot
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // ReplyKind says what a reply is, so each adapter can render it its own way.
 type ReplyKind string
@@ -94,13 +97,41 @@ type ApprovalCard struct {
 	// Details are the exact change line by line (matchers, duration,
 	// comment; cluster, namespace, object, replicas) for writes that are
 	// not a shell command. Every platform shows all of them.
-	Details   []CardDetail
+	Details []CardDetail
+	// Parts list a compound command's parts one per line ("a && b; c" →
+	// "a", "&& b", "; c"), and the commands run inside substitutions;
+	// nil for a single simple command.
+	Parts []string
+	// ChangeHash is the hex SHA-256 of FullChange(), as the approval
+	// record holds it: a card that cannot show the whole change attaches
+	// FullChange() and prints this hash, binding what the approver reads
+	// to what runs.
+	ChangeHash string
+	// Approvers are who may approve, to be notified of a pending card:
+	// platform user IDs and "usergroup:<id>" entries from the channel's
+	// policy (the requester left out unless they may approve their own).
+	Approvers []string
 	Requester string
 	ExpiresAt time.Time
 	Status    ApprovalStatus
 	DecidedBy string
 	DecidedAt time.Time
 	Reason    string
+}
+
+// FullChange is the whole change the card stands for, as the approval
+// record binds it (policy.ChangeText): the command, then each detail as
+// "label:" and its value on the lines after.
+func (c ApprovalCard) FullChange() string {
+	var b strings.Builder
+	b.WriteString(c.Command)
+	for _, d := range c.Details {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(d.Label + ":\n" + d.Value)
+	}
+	return b.String()
 }
 
 // CardDetail is one labelled line of a change on an approval card.

@@ -111,8 +111,13 @@ type Approval struct {
 	Reasons []string     `json:"reasons,omitempty"`
 	// Details are the exact change line by line (see ChangeDetail),
 	// redacted at creation like the other display fields.
-	Details   []ChangeDetail `json:"details,omitempty"`
-	Requester string         `json:"requester"`
+	Details []ChangeDetail `json:"details,omitempty"`
+	// ChangeHash is the hex SHA-256 of ChangeText(Command, Details): the
+	// exact text the card shows, or attaches in full when it is too long
+	// to show. The card prints it, so the approver can tell that what they
+	// read is what this record holds.
+	ChangeHash string `json:"change_hash,omitempty"`
+	Requester  string `json:"requester"`
 	// Channel is the policy key of the channel the request came from.
 	Channel string `json:"channel"`
 	// Thread is the thread key of the conversation, SessionKey its session.
@@ -196,6 +201,9 @@ func newApproval(req ApprovalRequest, now time.Time, rnd io.Reader) (*Approval, 
 	for _, d := range req.Details {
 		details = append(details, ChangeDetail{Label: redact.String(d.Label), Value: redact.String(d.Value)})
 	}
+	// A command is redacted as a command: only literal secret values are
+	// masked, never what runs (a $(…) inside a secret's value).
+	shown := redact.Command(req.Command)
 	return &Approval{
 		ID:         id,
 		Token:      base64.RawURLEncoding.EncodeToString(buf[:tokenBytes]),
@@ -203,11 +211,12 @@ func newApproval(req ApprovalRequest, now time.Time, rnd io.Reader) (*Approval, 
 		Args:       args,
 		Hash:       BindingHash(req.Tool, args),
 		Target:     redact.String(req.Target),
-		Command:    redact.String(req.Command),
+		Command:    shown,
 		Summary:    redact.String(req.Summary),
 		Risk:       req.Risk,
 		Reasons:    reasons,
 		Details:    details,
+		ChangeHash: ChangeHash(shown, details),
 		Requester:  req.Requester,
 		Channel:    req.Channel,
 		Thread:     req.Thread,
@@ -217,6 +226,27 @@ func newApproval(req ApprovalRequest, now time.Time, rnd io.Reader) (*Approval, 
 		ExpiresAt:  now.Add(ttl),
 		Status:     ApprovalPending,
 	}, nil
+}
+
+// ChangeText is the whole change as an approval card shows it, and as it
+// is attached when the card cannot show all of it: the command, then each
+// detail as "label:" on its own line followed by the value.
+func ChangeText(command string, details []ChangeDetail) string {
+	var b strings.Builder
+	b.WriteString(command)
+	for _, d := range details {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(d.Label + ":\n" + d.Value)
+	}
+	return b.String()
+}
+
+// ChangeHash is the hex SHA-256 of ChangeText(command, details).
+func ChangeHash(command string, details []ChangeDetail) string {
+	sum := sha256.Sum256([]byte(ChangeText(command, details)))
+	return hex.EncodeToString(sum[:])
 }
 
 // ParseApprovalID normalises an ID a person typed ("K3XQ7M2A9P " →
@@ -273,6 +303,11 @@ func (a *Approval) Binds(tool string, args json.RawMessage) error {
 	stored, err := canonicalArgs(a.Args)
 	if err != nil || a.Hash != BindingHash(a.Tool, stored) {
 		return fmt.Errorf("%w: the approval record is damaged", ErrBindingMismatch)
+	}
+	// The text the approver was shown is bound too: a record whose
+	// displayed change was altered after the card went out binds nothing.
+	if a.ChangeHash != "" && a.ChangeHash != ChangeHash(a.Command, a.Details) {
+		return fmt.Errorf("%w: the change shown for approval differs from the record", ErrBindingMismatch)
 	}
 	if !bytes.Equal(c, stored) || BindingHash(tool, c) != a.Hash {
 		return fmt.Errorf("%w: arguments changed", ErrBindingMismatch)

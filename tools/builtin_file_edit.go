@@ -112,7 +112,29 @@ func (t *FileEditTool) Propose(raw json.RawMessage) (Proposal, *policy.Block) {
 		return p, b
 	}
 	p.Command, p.Summary, p.Dialect = fileEditCommand(a), fileEditSummary(a, res), res.shell()
+	p.Details = fileEditDetails(a)
 	return p, nil
+}
+
+// Labels of a file_edit card's change lines.
+const (
+	FileNewContentLabel = "new content (replaces the whole file, or creates it)"
+	FileAppendedLabel   = "appended text"
+)
+
+// fileEditDetails is what the approval card shows of a write or append:
+// the exact bytes the call carries (the whole new content, or the text
+// appended), so an approver reads what will be written, not only its
+// size. The card derives its text from these same bytes, which the
+// approval's call hash binds.
+func fileEditDetails(a FileEditArgs) []policy.ChangeDetail {
+	switch a.Action {
+	case FileWrite:
+		return []policy.ChangeDetail{{Label: FileNewContentLabel, Value: a.Content}}
+	case FileAppend:
+		return []policy.ChangeDetail{{Label: FileAppendedLabel, Value: a.Content}}
+	}
+	return nil
 }
 
 // fileEditCommand is the proposal's command: the exact command for read, and

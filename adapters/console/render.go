@@ -95,9 +95,28 @@ func RenderCard(c bot.ApprovalCard) string {
 	if change == "" {
 		change = c.Summary
 	}
-	fmt.Fprintf(&b, "    change:    %s\n", change)
+	fmt.Fprintf(&b, "    change:    %s\n", indentRest(change, "               "))
+	if len(c.Parts) > 0 {
+		b.WriteString("    parts:\n")
+		for _, p := range c.Parts {
+			fmt.Fprintf(&b, "      %s\n", p)
+		}
+	}
 	for _, d := range c.Details {
-		fmt.Fprintf(&b, "      %s: %s\n", d.Label, indentRest(d.Value, "        "))
+		if strings.Contains(strings.TrimRight(d.Value, "\n"), "\n") || strings.HasSuffix(d.Value, "\n") {
+			// Multi-line content (a file's new content, appended text):
+			// every line shown, marked so the approver sees where it
+			// starts and ends.
+			fmt.Fprintf(&b, "      %s:\n", d.Label)
+			for _, line := range strings.Split(strings.TrimSuffix(d.Value, "\n"), "\n") {
+				fmt.Fprintf(&b, "        | %s\n", line)
+			}
+			if !strings.HasSuffix(d.Value, "\n") {
+				b.WriteString("        (no newline at the end)\n")
+			}
+			continue
+		}
+		fmt.Fprintf(&b, "      %s: %s\n", d.Label, d.Value)
 	}
 	target := c.Target
 	if target == "" {

@@ -20,6 +20,8 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,6 +81,7 @@ type Adapter struct {
 	handler   bot.Handler
 	crypto    cryptoEngine
 	power     map[id.RoomID]*event.PowerLevelsEventContent
+	powerTS   map[id.RoomID]int64                // origin_server_ts of what power holds
 	members   map[id.RoomID]map[id.UserID]string // joined user → display name
 	joinedAt  map[id.RoomID]time.Time
 	threads   *bounded[threadKey, bool]       // thread root → bot takes part
@@ -153,6 +156,7 @@ func New(cfg Config) (*Adapter, error) {
 		loggedIn:  make(chan struct{}),
 		ready:     make(chan struct{}),
 		power:     map[id.RoomID]*event.PowerLevelsEventContent{},
+		powerTS:   map[id.RoomID]int64{},
 		members:   map[id.RoomID]map[id.UserID]string{},
 		joinedAt:  map[id.RoomID]time.Time{},
 		threads:   newBounded[threadKey, bool](cacheSize),
@@ -217,6 +221,7 @@ func (a *Adapter) Start(ctx context.Context, h bot.Handler) error {
 			}
 		}()
 	}
+	a.loadJoinedPowerLevels(ctx)
 	close(a.loggedIn)
 	a.log.Info("matrix: logged in", "user", a.client.UserID, "device", a.client.DeviceID,
 		"e2ee", a.cfg.E2EE, "rooms", len(a.allowed))
@@ -339,7 +344,11 @@ func (a *Adapter) send(ctx context.Context, room id.RoomID, typ event.Type, cont
 }
 
 // Post sends a reply in the thread (m.thread with the reply fallback). A
-// truncated trace with its full output also gets the output as an m.file.
+// truncated trace with its full output also gets the output as an m.file;
+// a long answer goes out as several events (renderAnswer), and past the
+// cap the whole answer follows as an m.file. An event the homeserver
+// refuses is reported in the thread with an error ID, never dropped
+// silently.
 func (a *Adapter) Post(ctx context.Context, t bot.ThreadRef, r bot.Reply) (bot.MessageRef, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
@@ -347,45 +356,118 @@ func (a *Adapter) Post(ctx context.Context, t bot.ThreadRef, r bot.Reply) (bot.M
 		return bot.MessageRef{}, err
 	}
 	room, root := id.RoomID(t.Channel), id.EventID(t.Thread)
+	if r.Kind == bot.ReplyAnswer {
+		return a.postAnswer(ctx, t, r)
+	}
 	content := renderReply(r)
 	content.RelatesTo = threadRelation(root, a.lastIn(room, root))
-	var payload any = content
-	if r.Kind == bot.ReplyAnswer && r.RunID != "" {
-		withRun, err := answerContent(r, content.RelatesTo)
-		if err != nil {
-			return bot.MessageRef{}, err
-		}
-		payload = withRun
-	}
-	evtID, err := a.send(ctx, room, event.EventMessage, payload)
+	evtID, err := a.send(ctx, room, event.EventMessage, content)
 	if err != nil {
+		a.refused(ctx, room, root, "a message", err)
 		return bot.MessageRef{}, err
 	}
 	a.noteThread(room, root, evtID)
-	if r.Kind == bot.ReplyAnswer && r.RunID != "" {
-		a.cards.put(evtID, cardRef{RunID: r.RunID, Root: root})
-	}
 	ref := bot.MessageRef{ThreadRef: t, ID: string(evtID)}
 	if r.Kind == bot.ReplyTrace && r.Trace != nil && r.Trace.Truncated && r.Trace.FullOutput != "" {
-		if err := a.attach(ctx, room, root, r.Trace); err != nil {
-			// The trace itself is posted; the attachment is a bonus.
-			a.log.Warn("matrix: attach full output", "room", room, "thread", root, "err", err)
+		name := r.Trace.Tool
+		if r.Trace.Action != "" {
+			name += "-" + r.Trace.Action
 		}
+		if r.Trace.Target != "" {
+			name += "-" + r.Trace.Target
+		}
+		a.attachOrSay(ctx, room, root, fileSafe(name)+"-output.txt", r.Trace.FullOutput, "the full output of "+name)
 	}
 	return ref, nil
 }
 
-// attach uploads a trace's full output and posts it as an m.file.
-func (a *Adapter) attach(ctx context.Context, room id.RoomID, root id.EventID, t *bot.Trace) error {
-	name := t.Tool
-	if t.Action != "" {
-		name += "-" + t.Action
+// postAnswer sends an answer's events in order; the last carries the run
+// ID for feedback.
+func (a *Adapter) postAnswer(ctx context.Context, t bot.ThreadRef, r bot.Reply) (bot.MessageRef, error) {
+	room, root := id.RoomID(t.Channel), id.EventID(t.Thread)
+	ans := renderAnswer(r.Text, r.RunID, a.cfg.MaxAnswerChars)
+	var first bot.MessageRef
+	for i, c := range ans.events {
+		c.RelatesTo = threadRelation(root, a.lastIn(room, root))
+		var payload any = c
+		last := i == len(ans.events)-1
+		if last && r.RunID != "" {
+			withRun, err := answerContent(c, r.RunID)
+			if err != nil {
+				return bot.MessageRef{}, err
+			}
+			payload = withRun
+		}
+		evtID, err := a.send(ctx, room, event.EventMessage, payload)
+		if err != nil {
+			what := "the answer"
+			if len(ans.events) > 1 {
+				what = fmt.Sprintf("part %d of %d of the answer (the parts after it are missing too)", i+1, len(ans.events))
+			}
+			a.refused(ctx, room, root, what, err)
+			return first, err
+		}
+		a.noteThread(room, root, evtID)
+		if last && r.RunID != "" {
+			a.cards.put(evtID, cardRef{RunID: r.RunID, Root: root})
+		}
+		if i == 0 {
+			first = bot.MessageRef{ThreadRef: t, ID: string(evtID)}
+		}
 	}
-	if t.Target != "" {
-		name += "-" + t.Target
+	if ans.attach != "" {
+		a.attachOrSay(ctx, room, root, "answer.md", ans.attach, "the whole answer")
 	}
-	name = fileSafe(name) + "-output.txt"
-	data := []byte(t.FullOutput)
+	return first, nil
+}
+
+// refused tells the thread that the homeserver refused an event, with an
+// error ID that is in the log with the cause.
+func (a *Adapter) refused(ctx context.Context, room id.RoomID, root id.EventID, what string, err error) {
+	if ctx.Err() != nil || root == "" {
+		return // stopping, or nowhere to say it
+	}
+	errID := randomID()
+	a.log.Error("matrix: event not posted", "error_id", errID, "room", room, "thread", root, "what", what, "err", err)
+	a.reply(ctx, room, root, renderError(fmt.Sprintf("The homeserver refused %s (%s), so it is not shown here.", what, matrixReason(err)), errID))
+}
+
+// matrixReason is the short, safe form of a homeserver error for people:
+// its errcode ("M_TOO_LARGE"), or the HTTP status.
+func matrixReason(err error) string {
+	var httpErr mautrix.HTTPError
+	if errors.As(err, &httpErr) {
+		if httpErr.RespError != nil && httpErr.RespError.ErrCode != "" {
+			return httpErr.RespError.ErrCode
+		}
+		if httpErr.Response != nil {
+			return fmt.Sprintf("HTTP %d", httpErr.Response.StatusCode)
+		}
+	}
+	return "no answer from the homeserver"
+}
+
+// attachOrSay attaches content as a file in the thread; if that fails the
+// thread is told, with an error ID.
+func (a *Adapter) attachOrSay(ctx context.Context, room id.RoomID, root id.EventID, name, content, what string) {
+	if err := a.attach(ctx, room, root, name, content); err != nil {
+		errID := randomID()
+		a.log.Error("matrix: file not attached", "error_id", errID, "room", room, "thread", root, "file", name, "err", err)
+		a.reply(ctx, room, root, renderError(fmt.Sprintf("%s could not be attached (%d characters, %s).",
+			capitalise(what), len(content), matrixReason(err)), errID))
+	}
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// attach uploads content and posts it as an m.file in the thread.
+func (a *Adapter) attach(ctx context.Context, room id.RoomID, root id.EventID, name, content string) error {
+	data := []byte(content)
 	var up *mautrix.RespMediaUpload
 	err := withRateLimit(ctx, a.log, "upload", func(ctx context.Context) (err error) {
 		up, err = a.client.UploadBytesWithName(ctx, data, "text/plain; charset=utf-8", name)
@@ -407,6 +489,9 @@ func (a *Adapter) attach(ctx context.Context, room id.RoomID, root id.EventID, t
 // PostApproval sends an approval card in the thread. The card carries its
 // approval ID in a custom field, so a reaction can be mapped back to it
 // after a restart; the bot pre-reacts ✅ and ❌ so people can click them.
+// The card mentions the room's approvers (the channel's listed ones and
+// members at or above the approver power level), so they are notified. A
+// change too long for the card follows as an m.file.
 func (a *Adapter) PostApproval(ctx context.Context, t bot.ThreadRef, c bot.ApprovalCard) (bot.MessageRef, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
@@ -414,7 +499,7 @@ func (a *Adapter) PostApproval(ctx context.Context, t bot.ThreadRef, c bot.Appro
 		return bot.MessageRef{}, err
 	}
 	room, root := id.RoomID(t.Channel), id.EventID(t.Thread)
-	content, err := cardContent(c, threadRelation(root, a.lastIn(room, root)))
+	content, err := cardContent(c, a.approversToNotify(ctx, room, c), threadRelation(root, a.lastIn(room, root)))
 	if err != nil {
 		return bot.MessageRef{}, err
 	}
@@ -429,7 +514,51 @@ func (a *Adapter) PostApproval(ctx context.Context, t bot.ThreadRef, c bot.Appro
 			a.log.Warn("matrix: pre-react on approval card", "room", room, "approval", c.ID, "err", err)
 		}
 	}
+	if cardAttached(c) {
+		a.attachOrSay(ctx, room, root, cardFileName(c), c.FullChange(), "the full change of approval "+c.ID)
+	}
 	return bot.MessageRef{ThreadRef: t, ID: string(evtID)}, nil
+}
+
+// maxNotified bounds how many approvers one card mentions.
+const maxNotified = 20
+
+// approversToNotify are the people a pending card mentions: the channel's
+// listed approvers that are Matrix users, and room members whose power
+// level reaches the approver threshold; never the bot, never the
+// requester.
+func (a *Adapter) approversToNotify(ctx context.Context, room id.RoomID, c bot.ApprovalCard) []id.UserID {
+	me := a.self().ID
+	seen := map[id.UserID]bool{me: true, id.UserID(c.Requester): true}
+	var out []id.UserID
+	add := func(u id.UserID) {
+		if !seen[u] && len(out) < maxNotified {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	for _, u := range c.Approvers {
+		if _, _, err := id.UserID(u).Parse(); err == nil && strings.HasPrefix(u, "@") {
+			add(id.UserID(u))
+		}
+	}
+	pl, err := a.powerLevels(ctx, room)
+	if err != nil {
+		a.log.Warn("matrix: approvers to notify", "room", room, "err", err)
+		return out
+	}
+	members := a.roomMembers(ctx, room)
+	var users []id.UserID
+	for u := range pl.Users {
+		users = append(users, u)
+	}
+	slices.Sort(users)
+	for _, u := range users {
+		if _, joined := members[u]; joined && pl.GetUserLevel(u) >= a.threshold {
+			add(u)
+		}
+	}
+	return out
 }
 
 func reaction(target id.EventID, key string) *event.ReactionEventContent {
@@ -546,19 +675,11 @@ func (a *Adapter) powerLevels(ctx context.Context, room id.RoomID) (*event.Power
 	if pl != nil {
 		return pl, nil
 	}
-	pl = &event.PowerLevelsEventContent{}
-	err := withRateLimit(ctx, a.log, "power levels", func(ctx context.Context) error {
-		return a.client.StateEvent(ctx, room, event.StatePowerLevels, "", pl)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("matrix: power levels of %s: %w", room, err)
+	if err := a.loadPowerLevels(ctx, room); err != nil {
+		return nil, err
 	}
 	a.mu.Lock()
-	if cur := a.power[room]; cur != nil {
-		pl = cur // sync delivered a newer one meanwhile
-	} else {
-		a.power[room] = pl
-	}
+	pl = a.power[room]
 	a.mu.Unlock()
 	return pl, nil
 }

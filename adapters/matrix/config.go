@@ -41,6 +41,10 @@ type Config struct {
 	// StateDir keeps the device ID, the sync position and the crypto store
 	// across restarts. Empty keeps them in memory only.
 	StateDir string
+	// MaxAnswerChars caps the characters of one answer posted as events
+	// (zero: DefaultMaxAnswerChars); past it the last event says what was
+	// cut and the whole answer follows as an m.file.
+	MaxAnswerChars int
 	// Logger receives the adapter's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -67,6 +71,9 @@ func (c *Config) validate() error {
 	}
 	if c.ApproverPowerLevel < 0 {
 		errs = append(errs, fmt.Errorf("matrix.approver_power_level %d must not be negative", c.ApproverPowerLevel))
+	}
+	if c.MaxAnswerChars < 0 {
+		errs = append(errs, fmt.Errorf("matrix.max_answer_chars %d must not be negative", c.MaxAnswerChars))
 	}
 	if c.E2EE && c.StateDir == "" {
 		errs = append(errs, errors.New("matrix.e2ee needs matrix.state_dir for the crypto store"))

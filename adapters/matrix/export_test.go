@@ -36,6 +36,9 @@ func (e E2EHarness) React(c *mautrix.Client, target id.EventID, key string) id.E
 	return e.h.react(c, target, key)
 }
 func (e E2EHarness) BotMessages() []*event.Event { return e.h.botMessages() }
+func (e E2EHarness) WaitThread(root id.EventID, ok func([]*event.Event) bool) []*event.Event {
+	return e.h.waitThread(root, ok)
+}
 func (e E2EHarness) WaitBotMessage(what string, ok func(*event.Event) bool) *event.Event {
 	return e.h.waitBotMessage(what, ok)
 }

@@ -143,11 +143,11 @@ func (a *Adapter) onMessage(ctx context.Context, evt *event.Event) {
 	}
 	content.RemoveReplyFallback()
 	room := evt.RoomID
-	root := content.RelatesTo.GetThreadParent()
 	me := a.self()
 	text := stripBot(me, content.Body)
 	ectx, cancel := context.WithTimeout(ctx, eventTimeout)
 	defer cancel()
+	root := a.threadRoot(ectx, room, content.RelatesTo)
 
 	if root != "" {
 		a.last.put(threadKey{room, root}, evt.ID)
@@ -214,6 +214,49 @@ func (a *Adapter) onMessage(ctx context.Context, evt *event.Event) {
 		Addressed: true,
 		At:        time.UnixMilli(evt.Timestamp),
 	})
+}
+
+// unstableThread is the relation type clients use for threads before
+// they negotiate Matrix v1.4 (matrix-js-sdk against a server that
+// advertises only v1.2, such as Dendrite).
+const unstableThread = event.RelationType("io.element.thread")
+
+// threadRoot is the thread a message belongs to: its m.thread (or
+// io.element.thread) root; for a plain reply (m.in_reply_to only), the
+// thread of the message it answers, or that message itself when it is a
+// thread's root. "" for a message outside any thread.
+func (a *Adapter) threadRoot(ctx context.Context, room id.RoomID, rel *event.RelatesTo) id.EventID {
+	if rel == nil {
+		return ""
+	}
+	if rel.Type == event.RelThread || rel.Type == unstableThread {
+		return rel.EventID
+	}
+	target := rel.GetReplyTo()
+	if target == "" || rel.Type != "" {
+		return ""
+	}
+	if c, ok := a.cards.get(target); ok && c.Root != "" {
+		return c.Root
+	}
+	if v, ok := a.threads.get(threadKey{room, target}); ok && v {
+		return target
+	}
+	evt, err := a.fetchEvent(ctx, room, target)
+	if err != nil {
+		a.log.Debug("matrix: fetch replied-to event", "room", room, "event", target, "err", err)
+		return ""
+	}
+	if evt.Type != event.EventMessage {
+		return ""
+	}
+	if trel := evt.Content.AsMessage().RelatesTo; trel != nil && (trel.Type == event.RelThread || trel.Type == unstableThread) {
+		return trel.EventID
+	}
+	if v, ok := a.threads.get(threadKey{room, target}); ok && v {
+		return target
+	}
+	return ""
 }
 
 // onReaction maps ✅/❌ on an approval card to a decision, and 👍/👎 on
@@ -445,6 +488,15 @@ func (a *Adapter) onMember(ctx context.Context, evt *event.Event) {
 		}
 		return
 	}
+	if target == me.ID && mc.Membership == event.MembershipJoin && evt.Mautrix.EventSource&event.SourceInvite == 0 {
+		// Joined: the room's power levels, however old, are read from its
+		// state now rather than pieced together from the sync.
+		lctx, cancel := context.WithTimeout(ctx, eventTimeout)
+		if err := a.loadPowerLevels(lctx, evt.RoomID); err != nil {
+			a.log.Warn("matrix: read power levels on join", "room", evt.RoomID, "err", err)
+		}
+		cancel()
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	m, ok := a.members[evt.RoomID]
@@ -492,13 +544,90 @@ func (a *Adapter) onInvite(ctx context.Context, room id.RoomID, inviter id.UserI
 	a.log.Info("matrix: joined room on invite", "room", room, "inviter", inviter)
 }
 
-// onPowerLevels keeps the room's power levels current.
-func (a *Adapter) onPowerLevels(_ context.Context, evt *event.Event) {
+// onPowerLevels keeps the room's power levels current. The event says
+// they changed; what they are now is read from the room's state, because a
+// sync may deliver a room's power-level events out of order (Dendrite
+// sends a newly joined room's timeline newest first), and the last one
+// handled is not always the one in force. Should the read fail, the
+// event's content is taken if it is not older than what is known.
+func (a *Adapter) onPowerLevels(ctx context.Context, evt *event.Event) {
 	pl := evt.Content.AsPowerLevels()
 	if pl == nil || evt.RoomID == "" {
 		return
 	}
-	a.mu.Lock()
-	a.power[evt.RoomID] = pl
-	a.mu.Unlock()
+	if evt.Mautrix.EventSource&event.SourceInvite == 0 {
+		lctx, cancel := context.WithTimeout(ctx, eventTimeout)
+		err := a.loadPowerLevels(lctx, evt.RoomID)
+		cancel()
+		if err == nil {
+			return
+		}
+		a.log.Warn("matrix: read power levels after a change; using the event's", "room", evt.RoomID, "err", err)
+	}
+	a.setPowerLevels(evt.RoomID, pl, evt.Timestamp)
 }
+
+// setPowerLevels records a room's power levels unless newer ones (by
+// origin_server_ts) are known.
+func (a *Adapter) setPowerLevels(room id.RoomID, pl *event.PowerLevelsEventContent, ts int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.power[room] != nil && ts < a.powerTS[room] {
+		return
+	}
+	a.power[room] = pl
+	a.powerTS[room] = ts
+}
+
+// loadPowerLevels reads a room's power levels from its current state.
+func (a *Adapter) loadPowerLevels(ctx context.Context, room id.RoomID) error {
+	var evt *event.Event
+	err := withRateLimit(ctx, a.log, "power levels", func(ctx context.Context) (err error) {
+		evt, err = a.client.FullStateEvent(ctx, room, event.StatePowerLevels, "")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("matrix: power levels of %s: %w", room, err)
+	}
+	if evt.Content.Parsed == nil {
+		if err := evt.Content.ParseRaw(event.StatePowerLevels); err != nil {
+			return fmt.Errorf("matrix: power levels of %s: %w", room, err)
+		}
+	}
+	pl := evt.Content.AsPowerLevels()
+	a.mu.Lock()
+	a.power[room] = pl // the state in force: it wins over anything synced
+	a.powerTS[room] = max(evt.Timestamp, a.powerTS[room])
+	a.mu.Unlock()
+	return nil
+}
+
+// loadJoinedPowerLevels reads the power levels of every allowed room the
+// bot is in, at start-up: a sync that resumes from a saved position does
+// not repeat a room's state.
+func (a *Adapter) loadJoinedPowerLevels(ctx context.Context) {
+	var resp *mautrix.RespJoinedRooms
+	err := withRateLimit(ctx, a.log, "joined rooms", func(ctx context.Context) (err error) {
+		resp, err = a.client.JoinedRooms(ctx)
+		return err
+	})
+	if err != nil {
+		a.log.Warn("matrix: list joined rooms for their power levels", "err", err)
+		return
+	}
+	for i, room := range resp.JoinedRooms {
+		if i == maxStartupRooms {
+			a.log.Warn("matrix: more joined rooms than are read at start-up; the rest are read on first use", "rooms", len(resp.JoinedRooms))
+			return
+		}
+		if !a.roomAllowed(room) {
+			continue
+		}
+		if err := a.loadPowerLevels(ctx, room); err != nil {
+			a.log.Warn("matrix: read power levels at start-up", "room", room, "err", err)
+		}
+	}
+}
+
+// maxStartupRooms bounds the rooms whose power levels are read at start.
+const maxStartupRooms = 500

@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 
 	"maunium.net/go/mautrix/event"
-	"maunium.net/go/mautrix/format"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/vigilops/vigil/adapters/internal/split"
 	"github.com/vigilops/vigil/bot"
 )
 
@@ -33,6 +33,46 @@ const feedbackHint = "React 👍 or 👎 to rate this answer."
 // 64 KiB event limit even after HTML escaping.
 const maxInlineOutput = 4000
 
+// maxTraceCommand and maxTraceOutput bound, in bytes once escaped for
+// HTML and encoded as JSON in both the body and the HTML, the command and
+// the output a trace shows, so a trace event stays within the size limit
+// whatever they hold.
+const (
+	maxTraceCommand = 12_000
+	maxTraceOutput  = 16_000
+)
+
+// clipEncoded cuts s, on a character boundary, to the longest beginning
+// whose encoded size (encodedSize) is at most n.
+func clipEncoded(s string, n int) (string, bool) {
+	if encodedSize(s) <= n {
+		return s, false
+	}
+	lo, hi := 0, len(s)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		for mid > lo && !utf8.RuneStart(s[mid]) {
+			mid--
+		}
+		if mid == lo {
+			break
+		}
+		if encodedSize(s[:mid]) <= n {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	for lo > 0 && lo < len(s) && !utf8.RuneStart(s[lo]) {
+		lo--
+	}
+	return s[:lo], true
+}
+
+// encodedSize is what s adds to an event shown both as plain text and as
+// escaped HTML, JSON-encoded.
+func encodedSize(s string) int { return jsonLen(s) + jsonLen(html.EscapeString(s)) }
+
 // renderReply turns a neutral reply into Matrix message content: HTML
 // (org.matrix.custom.html) with a plain-text body. Relations are added by
 // the caller.
@@ -44,14 +84,9 @@ func renderReply(r bot.Reply) *event.MessageEventContent {
 		}
 		return notice(event.MsgNotice, r.Text)
 	case bot.ReplyAnswer:
-		c := renderMarkdown(r.Text)
-		if r.RunID != "" {
-			c.Body += "\n\n" + feedbackHint
-			if c.Format == event.FormatHTML {
-				c.FormattedBody += "\n<p><sub>" + feedbackHint + "</sub></p>"
-			}
-		}
-		return c
+		// Post sends every event of a long answer (renderAnswer); this is
+		// its first.
+		return renderAnswer(r.Text, r.RunID, 0).events[0]
 	case bot.ReplyError:
 		return renderError(r.Text, r.ErrorID)
 	default: // bot.ReplyNotice and anything new
@@ -62,34 +97,40 @@ func renderReply(r bot.Reply) *event.MessageEventContent {
 	}
 }
 
+// maxLinkURL bounds a link's URL in an event; longer ones are named, not
+// linked, so the event stays within the homeserver's size limit.
+const maxLinkURL = 4096
+
 // renderWithLinks is a notice followed by its links: an alert's state
-// with its source, runbook and dashboards.
+// with its source, runbook and dashboards. A link that is not http(s) or
+// whose URL is over maxLinkURL is named as left out, not linked.
 func renderWithLinks(r bot.Reply) *event.MessageEventContent {
-	c := notice(event.MsgNotice, r.Text)
+	text, _ := clip(r.Text, maxInlineOutput*4)
+	c := notice(event.MsgNotice, text)
 	if len(r.Links) == 0 {
 		return c
 	}
-	var body, htm []string
+	var body, htm, left []string
 	for _, l := range r.Links {
+		low := strings.ToLower(l.URL)
+		if len(l.URL) > maxLinkURL || !(strings.HasPrefix(low, "https://") || strings.HasPrefix(low, "http://")) {
+			name, _ := clip(l.Text, 200)
+			left = append(left, fmt.Sprintf("%s (%d characters)", name, len(l.URL)))
+			continue
+		}
 		body = append(body, l.Text+": "+l.URL)
 		htm = append(htm, `<a href="`+html.EscapeString(l.URL)+`">`+html.EscapeString(l.Text)+`</a>`)
 	}
-	c.Body += "\n" + strings.Join(body, "\n")
-	c.FormattedBody += "<p>" + strings.Join(htm, " · ") + "</p>"
-	return c
-}
-
-// renderMarkdown renders a model answer. Raw HTML in the Markdown is
-// escaped, never passed through.
-func renderMarkdown(text string) *event.MessageEventContent {
-	c := format.RenderMarkdown(text, true, false)
-	c.MsgType = event.MsgText
-	c.Body = text
-	c.Mentions = &event.Mentions{}
-	if c.Format == event.FormatHTML {
-		c.FormattedBody = strings.TrimSpace(c.FormattedBody)
+	if len(body) > 0 {
+		c.Body += "\n" + strings.Join(body, "\n")
+		c.FormattedBody += "<p>" + strings.Join(htm, " · ") + "</p>"
 	}
-	return &c
+	if len(left) > 0 {
+		note := "Not linked, too long or not http(s): " + strings.Join(left, "; ")
+		c.Body += "\n" + note
+		c.FormattedBody += "<p><em>" + html.EscapeString(note) + "</em></p>"
+	}
+	return c
 }
 
 func notice(msgType event.MessageType, text string) *event.MessageEventContent {
@@ -167,8 +208,16 @@ func renderTrace(t bot.Trace) *event.MessageEventContent {
 	h.WriteString("</p>")
 
 	if t.Command != "" {
-		b.WriteString("\n$ " + t.Command)
-		h.WriteString(`<pre><code class="language-shell">` + html.EscapeString(t.Command) + "</code></pre>")
+		// A trace names its command; the approval card, not the trace, is
+		// where a long one is shown whole.
+		cmd, cut := clipEncoded(t.Command, maxTraceCommand)
+		b.WriteString("\n$ " + cmd)
+		h.WriteString(`<pre><code class="language-shell">` + html.EscapeString(cmd) + "</code></pre>")
+		if cut {
+			note := fmt.Sprintf("Command shown up to %d of its %d bytes.", len(cmd), len(t.Command))
+			b.WriteString("\n" + note)
+			h.WriteString("<p><em>" + note + "</em></p>")
+		}
 	}
 	if t.Sandbox != "" {
 		b.WriteString("\nsandbox: " + t.Sandbox)
@@ -191,6 +240,8 @@ func renderTrace(t bot.Trace) *event.MessageEventContent {
 		h.WriteString(escapeLines(t.Message) + "</p>")
 	}
 	out, cut := clip(strings.TrimRight(t.Output, "\n"), maxInlineOutput)
+	out, cutMore := clipEncoded(out, maxTraceOutput)
+	cut = cut || cutMore
 	if out != "" {
 		b.WriteString("\n```\n" + out + "\n```")
 		h.WriteString("<pre><code>" + html.EscapeString(out) + "</code></pre>")
@@ -212,8 +263,28 @@ func renderTrace(t bot.Trace) *event.MessageEventContent {
 	}
 }
 
-// renderCard renders an approval card in its current status.
-func renderCard(c bot.ApprovalCard) *event.MessageEventContent {
+// Cards show the whole change. One whose event (and the m.replace edit
+// that carries it twice) would pass maxCardContent is posted with the
+// beginning of the change and a note, and the whole change follows as an
+// m.file whose SHA-256 the card prints and the approval binds.
+const maxCardContent = maxEventContent / 2
+
+// cardFileName names the file a long change is attached as.
+func cardFileName(c bot.ApprovalCard) string { return "approval-" + c.ID + "-change.txt" }
+
+// cardAttached reports whether a card is too long to show its change and
+// attaches it instead.
+func cardAttached(c bot.ApprovalCard) bool {
+	return contentSize(renderCardAs(c, nil, false)) > maxCardContent
+}
+
+// renderCard renders an approval card in its current status; approvers,
+// on a pending card, are mentioned so they are notified.
+func renderCard(c bot.ApprovalCard, approvers []id.UserID) *event.MessageEventContent {
+	return renderCardAs(c, approvers, cardAttached(c))
+}
+
+func renderCardAs(c bot.ApprovalCard, approvers []id.UserID, attached bool) *event.MessageEventContent {
 	var b, h strings.Builder
 	status := c.Status
 	if status == "" {
@@ -252,20 +323,44 @@ func renderCard(c bot.ApprovalCard) *event.MessageEventContent {
 		field("Expires", formatTime(c.ExpiresAt), formatTime(c.ExpiresAt))
 	}
 	h.WriteString("</ul>")
-	if c.Command != "" {
-		cmd, _ := clip(c.Command, maxInlineOutput)
-		b.WriteString("\nCommand:\n" + cmd)
-		h.WriteString(`<pre><code class="language-shell">` + html.EscapeString(cmd) + "</code></pre>")
-	}
-	if len(c.Details) > 0 {
-		b.WriteString("\nChange:")
-		h.WriteString("<p>Change:</p><ul>")
-		for _, d := range c.Details {
-			v, _ := clip(d.Value, maxInlineOutput)
-			b.WriteString("\n- " + d.Label + ": " + v)
-			h.WriteString("<li>" + html.EscapeString(d.Label) + ": <code>" + escapeLines(v) + "</code></li>")
+	if attached {
+		full := c.FullChange()
+		head := split.FirstLines(full, 40)
+		head, _ = clip(head, maxInlineOutput)
+		b.WriteString("\nChange (beginning):\n" + head)
+		h.WriteString(`<p>Change (beginning):</p><pre><code>` + html.EscapeString(head) + "</code></pre>")
+		note := fmt.Sprintf("The whole change is %d characters, too long for a card: it is attached in this thread as %s. Approving approves exactly that text: SHA-256 %s.",
+			utf8.RuneCountInString(full), cardFileName(c), c.ChangeHash)
+		b.WriteString("\n📎 " + note)
+		h.WriteString("<p>📎 " + html.EscapeString(note) + "</p>")
+	} else {
+		if c.Command != "" {
+			b.WriteString("\nCommand:\n" + c.Command)
+			h.WriteString(`<pre><code class="language-shell">` + html.EscapeString(c.Command) + "</code></pre>")
 		}
-		h.WriteString("</ul>")
+		if len(c.Parts) > 0 {
+			b.WriteString("\nWhat it runs, part by part:")
+			h.WriteString("<p>What it runs, part by part:</p><ol>")
+			for _, p := range c.Parts {
+				b.WriteString("\n  " + p)
+				h.WriteString("<li><code>" + html.EscapeString(p) + "</code></li>")
+			}
+			h.WriteString("</ol>")
+		}
+		if len(c.Details) > 0 {
+			b.WriteString("\nChange:")
+			h.WriteString("<p>Change:</p><ul>")
+			for _, d := range c.Details {
+				if strings.Contains(d.Value, "\n") {
+					b.WriteString("\n- " + d.Label + ":\n" + d.Value)
+					h.WriteString("<li>" + html.EscapeString(d.Label) + ":<pre><code>" + html.EscapeString(d.Value) + "</code></pre></li>")
+					continue
+				}
+				b.WriteString("\n- " + d.Label + ": " + d.Value)
+				h.WriteString("<li>" + html.EscapeString(d.Label) + ": <code>" + escapeLines(d.Value) + "</code></li>")
+			}
+			h.WriteString("</ul>")
+		}
 	}
 	if len(c.Reasons) > 0 {
 		b.WriteString("\nWhy approval is needed:")
@@ -275,6 +370,17 @@ func renderCard(c bot.ApprovalCard) *event.MessageEventContent {
 			h.WriteString("<li>" + html.EscapeString(r) + "</li>")
 		}
 		h.WriteString("</ul>")
+	}
+	mentions := &event.Mentions{}
+	if status == bot.ApprovalPending && len(approvers) > 0 {
+		var names, pills []string
+		for _, u := range approvers {
+			names = append(names, string(u))
+			pills = append(pills, userLink(string(u)))
+		}
+		b.WriteString("\nApprovers: " + strings.Join(names, ", "))
+		h.WriteString("<p>Approvers: " + strings.Join(pills, ", ") + "</p>")
+		mentions.UserIDs = approvers
 	}
 	switch status {
 	case bot.ApprovalPending:
@@ -309,7 +415,7 @@ func renderCard(c bot.ApprovalCard) *event.MessageEventContent {
 		Body:          b.String(),
 		Format:        event.FormatHTML,
 		FormattedBody: h.String(),
-		Mentions:      &event.Mentions{},
+		Mentions:      mentions,
 	}
 }
 
@@ -336,8 +442,8 @@ func byHTML(c bot.ApprovalCard) string {
 }
 
 // cardContent is the event content of a new approval card in a thread.
-func cardContent(c bot.ApprovalCard, rel *event.RelatesTo) (map[string]any, error) {
-	mc := renderCard(c)
+func cardContent(c bot.ApprovalCard, approvers []id.UserID, rel *event.RelatesTo) (map[string]any, error) {
+	mc := renderCard(c, approvers)
 	mc.RelatesTo = rel
 	return withFields(mc, cardFields(c))
 }
@@ -346,11 +452,11 @@ func cardContent(c bot.ApprovalCard, rel *event.RelatesTo) (map[string]any, erro
 // (m.replace with m.new_content; the top level is the "* " fallback for
 // clients without edits).
 func editContent(target id.EventID, c bot.ApprovalCard) (map[string]any, error) {
-	newContent, err := withFields(renderCard(c), cardFields(c))
+	newContent, err := withFields(renderCard(c, nil), cardFields(c))
 	if err != nil {
 		return nil, err
 	}
-	mc := renderCard(c)
+	mc := renderCard(c, nil)
 	mc.Body = "* " + mc.Body
 	mc.FormattedBody = "* " + mc.FormattedBody
 	mc.RelatesTo = &event.RelatesTo{Type: event.RelReplace, EventID: target}
@@ -362,11 +468,10 @@ func editContent(target id.EventID, c bot.ApprovalCard) (map[string]any, error) 
 	return out, nil
 }
 
-// answerContent is an answer that can be rated: its run ID rides along.
-func answerContent(r bot.Reply, rel *event.RelatesTo) (map[string]any, error) {
-	mc := renderReply(r)
-	mc.RelatesTo = rel
-	return withFields(mc, map[string]any{fieldRunID: r.RunID})
+// answerContent is the event of an answer that can be rated: its run ID
+// rides along (on the last event of a long answer).
+func answerContent(c *event.MessageEventContent, runID string) (map[string]any, error) {
+	return withFields(c, map[string]any{fieldRunID: runID})
 }
 
 func cardFields(c bot.ApprovalCard) map[string]any {
@@ -406,9 +511,11 @@ func fileContent(name string, uri id.ContentURIString, size int, mime string) *e
 }
 
 // reasonPrompt asks a user who reacted ❌ for the reason of the denial.
+// It is an m.text, not an m.notice: the default push rules silence
+// notices before they look at mentions, and this one needs the person.
 func reasonPrompt(user id.UserID, approvalID string) *event.MessageEventContent {
 	return &event.MessageEventContent{
-		MsgType: event.MsgNotice,
+		MsgType: event.MsgText,
 		Body: fmt.Sprintf("%s: why deny %s? Reply in this thread with the reason, or type `!deny %s <reason>`.",
 			user, approvalID, approvalID),
 		Format: event.FormatHTML,

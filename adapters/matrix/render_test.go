@@ -60,8 +60,9 @@ func TestRenderReplyGolden(t *testing.T) {
 	// An answer that ends a run carries the run ID, so a 👍/👎 on it can
 	// be mapped back to the run after a restart.
 	t.Run("answer_feedback", func(t *testing.T) {
-		c, err := answerContent(bot.Reply{Kind: bot.ReplyAnswer, Text: "**nginx** was down; restarted it.", RunID: "run-0a1b2c"},
-			threadRelation(testRoot, testLast))
+		ev := renderReply(bot.Reply{Kind: bot.ReplyAnswer, Text: "**nginx** was down; restarted it.", RunID: "run-0a1b2c"})
+		ev.RelatesTo = threadRelation(testRoot, testLast)
+		c, err := answerContent(ev, "run-0a1b2c")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +96,7 @@ func testCard(status bot.ApprovalStatus) bot.ApprovalCard {
 func TestRenderCardGolden(t *testing.T) {
 	for _, st := range []bot.ApprovalStatus{bot.ApprovalPending, bot.ApprovalApproved, bot.ApprovalDenied, bot.ApprovalExpired} {
 		t.Run(string(st), func(t *testing.T) {
-			c, err := cardContent(testCard(st), threadRelation(testRoot, testLast))
+			c, err := cardContent(testCard(st), nil, threadRelation(testRoot, testLast))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +126,7 @@ func TestRenderCardDetailsGolden(t *testing.T) {
 			{Label: "object", Value: "deployment/checkout"}, {Label: "change", Value: "set replicas to 5 <was read at approval>"},
 		},
 	}
-	got, err := cardContent(c, threadRelation(testRoot, testLast))
+	got, err := cardContent(c, nil, threadRelation(testRoot, testLast))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -226,7 +226,19 @@ func (a *Adapter) Post(ctx context.Context, t bot.ThreadRef, r bot.Reply) (bot.M
 		a.out.enqueue(ctx, &job{thread: t, trace: &tr})
 		return bot.MessageRef{ThreadRef: t}, nil
 	}
-	return a.out.send(ctx, &job{thread: t, msg: renderReply(r)})
+	if r.Kind == bot.ReplyAnswer {
+		ans := renderAnswer(r.Text, r.RunID, a.cfg.MaxAnswerChars)
+		j := &job{thread: t, msg: ans.msgs[0], more: ans.msgs[1:], what: "the answer"}
+		if ans.attach != "" {
+			j.attach = &attachment{name: "answer.md", title: "The whole answer", content: ans.attach, what: "the whole answer"}
+		}
+		return a.out.send(ctx, j)
+	}
+	what := "a message"
+	if r.Kind == bot.ReplyError {
+		what = "an error message"
+	}
+	return a.out.send(ctx, &job{thread: t, msg: renderReply(r), what: what})
 }
 
 // PostApproval implements bot.Adapter: the card goes to the thread, after
@@ -240,7 +252,9 @@ func (a *Adapter) PostApproval(ctx context.Context, t bot.ThreadRef, c bot.Appro
 	if err != nil {
 		return bot.MessageRef{}, fmt.Errorf("slack: render approval %s: %w", c.ID, err)
 	}
-	return a.out.send(ctx, &job{thread: t, msg: m})
+	// A change too long for the card follows it as a file; the bot
+	// reports a card Slack refuses itself (what is empty).
+	return a.out.send(ctx, &job{thread: t, msg: m, attach: cardAttachment(c)})
 }
 
 // UpdateApproval implements bot.Adapter: chat.update rewrites the card in

@@ -479,7 +479,7 @@ func TestTraceFullOutputUpload(t *testing.T) {
 		}
 		return false
 	})
-	if h.logs.count("full trace output not attached") != 1 {
+	if h.logs.count("slack: file not attached") != 1 {
 		t.Errorf("upload failure not logged once:\n%s", h.logs.String())
 	}
 }

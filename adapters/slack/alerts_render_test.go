@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 )
 
 // An alert's state renders as a section with link buttons (at most
-// maxLinkButtons), escaped like any notice; a reply without links stays a
+// maxLinkButtons, the rest named in a note), escaped like any notice; a reply without links stays a
 // plain notice.
 func TestRenderWithLinkButtons(t *testing.T) {
 	var links []bot.Link
@@ -19,8 +20,11 @@ func TestRenderWithLinkButtons(t *testing.T) {
 		links = append(links, bot.Link{Text: fmt.Sprint("Link ", i), URL: fmt.Sprintf("https://example.org/%d", i)})
 	}
 	m := renderReply(bot.Reply{Kind: bot.ReplyNotice, Text: "🔥 FIRING: <HighLatency> & more", Links: links})
-	if len(m.Blocks) != 2 {
-		t.Fatalf("blocks = %d, want a section and an actions block", len(m.Blocks))
+	if len(m.Blocks) != 3 {
+		t.Fatalf("blocks = %d, want a section, an actions block and a note on the links left out", len(m.Blocks))
+	}
+	if raw, _ := json.Marshal(m.Blocks[2]); !strings.Contains(string(raw), "2 more link(s)") {
+		t.Errorf("no note on the links left out: %#v", m.Blocks[2])
 	}
 	sec, ok := m.Blocks[0].(*slack.SectionBlock)
 	if !ok || !strings.Contains(sec.Text.Text, "&lt;HighLatency&gt; &amp; more") {

@@ -41,8 +41,12 @@ type Config struct {
 	// UsergroupTTL is how long user group memberships are cached (default
 	// 5m).
 	UsergroupTTL time.Duration
-	Logger       *slog.Logger
-	HTTPClient   *http.Client
+	// MaxAnswerChars caps the characters of one answer posted as
+	// messages (default DefaultMaxAnswerChars); past it the last message
+	// says what was cut and the whole answer follows as a file.
+	MaxAnswerChars int
+	Logger         *slog.Logger
+	HTTPClient     *http.Client
 }
 
 // withDefaults fills in defaults and validates; errors name the key.
@@ -93,6 +97,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.UsergroupTTL == 0 {
 		c.UsergroupTTL = DefaultUsergroupTTL
+	}
+	if c.MaxAnswerChars < 0 {
+		return c, fmt.Errorf("slack.max_answer_chars must not be negative")
+	}
+	if c.MaxAnswerChars == 0 {
+		c.MaxAnswerChars = DefaultMaxAnswerChars
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -1,10 +1,13 @@
 package slack
 
 import (
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vigilops/vigil/adapters/internal/split"
 )
 
 // escapeMrkdwn escapes the three characters Slack's mrkdwn treats as
@@ -67,26 +70,20 @@ func truncateRunes(s string, n int) string {
 // list bullets → •, code fences kept (language tags dropped), and &, <, >
 // escaped everywhere.
 func markdownToMrkdwn(md string) string {
-	md = strings.ReplaceAll(md, "\r\n", "\n")
-	md = strings.Map(func(r rune) rune {
-		if r == markBold || r == markItalic || r == markHole {
-			return -1
-		}
-		return r
-	}, md)
-	lines := strings.Split(md, "\n")
+	lines := strings.Split(withoutMarkers(md), "\n")
 	out := make([]string, 0, len(lines))
+	var fence *split.Fence
 	inFence := false
-	fence := ""
 	for _, line := range lines {
-		trimmed := strings.TrimSpace(line)
-		if !inFence && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
-			inFence, fence = true, trimmed[:3]
-			out = append(out, "```")
-			continue
+		if !inFence {
+			if f, ok := split.OpeningFence(line); ok {
+				inFence, fence = true, &f
+				out = append(out, "```")
+				continue
+			}
 		}
 		if inFence {
-			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+			if fence.Closes(line) {
 				inFence = false
 				out = append(out, "```")
 				continue
@@ -181,7 +178,9 @@ func convertInline(s string) string {
 		if text == "" || text == target {
 			return hole("<" + linkTarget(target) + ">")
 		}
-		return hole("<" + linkTarget(target) + "|" + emphasis(escapeMrkdwn(text)) + ">")
+		// The visible text is the model's and may name another site: the
+		// host the link really goes to is shown beside it.
+		return hole("<" + linkTarget(target) + "|" + emphasis(escapeMrkdwn(text)) + "> (" + escapeMrkdwn(linkHost(target)) + ")")
 	})
 	s = reAutoLink.ReplaceAllStringFunc(s, func(m string) string {
 		return hole("<" + linkTarget(m[1:len(m)-1]) + ">")
@@ -226,62 +225,53 @@ func linkTarget(u string) string {
 	return strings.NewReplacer("<", "%3C", ">", "%3E", "|", "%7C", " ", "%20").Replace(u)
 }
 
-// splitMrkdwn cuts converted text into chunks of at most limit bytes on
-// line boundaries, closing and reopening code fences across a cut.
-func splitMrkdwn(s string, limit int) []string {
-	if len(s) <= limit {
-		return []string{s}
+// linkHost is what a person should read to know where a link goes: the
+// URL's host (never its user info), or the address of a mailto: link.
+func linkHost(target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return "unreadable link"
 	}
-	const fenceCost = 8 // a closing "\n```" plus slack
-	budget := limit - fenceCost
-	var chunks []string
-	var lines []string
-	size := 0
-	inFence := false
-	flush := func() {
-		body := lines
-		// A fence opened on the last line moves to the next chunk whole.
-		opened := inFence && len(body) > 0 && strings.TrimSpace(body[len(body)-1]) == "```"
-		if opened {
-			body = body[:len(body)-1]
-		}
-		text := strings.Join(body, "\n")
-		if inFence && !opened {
-			text += "\n```"
-		}
-		if strings.TrimSpace(text) != "" {
-			chunks = append(chunks, text)
-		}
-		lines, size = nil, 0
-		if inFence {
-			lines, size = []string{"```"}, 4
-		}
+	if strings.EqualFold(u.Scheme, "mailto") {
+		return "mail to " + u.Opaque
 	}
-	add := func(line string) {
-		if size+len(line)+1 > budget && len(lines) > 0 {
-			flush()
-		}
-		lines = append(lines, line)
-		size += len(line) + 1
+	if u.Host == "" {
+		return "no host"
 	}
-	for _, line := range strings.Split(s, "\n") {
-		for len(line) > budget-fenceCost {
-			cut := budget - fenceCost
-			for cut > 0 && !utf8.RuneStart(line[cut]) {
-				cut--
-			}
-			if cut == 0 { // not UTF-8: cut anywhere rather than loop
-				cut = budget - fenceCost
-			}
-			add(line[:cut])
-			line = line[cut:]
-		}
-		add(line)
-		if strings.TrimSpace(line) == "```" {
-			inFence = !inFence
-		}
+	return strings.ToLower(u.Host)
+}
+
+// measureLine is Slack's size of one Markdown line once converted and
+// escaped (split.Measure): characters of mrkdwn.
+func measureLine(line string, kind split.LineKind) int {
+	switch kind {
+	case split.FenceLine:
+		return 3 // every fence becomes ```
+	case split.Code:
+		return utf8.RuneCountInString(escapeMrkdwn(strings.ReplaceAll(line, "```", "``\u200b`")))
+	default:
+		return utf8.RuneCountInString(convertLine(line))
 	}
-	inFence = false
-	flush()
-	return chunks
+}
+
+// measureCode sizes a line of text shown in a code block (codeBlock).
+func measureCode(line string, _ split.LineKind) int {
+	return utf8.RuneCountInString(escapeMrkdwn(strings.ReplaceAll(line, "```", "``\u200b`")))
+}
+
+// normaliseMarkdown is the Markdown an answer is split and converted
+// from: Unix line ends, no private-use marker runes, tables as aligned
+// code blocks.
+func normaliseMarkdown(md string) string { return split.Tables(withoutMarkers(md)) }
+
+// withoutMarkers is md with Unix line ends and without the private-use
+// runes the converter uses as markers.
+func withoutMarkers(md string) string {
+	md = strings.ReplaceAll(md, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		if r == markBold || r == markItalic || r == markHole {
+			return -1
+		}
+		return r
+	}, md)
 }

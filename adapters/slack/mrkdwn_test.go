@@ -13,7 +13,7 @@ func TestMarkdownToMrkdwn(t *testing.T) {
 		{"bold and italic", "**a *b* c**", "*a _b_ c*"},
 		{"arithmetic stays", "2*3*4 = 24", "2*3*4 = 24"},
 		{"strike", "~~old~~ new", "~old~ new"},
-		{"link", "see [docs](https://x.io/a?b=1&c=2)", "see <https://x.io/a?b=1&c=2|docs>"},
+		{"link", "see [docs](https://x.io/a?b=1&c=2)", "see <https://x.io/a?b=1&c=2|docs> (x.io)"},
 		{"bare link text", "[https://x.io](https://x.io)", "<https://x.io>"},
 		{"non-http link", "[run](javascript:alert(1))", "run (javascript:alert(1))"},
 		{"autolink", "<https://x.io/path>", "<https://x.io/path>"},
@@ -49,22 +49,6 @@ func TestCodeBlockCannotBeClosedEarly(t *testing.T) {
 	}
 }
 
-func TestSplitMrkdwn(t *testing.T) {
-	text := strings.Repeat("word ", 2000) // one very long line
-	chunks := splitMrkdwn(text, 3000)
-	if len(chunks) < 4 {
-		t.Fatalf("%d chunks", len(chunks))
-	}
-	for _, c := range chunks {
-		if len(c) > 3000 {
-			t.Errorf("chunk of %d bytes", len(c))
-		}
-	}
-	if got := strings.Join(chunks, ""); strings.ReplaceAll(got, " ", "") != strings.ReplaceAll(strings.TrimSpace(text), " ", "") {
-		t.Error("text lost in splitting")
-	}
-}
-
 func FuzzMarkdownToMrkdwn(f *testing.F) {
 	for _, s := range []string{"**a**", "[x](https://y)", "```\nz\n```", "# h", "- [ ] t", "<@U1> & <!here>", "*a* _b_ ~~c~~"} {
 		f.Add(s)
@@ -75,10 +59,8 @@ func FuzzMarkdownToMrkdwn(f *testing.F) {
 		if strings.Contains(out, "<!") || strings.Contains(out, "<@") || strings.Contains(out, "<#") {
 			t.Errorf("mention-like output %q from %q", out, in)
 		}
-		for _, c := range splitMrkdwn(out, 3000) {
-			if len(c) > 3000 {
-				t.Errorf("chunk over limit")
-			}
+		for _, m := range renderAnswer(in, "", 0).msgs {
+			checkSections(t, m)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -26,12 +27,27 @@ const (
 type job struct {
 	thread bot.ThreadRef
 	// trace is set for traces, which may share a message with other traces
-	// of the same thread; msg is the rendered message otherwise.
+	// of the same thread; msg is the rendered message otherwise, and more
+	// the messages that continue it (a long answer), posted right after.
 	trace *bot.Trace
 	msg   message
+	more  []message
+	// attach is a file posted after the message(s): the whole of what
+	// they could not show.
+	attach *attachment
+	// what names the message for a notice if Slack refuses it ("the
+	// answer"); "" means the caller reports the failure itself.
+	what string
 	// done receives the result; nil for fire-and-forget traces.
 	done     chan result
 	attempts int
+}
+
+// attachment is a text file posted in the thread after a message.
+type attachment struct {
+	name, title, content string
+	// what names it in a notice if the upload fails.
+	what string
 }
 
 type result struct {
@@ -257,29 +273,62 @@ func (o *outbox) deliver(ctx context.Context, batch []*job) (ref bot.MessageRef,
 	}
 	o.a.rememberThread(t)
 	ref = bot.MessageRef{ThreadRef: t, ID: ts}
+	// The rest of a long answer follows at once, in order; a refusal
+	// stops it with a notice saying how much is missing.
+	head := batch[0]
+	for k, more := range head.more {
+		time.Sleep(o.interval)
+		mopts := append(more.options(), slack.MsgOptionTS(t.Thread))
+		err := o.a.call(ctx, "chat.postMessage", func(ctx context.Context) error {
+			_, _, err := o.a.api.PostMessageContext(ctx, t.Channel, mopts...)
+			return err
+		})
+		if err != nil {
+			id := newErrorID()
+			o.a.log.Error("slack: part of a long message not posted", "error_id", id, "thread", t.Key(),
+				"part", k+2, "parts", len(head.more)+1, "err", err)
+			time.Sleep(o.interval)
+			o.postDirect(ctx, t, renderError(fmt.Sprintf("Slack refused part %d of %d of %s (%s); the parts after it are missing.",
+				k+2, len(head.more)+1, orText(head.what, "this message"), slackReason(err)), id), id)
+			break
+		}
+	}
+	if head.attach != nil {
+		time.Sleep(o.interval)
+		o.upload(ctx, t, *head.attach)
+	}
 	for _, tr := range traces {
 		if tr.Truncated && tr.FullOutput != "" {
 			time.Sleep(o.interval)
-			o.upload(ctx, t, tr)
+			o.upload(ctx, t, traceAttachment(tr))
 		}
 	}
 	return ref, nil
 }
 
-// upload attaches a trace's full output as a file in the thread. If that
-// fails the thread is told, with an error ID that is in the log too.
-func (o *outbox) upload(ctx context.Context, t bot.ThreadRef, tr bot.Trace) {
-	name := strings.NewReplacer("/", "-", " ", "-", ":", "-").Replace(traceTitle(tr)) + "-output.txt"
+// traceAttachment is a truncated trace's full output as a file.
+func traceAttachment(tr bot.Trace) attachment {
 	title := "Full output of " + traceTitle(tr)
 	if tr.Target != "" {
 		title += " on " + tr.Target
 	}
+	return attachment{
+		name:    strings.NewReplacer("/", "-", " ", "-", ":", "-").Replace(traceTitle(tr)) + "-output.txt",
+		title:   title,
+		content: tr.FullOutput,
+		what:    "the full output of " + traceTitle(tr),
+	}
+}
+
+// upload attaches a text file in the thread (files.uploadV2). If that
+// fails the thread is told, with an error ID that is in the log too.
+func (o *outbox) upload(ctx context.Context, t bot.ThreadRef, f attachment) {
 	err := o.a.call(ctx, "files.upload", func(ctx context.Context) error {
 		_, err := o.a.api.UploadFileContext(ctx, slack.UploadFileParameters{
-			Content:         tr.FullOutput,
-			FileSize:        len(tr.FullOutput),
-			Filename:        name,
-			Title:           title,
+			Content:         f.content,
+			FileSize:        len(f.content),
+			Filename:        f.name,
+			Title:           f.title,
 			SnippetType:     "text",
 			Channel:         t.Channel,
 			ThreadTimestamp: t.Thread,
@@ -290,11 +339,32 @@ func (o *outbox) upload(ctx context.Context, t bot.ThreadRef, tr bot.Trace) {
 		return
 	}
 	id := newErrorID()
-	o.a.log.Error("slack: full trace output not attached", "error_id", id, "thread", t.Key(), "tool", tr.Tool, "err", err)
+	o.a.log.Error("slack: file not attached", "error_id", id, "thread", t.Key(), "file", f.name, "err", err)
 	time.Sleep(o.interval)
-	notice := renderError(fmt.Sprintf("The full output of %s could not be attached (%d characters); the trace above shows the first part.",
-		traceTitle(tr), len(tr.FullOutput)), id)
+	notice := renderError(fmt.Sprintf("%s could not be attached (%d characters, %s).",
+		capitalise(f.what), len(f.content), slackReason(err)), id)
 	o.postDirect(ctx, t, notice, id)
+}
+
+// slackReason is the short, safe form of a Slack error for people: the
+// API's error code ("invalid_blocks", "msg_too_long"), or "no answer".
+func slackReason(err error) string {
+	var apiErr slack.SlackErrorResponse
+	if errors.As(err, &apiErr) && apiErr.Err != "" {
+		return "Slack said " + apiErr.Err
+	}
+	var sc slack.StatusCodeError
+	if errors.As(err, &sc) {
+		return fmt.Sprintf("HTTP %d", sc.Code)
+	}
+	return "Slack did not answer"
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // finish hands results to waiting callers. A trace that could not be
@@ -306,7 +376,21 @@ func (o *outbox) finish(ctx context.Context, batch []*job, ref bot.MessageRef, e
 			j.done <- result{ref: ref, err: err}
 		}
 	}
-	if err == nil || batch[0].trace == nil {
+	if err == nil {
+		return
+	}
+	if batch[0].trace == nil {
+		// A message Slack refused: never silent. The thread hears it with
+		// an error ID, unless the caller reports it itself.
+		if batch[0].what == "" || batch[0].thread.Thread == "" {
+			return
+		}
+		id := newErrorID()
+		o.a.log.Error("slack: message not posted", "error_id", id, "thread", batch[0].thread.Key(),
+			"what", batch[0].what, "attempts", batch[0].attempts, "err", err)
+		time.Sleep(o.interval)
+		o.postDirect(ctx, batch[0].thread, renderError(fmt.Sprintf("Slack refused %s (%s), so it is not shown here.",
+			batch[0].what, slackReason(err)), id), id)
 		return
 	}
 	id := newErrorID()

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
+	"github.com/vigilops/vigil/adapters/internal/split"
 	"github.com/vigilops/vigil/bot"
 )
 
@@ -35,7 +37,6 @@ const (
 	maxContextText   = 2000
 	maxHeaderText    = 150
 	maxFallbackText  = 300
-	maxCommandShown  = 2500
 	maxConfirmText   = 300
 	maxBatchTraces   = 10
 	maxBatchChars    = 12000
@@ -58,11 +59,57 @@ func plain(s string) *slack.TextBlockObject {
 }
 
 func section(s string) *slack.SectionBlock {
-	return slack.NewSectionBlock(mrkdwn(truncateRunes(s, maxSectionText)), nil, nil)
+	return slack.NewSectionBlock(mrkdwn(clampMrkdwn(s, maxSectionText)), nil, nil)
 }
 
 func contextLine(s string) *slack.ContextBlock {
-	return slack.NewContextBlock("", mrkdwn(truncateRunes(s, maxContextText)))
+	return slack.NewContextBlock("", mrkdwn(clampMrkdwn(s, maxContextText)))
+}
+
+// clampMrkdwn is the last guard on a text object's length. Renderers split
+// long content before it gets here (split.Split); should something still
+// be too long, the cut never leaves half an entity or a half link, and a
+// code block it cuts is closed.
+func clampMrkdwn(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	cut := truncateRunes(s, n-4)
+	cut = strings.TrimSuffix(cut, "…")
+	if loc := rePartialEntity.FindStringIndex(cut); loc != nil {
+		cut = cut[:loc[0]]
+	}
+	if lt := strings.LastIndexByte(cut, '<'); lt >= 0 && !strings.Contains(cut[lt:], ">") {
+		cut = cut[:lt]
+	}
+	if strings.Count(cut, "```")%2 == 1 {
+		return cut + "…```"
+	}
+	return cut + "…"
+}
+
+// rePartialEntity is an entity cut at the end of a text ("&am").
+var rePartialEntity = regexp.MustCompile(`&[a-zA-Z0-9#]{0,7}$`)
+
+// codeSections shows s verbatim in code blocks, as many sections as it
+// takes (split on line boundaries after escaping); label, mrkdwn, heads
+// the first.
+func codeSections(label, s string) []slack.Block {
+	s = strings.TrimRight(s, " \t\r\n")
+	budget := maxSectionText - 8 // two fences and a line break
+	if label != "" {
+		budget -= utf8.RuneCountInString(label) + 1
+	}
+	var blocks []slack.Block
+	for i, p := range split.Split(s, split.Options{Limit: budget, Measure: measureCode}) {
+		// Each piece shown exactly: a space at a cut is kept.
+		text := "```" + escapeMrkdwn(strings.ReplaceAll(orText(p.Body, " "), "```", "``\u200b`")) + "```"
+		if i == 0 && label != "" {
+			text = label + "\n" + text
+		}
+		blocks = append(blocks, section(text))
+	}
+	return blocks
 }
 
 // renderReply renders every reply kind but traces, which go through
@@ -75,11 +122,9 @@ func renderReply(r bot.Reply) message {
 		}
 		return renderNotice(r.Text)
 	case bot.ReplyAnswer:
-		m := renderAnswer(r.Text)
-		if r.RunID != "" {
-			m = withFeedback(m, r.RunID)
-		}
-		return m
+		// Post sends every message of a long answer (renderAnswer); this
+		// is its first.
+		return renderAnswer(r.Text, r.RunID, 0).msgs[0]
 	case bot.ReplyError:
 		return renderError(r.Text, r.ErrorID)
 	default:
@@ -92,29 +137,72 @@ func renderReply(r bot.Reply) message {
 
 // maxLinkButtons is how many link buttons one message carries (Slack
 // allows 25 elements in an actions block; five is what people read).
-const maxLinkButtons = 5
+// A button's URL may be 3,000 characters and its text 75.
+const (
+	maxLinkButtons = 5
+	maxButtonURL   = 3000
+	maxButtonText  = 75
+)
 
 // renderWithLinks is a message with link buttons under it: an alert's
-// state with its source, runbook and dashboards.
+// state with its source, runbook and dashboards. Links Slack would refuse
+// (not http(s), a URL over 3,000 characters) become a line saying so
+// instead of a button, so the message itself is never refused.
 func renderWithLinks(text string, links []bot.Link) message {
 	esc := escapeMrkdwn(text)
-	m := message{
-		Text:   truncateRunes(esc, maxFallbackText),
-		Blocks: []slack.Block{section(esc)},
+	m := message{Text: fallbackOf(esc)}
+	for _, p := range split.Split(text, split.Options{Limit: maxSectionText - 10, Measure: measureEscaped}) {
+		if strings.TrimSpace(p.Body) != "" {
+			m.Blocks = append(m.Blocks, section(escapeMrkdwn(p.Body)))
+		}
 	}
 	var buttons []slack.BlockElement
-	for i, l := range links {
-		if i == maxLinkButtons {
-			break
+	var unusable []string
+	extra := 0
+	for _, l := range links {
+		if !buttonURL(l.URL) {
+			unusable = append(unusable, fmt.Sprintf("%s (%d characters)", truncateRunes(l.Text, maxButtonText), utf8.RuneCountInString(l.URL)))
+			continue
 		}
-		btn := slack.NewButtonBlockElement(fmt.Sprintf("vigil_link_%d", i), "", plain(truncateRunes(l.Text, 75)))
+		if len(buttons) == maxLinkButtons {
+			extra++
+			continue
+		}
+		btn := slack.NewButtonBlockElement(fmt.Sprintf("vigil_link_%d", len(buttons)), "", plain(truncateRunes(orText(l.Text, "link"), maxButtonText)))
 		btn.URL = l.URL
 		buttons = append(buttons, btn)
 	}
 	if len(buttons) > 0 {
 		m.Blocks = append(m.Blocks, slack.NewActionBlock("vigil_links", buttons...))
 	}
+	if len(unusable) > 0 {
+		m.Blocks = append(m.Blocks, contextLine(":link: Not shown, the link is too long for Slack or not http(s): "+escapeMrkdwn(strings.Join(unusable, "; "))))
+	}
+	if extra > 0 {
+		m.Blocks = append(m.Blocks, contextLine(fmt.Sprintf(":link: %d more link(s) not shown.", extra)))
+	}
+	if len(m.Blocks) > maxBlocks {
+		m.Blocks = m.Blocks[:maxBlocks]
+	}
 	return m
+}
+
+// buttonURL reports whether Slack accepts u as a link button's URL.
+func buttonURL(u string) bool {
+	l := strings.ToLower(u)
+	return utf8.RuneCountInString(u) <= maxButtonURL && (strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "http://"))
+}
+
+func orText(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+// measureEscaped sizes plain text once escaped for mrkdwn.
+func measureEscaped(line string, _ split.LineKind) int {
+	return utf8.RuneCountInString(escapeMrkdwn(line))
 }
 
 type outcomeStyle struct{ emoji, label string }
@@ -170,7 +258,7 @@ func traceBlocks(t bot.Trace) []slack.Block {
 	}
 	blocks := []slack.Block{section(title)}
 	if t.Command != "" {
-		blocks = append(blocks, section(codeBlock(truncateRunes(t.Command, maxCommandShown))))
+		blocks = append(blocks, codeSections("", t.Command)...)
 	}
 	if t.Sandbox != "" {
 		blocks = append(blocks, contextLine(":lock: sandbox: "+escapeMrkdwn(t.Sandbox)))
@@ -186,7 +274,7 @@ func traceBlocks(t bot.Trace) []slack.Block {
 		blocks = append(blocks, section(strings.Join(line, " ")))
 	}
 	if strings.TrimSpace(t.Output) != "" {
-		blocks = append(blocks, section(codeBlock(truncateRunes(t.Output, maxSectionText-50))))
+		blocks = append(blocks, codeSections("", t.Output)...)
 	}
 	if t.Truncated {
 		note := fmt.Sprintf(":scissors: Output truncated to %d characters", utf8.RuneCountInString(t.Output))
@@ -225,26 +313,90 @@ func renderTraces(traces []bot.Trace) message {
 	if len(traces) > 1 {
 		text = fmt.Sprintf("%d tool calls: %s", len(traces), text)
 	}
-	return message{Text: truncateRunes(escapeMrkdwn(text), maxFallbackText), Blocks: blocks}
+	return message{Text: fallbackOf(escapeMrkdwn(text)), Blocks: blocks}
+}
+
+// Long answers (README "How long content is delivered"): an answer is
+// split into sections of at most maxSectionText characters after
+// conversion and escaping, and the sections into as many messages as it
+// takes. Past the total cap the last message says what was cut, and the
+// whole answer follows as a file.
+const (
+	// DefaultMaxAnswerChars is the total cap on the characters of an
+	// answer posted as messages (Config.MaxAnswerChars).
+	DefaultMaxAnswerChars = 100_000
+	// maxAnswerSections leaves room under the sections of a message for
+	// a cut note and the feedback buttons.
+	maxAnswerSections = maxBlocks - 3
+	// maxMessageChars bounds the text of one message's blocks.
+	maxMessageChars = 36_000
+)
+
+// answer is a rendered answer: its messages, in order, and the whole
+// Markdown to attach when the cap cut it.
+type answer struct {
+	msgs   []message
+	attach string
 }
 
 // renderAnswer renders the model's final answer, converted to mrkdwn and
-// split into sections Slack accepts.
-func renderAnswer(markdown string) message {
-	text := markdownToMrkdwn(markdown)
-	if text == "" {
-		text = "_(empty answer)_"
+// split into sections and messages Slack accepts. maxChars caps what is
+// posted as messages (0: DefaultMaxAnswerChars); runID adds feedback
+// buttons to the last message.
+func renderAnswer(markdown, runID string, maxChars int) answer {
+	if maxChars <= 0 {
+		maxChars = DefaultMaxAnswerChars
 	}
-	var blocks []slack.Block
-	chunks := splitMrkdwn(text, maxSectionText)
-	for i, c := range chunks {
-		if len(blocks) == maxBlocks-1 && i < len(chunks)-1 {
-			blocks = append(blocks, contextLine(":scissors: The answer was too long for one Slack message and was cut here."))
+	md := normaliseMarkdown(markdown)
+	pieces := split.Split(md, split.Options{Limit: maxSectionText - 10, Measure: measureLine})
+	var sections []string
+	shown, cut := 0, false
+	for _, p := range pieces {
+		n := utf8.RuneCountInString(p.Body) + len(p.Sep)
+		if shown > 0 && shown+n > maxChars {
+			cut = true
 			break
 		}
-		blocks = append(blocks, section(c))
+		shown += n
+		if text := markdownToMrkdwn(p.Text()); text != "" {
+			sections = append(sections, text)
+		}
 	}
-	return message{Text: fallbackText(text), Blocks: blocks}
+	if len(sections) == 0 {
+		sections = []string{"_(empty answer)_"}
+	}
+	var a answer
+	var cur message
+	chars := 0
+	for _, sec := range sections {
+		n := utf8.RuneCountInString(sec)
+		if len(cur.Blocks) == maxAnswerSections || (len(cur.Blocks) > 0 && chars+n > maxMessageChars) {
+			a.msgs = append(a.msgs, cur)
+			cur, chars = message{}, 0
+		}
+		if len(cur.Blocks) == 0 {
+			cur.Text = fallbackText(sec)
+		}
+		cur.Blocks = append(cur.Blocks, section(sec))
+		chars += n
+	}
+	a.msgs = append(a.msgs, cur)
+	if len(a.msgs) > 1 {
+		for i := range a.msgs {
+			a.msgs[i].Text = fallbackOf(fmt.Sprintf("(%d/%d) %s", i+1, len(a.msgs), a.msgs[i].Text))
+		}
+	}
+	last := &a.msgs[len(a.msgs)-1]
+	if cut {
+		total := utf8.RuneCountInString(md)
+		last.Blocks = append(last.Blocks, contextLine(fmt.Sprintf(
+			":scissors: The answer is %d characters; the first %d are shown above. The whole answer is attached below as a file.", total, shown)))
+		a.attach = markdown
+	}
+	if runID != "" {
+		*last = withFeedback(*last, runID)
+	}
+	return a
 }
 
 // feedbackValue is what a feedback button carries back: the run whose
@@ -271,13 +423,13 @@ func withFeedback(m message, runID string) message {
 // fallbackText is the first line-ish of mrkdwn for notifications.
 func fallbackText(s string) string {
 	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "```", "")), " ")
-	return truncateRunes(s, maxFallbackText)
+	return fallbackOf(s)
 }
 
 func renderNotice(text string) message {
 	esc := escapeMrkdwn(text)
 	return message{
-		Text:   truncateRunes(esc, maxFallbackText),
+		Text:   fallbackOf(esc),
 		Blocks: []slack.Block{contextLine(":information_source: " + esc)},
 	}
 }
@@ -289,7 +441,7 @@ func renderError(text, errorID string) message {
 		line += " · error ID " + inlineCode(errorID)
 	}
 	return message{
-		Text:   truncateRunes(esc, maxFallbackText),
+		Text:   fallbackOf(esc),
 		Blocks: []slack.Block{contextLine(line)},
 	}
 }
@@ -298,7 +450,7 @@ func renderError(text, errorID string) message {
 func renderEphemeral(text string) message {
 	esc := escapeMrkdwn(text)
 	return message{
-		Text:   truncateRunes(esc, maxFallbackText),
+		Text:   fallbackOf(esc),
 		Blocks: []slack.Block{contextLine(":lock: " + esc)},
 	}
 }
@@ -345,9 +497,115 @@ type buttonValue struct {
 	Token string `json:"token"`
 }
 
+// Cards show the whole change: the command in as many sections as it
+// takes, its parts, and each detail. A change that needs more than
+// maxChangeBlocks sections is attached to the thread as a file instead
+// (cardAttachment), and the card shows its beginning, its size and the
+// SHA-256 the approval binds.
+const maxChangeBlocks = 24
+
+// changeBlocks renders the change of a card; attached reports that it was
+// too long and the card shows only its beginning and where the rest is.
+func changeBlocks(c bot.ApprovalCard) (blocks []slack.Block, attached bool) {
+	if c.Command != "" {
+		blocks = append(blocks, codeSections("*Command*", c.Command)...)
+	}
+	if len(c.Parts) > 0 {
+		blocks = append(blocks, codeSections("*What it runs, part by part*", strings.Join(c.Parts, "\n"))...)
+	}
+	// Short one-line details share a section; a long or multi-line value
+	// gets code blocks of its own.
+	var line strings.Builder
+	flush := func() {
+		if line.Len() > 0 {
+			blocks = append(blocks, section(line.String()))
+			line.Reset()
+		}
+	}
+	for i, d := range c.Details {
+		head := "• *" + escapeMrkdwn(d.Label) + ":*"
+		if i == 0 && c.Command == "" {
+			line.WriteString("*Change*")
+		}
+		v := d.Value
+		if v != "" && !strings.ContainsAny(v, "`\n") && strings.Join(strings.Fields(v), " ") == v && utf8.RuneCountInString(v) < 500 {
+			item := head + " " + inlineCode(v)
+			if utf8.RuneCountInString(line.String())+utf8.RuneCountInString(item) > maxSectionText-100 {
+				flush()
+			}
+			if line.Len() > 0 {
+				line.WriteString("\n")
+			}
+			line.WriteString(item)
+			continue
+		}
+		if line.Len() > 0 {
+			head = line.String() + "\n" + head
+			line.Reset()
+		}
+		blocks = append(blocks, codeSections(head, v)...)
+	}
+	flush()
+	if len(blocks) <= maxChangeBlocks {
+		return blocks, false
+	}
+	full := c.FullChange()
+	head := codeSections("*Change (beginning)*", split.FirstLines(full, 40))
+	if len(head) > 2 {
+		head = head[:2]
+	}
+	note := fmt.Sprintf(":paperclip: The whole change is %d characters, too long for a card: it is attached in this thread as %s. "+
+		"Approving approves exactly that text: SHA-256 %s.", utf8.RuneCountInString(full), inlineCode(cardFileName(c)), inlineCode(c.ChangeHash))
+	return append(head, section(note)), true
+}
+
+// cardFileName names the file a long change is attached as.
+func cardFileName(c bot.ApprovalCard) string { return "approval-" + c.ID + "-change.txt" }
+
+// cardAttachment is the file a card too long to show in full comes with:
+// the whole change, whose SHA-256 the card prints. nil when the card
+// shows everything.
+func cardAttachment(c bot.ApprovalCard) *attachment {
+	if _, attached := changeBlocks(c); !attached {
+		return nil
+	}
+	return &attachment{
+		name:    cardFileName(c),
+		title:   "Full change for approval " + c.ID + " (SHA-256 " + c.ChangeHash + ")",
+		content: c.FullChange(),
+		what:    "the full change of approval " + c.ID,
+	}
+}
+
+// mentionOf renders an approver entry as a Slack mention: <@U…> for a
+// user, <!subteam^S…> for a user group; "" for anything else.
+func mentionOf(entry string) string {
+	if g, ok := strings.CutPrefix(entry, "usergroup:"); ok && reSlackGroupID.MatchString(g) {
+		return "<!subteam^" + g + ">"
+	}
+	if reSlackUserID.MatchString(entry) {
+		return "<@" + entry + ">"
+	}
+	return ""
+}
+
+var reSlackGroupID = regexp.MustCompile(`^S[A-Z0-9]{2,}$`)
+
+// approverMentions mentions the card's approvers, so a pending card
+// notifies them; "" when none is known.
+func approverMentions(c bot.ApprovalCard) string {
+	var ms []string
+	for _, a := range c.Approvers {
+		if m := mentionOf(a); m != "" && !slices.Contains(ms, m) {
+			ms = append(ms, m)
+		}
+	}
+	return strings.Join(ms, " ")
+}
+
 // renderApproval renders an approval card. Pending cards carry Approve
-// (with a confirm dialog) and Deny buttons; decided cards show the outcome
-// and no buttons.
+// (with a confirm dialog) and Deny buttons and mention the approvers;
+// decided cards show the outcome and no buttons.
 func renderApproval(c bot.ApprovalCard) (message, error) {
 	emoji, label := ":lock:", "Approval needed"
 	switch c.Status {
@@ -364,8 +622,12 @@ func renderApproval(c bot.ApprovalCard) (message, error) {
 		what += " on " + c.Target
 	}
 	fallback := label + ": " + escapeMrkdwn(what)
+	mentions := ""
 	if label == "Approval needed" {
 		fallback += " (requested by " + userRef(c.Requester) + ")"
+		if mentions = approverMentions(c); mentions != "" {
+			fallback = mentions + " " + fallback
+		}
 	}
 
 	blocks := []slack.Block{slack.NewHeaderBlock(plain(truncateRunes(headerText(head, c), maxHeaderText)))}
@@ -379,12 +641,8 @@ func renderApproval(c bot.ApprovalCard) (message, error) {
 		mrkdwn("*Requested by*\n" + userRef(c.Requester)),
 	}
 	blocks = append(blocks, slack.NewSectionBlock(nil, fields, nil))
-	if c.Command != "" {
-		blocks = append(blocks, section("*Command*\n"+codeBlock(truncateRunes(c.Command, maxCommandShown))))
-	}
-	if len(c.Details) > 0 {
-		blocks = append(blocks, section(detailsText(c.Details)))
-	}
+	change, _ := changeBlocks(c)
+	blocks = append(blocks, change...)
 	if len(c.Reasons) > 0 {
 		var b strings.Builder
 		b.WriteString("*Why it needs approval*")
@@ -422,6 +680,9 @@ func renderApproval(c bot.ApprovalCard) (message, error) {
 			line = "Expires " + slackDate(c.ExpiresAt) + " · " + line
 		}
 		blocks = append(blocks, contextLine(line))
+		if mentions != "" {
+			blocks = append(blocks, section("*Approvers:* "+mentions))
+		}
 		value, err := json.Marshal(buttonValue{ID: c.ID, Token: c.Token})
 		if err != nil {
 			return message{}, fmt.Errorf("encode button value: %w", err)
@@ -446,26 +707,15 @@ func renderApproval(c bot.ApprovalCard) (message, error) {
 		deny := slack.NewButtonBlockElement(actionDeny, string(value), plain("Deny")).WithStyle(slack.StyleDanger)
 		blocks = append(blocks, slack.NewActionBlock("vigil_approval", approve, deny))
 	}
-	return message{Text: truncateRunes(fallback, maxFallbackText), Blocks: blocks}, nil
+	if len(blocks) > maxBlocks { // cannot happen with maxChangeBlocks; kept as a guard
+		blocks = append(blocks[:maxBlocks-1], blocks[len(blocks)-1])
+	}
+	return message{Text: fallbackOf(fallback), Blocks: blocks}, nil
 }
 
-// detailsText lists a change line by line. A value that inline code
-// would alter (a backtick, a line break) is shown as a code block instead,
-// so the approver reads the exact value.
-func detailsText(ds []bot.CardDetail) string {
-	var b strings.Builder
-	b.WriteString("*Change*")
-	for _, d := range ds {
-		b.WriteString("\n• *" + escapeMrkdwn(d.Label) + ":* ")
-		v := truncateRunes(d.Value, maxCommandShown)
-		if strings.ContainsAny(v, "`\n") || strings.Join(strings.Fields(v), " ") != v {
-			b.WriteString("\n" + codeBlock(v))
-		} else {
-			b.WriteString(inlineCode(v))
-		}
-	}
-	return b.String()
-}
+// fallbackOf bounds a notification text without cutting a mention or an
+// entity.
+func fallbackOf(s string) string { return clampMrkdwn(s, maxFallbackText) }
 
 func headerText(head string, c bot.ApprovalCard) string {
 	if c.Tool == "" {

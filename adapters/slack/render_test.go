@@ -184,29 +184,6 @@ func TestApprovalButtons(t *testing.T) {
 	}
 }
 
-func TestAnswerSplitsLongText(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("intro\n```\n")
-	for i := 0; i < 400; i++ {
-		b.WriteString("line of output number with some padding text\n")
-	}
-	b.WriteString("```\nafter")
-	m := renderAnswer(b.String())
-	checkLimits(t, m)
-	if len(m.Blocks) < 2 {
-		t.Fatalf("long answer in %d blocks", len(m.Blocks))
-	}
-	raw, _ := json.Marshal(m.Blocks)
-	var blocks []map[string]any
-	_ = json.Unmarshal(raw, &blocks)
-	for i, blk := range blocks {
-		text := blk["text"].(map[string]any)["text"].(string)
-		if strings.Count(text, "```")%2 != 0 {
-			t.Errorf("section %d has unbalanced fences", i)
-		}
-	}
-}
-
 // silenceCard is a write without a shell command: the change is in its
 // detail lines, one of which a backtick would alter as inline code.
 func silenceCard(at time.Time) bot.ApprovalCard {

@@ -16,14 +16,15 @@ func PlatformAdapters(cfg *config.Config, log *slog.Logger) ([]bot.Adapter, erro
 	var out []bot.Adapter
 	if cfg.Slack.Enabled {
 		a, err := slack.New(slack.Config{
-			Mode:          cfg.Slack.Mode,
-			BotToken:      cfg.Slack.BotToken.Reveal(),
-			AppToken:      cfg.Slack.AppToken.Reveal(),
-			SigningSecret: cfg.Slack.SigningSecret.Reveal(),
-			Listen:        cfg.Slack.Listen,
-			APIURL:        cfg.Slack.APIURL,
-			UsergroupTTL:  cfg.Slack.UsergroupTTL,
-			Logger:        log.With("adapter", "slack"),
+			Mode:           cfg.Slack.Mode,
+			BotToken:       cfg.Slack.BotToken.Reveal(),
+			AppToken:       cfg.Slack.AppToken.Reveal(),
+			SigningSecret:  cfg.Slack.SigningSecret.Reveal(),
+			Listen:         cfg.Slack.Listen,
+			APIURL:         cfg.Slack.APIURL,
+			UsergroupTTL:   cfg.Slack.UsergroupTTL,
+			MaxAnswerChars: cfg.Slack.MaxAnswerChars,
+			Logger:         log.With("adapter", "slack"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("config: %w", err)
@@ -45,6 +46,7 @@ func PlatformAdapters(cfg *config.Config, log *slog.Logger) ([]bot.Adapter, erro
 			ApproverPowerLevel: cfg.Matrix.ApproverPowerLevel,
 			E2EE:               cfg.Matrix.E2EE,
 			StateDir:           stateDir,
+			MaxAnswerChars:     cfg.Matrix.MaxAnswerChars,
 			Logger:             log.With("adapter", "matrix"),
 		})
 		if err != nil {

@@ -271,6 +271,9 @@ type Slack struct {
 	APIURL        string `mapstructure:"api_url"`
 	// UsergroupTTL is how long Slack user group memberships are cached.
 	UsergroupTTL time.Duration `mapstructure:"usergroup_ttl"`
+	// MaxAnswerChars caps an answer posted as messages; the rest is
+	// attached as a file (README "How long content is delivered").
+	MaxAnswerChars int `mapstructure:"max_answer_chars"`
 }
 
 // Matrix configures the Matrix adapter.
@@ -285,6 +288,9 @@ type Matrix struct {
 	ApproverPowerLevel int      `mapstructure:"approver_power_level"`
 	E2EE               bool     `mapstructure:"e2ee"`
 	StateDir           string   `mapstructure:"state_dir"`
+	// MaxAnswerChars caps an answer posted as events; the rest is
+	// attached as a file (README "How long content is delivered").
+	MaxAnswerChars int `mapstructure:"max_answer_chars"`
 }
 
 // Plugin is one MCP server started over stdio whose tools the model may
@@ -352,6 +358,7 @@ var defaults = map[string]any{
 	"slack.listen":                    ":3000",
 	"slack.api_url":                   "",
 	"slack.usergroup_ttl":             "5m",
+	"slack.max_answer_chars":          100000,
 	"matrix.enabled":                  false,
 	"matrix.homeserver":               "",
 	"matrix.user_id":                  "",
@@ -361,6 +368,7 @@ var defaults = map[string]any{
 	"matrix.approver_power_level":     50,
 	"matrix.e2ee":                     false,
 	"matrix.state_dir":                "",
+	"matrix.max_answer_chars":         100000,
 	"state_dir":                       "",
 	"eval.judge.base_url":             "",
 	"eval.judge.api_key":              "",
@@ -577,6 +585,12 @@ func (c *Config) Validate() error {
 	}
 	c.validateObservability(bad)
 	c.validateAlerts(bad)
+	if c.Slack.MaxAnswerChars < 1000 {
+		bad("slack.max_answer_chars", "must be at least 1000 (characters of an answer posted as messages; the rest is attached)")
+	}
+	if c.Matrix.MaxAnswerChars < 1000 {
+		bad("matrix.max_answer_chars", "must be at least 1000 (characters of an answer posted as events; the rest is attached)")
+	}
 	if c.Slack.Enabled {
 		switch c.Slack.Mode {
 		case "socket":

@@ -498,6 +498,9 @@ func (s *Server) answerLocked(method string, n int, token string, call *Call, r 
 		if p.Get("text") == "" && p.Get("blocks") == "" {
 			return fail("no_text")
 		}
+		if e := blocksError(p.Get("text"), anySlice(call.Blocks)); e != "" {
+			return fail(e)
+		}
 		ts := s.nextTSLocked()
 		call.TS = ts
 		s.messages[ch+"/"+ts] = true
@@ -510,6 +513,9 @@ func (s *Server) answerLocked(method string, n int, token string, call *Call, r 
 		ch, ts := p.Get("channel"), p.Get("ts")
 		if !s.messages[ch+"/"+ts] {
 			return fail("message_not_found")
+		}
+		if e := blocksError(p.Get("text"), anySlice(call.Blocks)); e != "" {
+			return fail(e)
 		}
 		call.TS = ts
 		return ok("channel", ch, "ts", ts, "text", p.Get("text"))
