@@ -9,7 +9,7 @@
 // their common beginning and end are set aside; when the texts differ by
 // more than maxEdits lines the differing part is shown removed and then
 // added whole (Diff.Coarse). Either way applying the diff to the old text
-// gives the new text exactly.
+// gives the new text exactly. Texts may hold up to 2³¹-1 lines.
 package unidiff
 
 import (
@@ -89,7 +89,7 @@ func Unified(old, new string, o Options) Diff {
 		return d
 	}
 	if o.OldName != "" || o.NewName != "" {
-		head := []string{"--- " + o.OldName, "+++ " + o.NewName}
+		head := []line{{text: "--- " + o.OldName}, {text: "+++ " + o.NewName}}
 		lines = append(head, lines...)
 		for i := range starts {
 			starts[i] += 2
@@ -102,7 +102,10 @@ func Unified(old, new string, o Options) Diff {
 // Lines splits s into lines, each keeping its newline; the last one lacks
 // it when s does not end in one. An empty s has no lines.
 func Lines(s string) []string {
-	var out []string
+	if s == "" {
+		return nil
+	}
+	out := make([]string, 0, strings.Count(s, "\n")+1)
 	for s != "" {
 		i := strings.IndexByte(s, '\n')
 		if i < 0 {
@@ -127,8 +130,10 @@ const (
 // line a of old removed, or line b of new added.
 type edit struct {
 	op   op
-	a, b int
+	a, b int32
 }
+
+func mk(o op, a, b int) edit { return edit{o, int32(a), int32(b)} }
 
 // align returns the edit script from a to b: every line of each, in order.
 // coarse reports that the differing middle was too far apart to align.
@@ -143,27 +148,27 @@ func align(a, b []string) (eds []edit, coarse bool) {
 	}
 	eds = make([]edit, 0, len(a)+len(b)-pre-suf)
 	for i := range pre {
-		eds = append(eds, edit{opEqual, i, i})
+		eds = append(eds, mk(opEqual, i, i))
 	}
 	am, bm := a[pre:len(a)-suf], b[pre:len(b)-suf]
 	mid, ok := myers(intern(am, bm))
 	if !ok {
 		coarse = true
-		mid = mid[:0]
+		mid = make([]edit, 0, len(am)+len(bm))
 		for i := range am {
-			mid = append(mid, edit{op: opDelete, a: i})
+			mid = append(mid, mk(opDelete, i, 0))
 		}
 		for j := range bm {
-			mid = append(mid, edit{op: opInsert, b: j})
+			mid = append(mid, mk(opInsert, 0, j))
 		}
 	}
 	for _, e := range mid {
-		e.a += pre
-		e.b += pre
+		e.a += int32(pre)
+		e.b += int32(pre)
 		eds = append(eds, e)
 	}
 	for i := range suf {
-		eds = append(eds, edit{opEqual, len(a) - suf + i, len(b) - suf + i})
+		eds = append(eds, mk(opEqual, len(a)-suf+i, len(b)-suf+i))
 	}
 	return eds, coarse
 }
@@ -252,19 +257,19 @@ func backtrack(trace [][]int32, n, m, dmax int) []edit {
 		for x > mx && y > my {
 			x--
 			y--
-			rev = append(rev, edit{opEqual, x, y})
+			rev = append(rev, mk(opEqual, x, y))
 		}
 		if pk == k+1 {
-			rev = append(rev, edit{op: opInsert, a: px, b: py})
+			rev = append(rev, mk(opInsert, px, py))
 		} else {
-			rev = append(rev, edit{op: opDelete, a: px, b: py})
+			rev = append(rev, mk(opDelete, px, py))
 		}
 		x, y = px, py
 	}
 	for x > 0 && y > 0 {
 		x--
 		y--
-		rev = append(rev, edit{opEqual, x, y})
+		rev = append(rev, mk(opEqual, x, y))
 	}
 	out := make([]edit, len(rev))
 	for i, e := range rev {
@@ -273,10 +278,13 @@ func backtrack(trace [][]int32, n, m, dmax int) []edit {
 	return out
 }
 
+// line is one line of a diff: its mark (" ", "-", "+", or none) and its
+// text without the newline.
+type line struct{ mark, text string }
+
 // render writes the hunks of the script with ctx lines of context: the
-// diff's lines without their newlines, and the index of each hunk's
-// header among them.
-func render(a, b []string, eds []edit, ctx int) (lines []string, starts []int) {
+// diff's lines, and the index of each hunk's header among them.
+func render(a, b []string, eds []edit, ctx int) (lines []line, starts []int) {
 	// pos[i] is how many lines of a and of b come before edit i.
 	type pos struct{ a, b int }
 	at := make([]pos, len(eds)+1)
@@ -313,7 +321,7 @@ func render(a, b []string, eds []edit, ctx int) (lines []string, starts []int) {
 			j = r
 		}
 		starts = append(starts, len(lines))
-		lines = append(lines, "@@ -"+span(at[start].a, at[end].a-at[start].a)+" +"+span(at[start].b, at[end].b-at[start].b)+" @@")
+		lines = append(lines, line{text: "@@ -" + span(at[start].a, at[end].a-at[start].a) + " +" + span(at[start].b, at[end].b-at[start].b) + " @@"})
 		for _, e := range eds[start:end] {
 			var mark, text string
 			switch e.op {
@@ -325,9 +333,9 @@ func render(a, b []string, eds []edit, ctx int) (lines []string, starts []int) {
 				mark, text = "+", b[e.b]
 			}
 			if body, ok := strings.CutSuffix(text, "\n"); ok {
-				lines = append(lines, mark+body)
+				lines = append(lines, line{mark, body})
 			} else {
-				lines = append(lines, mark+text, NoNewline)
+				lines = append(lines, line{mark, text}, line{text: NoNewline})
 			}
 		}
 		i, prevEnd = end, end
@@ -351,19 +359,20 @@ func span(before, n int) string {
 
 // bound joins lines into the diff's text within o's bounds, cutting at a
 // whole line and noting what was left out.
-func bound(lines []string, starts []int, o Options) (text string, omitted, omittedHunks int) {
+func bound(lines []line, starts []int, o Options) (text string, omitted, omittedHunks int) {
 	var sb strings.Builder
 	hunk := 0 // hunks whose header is written
 	for i, l := range lines {
 		header := hunk < len(starts) && i == starts[hunk]
 		if (header && o.MaxHunks > 0 && hunk >= o.MaxHunks) ||
-			(o.MaxLines > 0 && i >= o.MaxLines) || (o.MaxBytes > 0 && sb.Len()+len(l)+1 > o.MaxBytes) {
+			(o.MaxLines > 0 && i >= o.MaxLines) || (o.MaxBytes > 0 && sb.Len()+len(l.mark)+len(l.text)+1 > o.MaxBytes) {
 			return cut(&sb, len(lines)-i, len(starts)-hunk)
 		}
 		if header {
 			hunk++
 		}
-		sb.WriteString(l)
+		sb.WriteString(l.mark)
+		sb.WriteString(l.text)
 		sb.WriteByte('\n')
 	}
 	return sb.String(), 0, 0
