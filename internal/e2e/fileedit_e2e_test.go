@@ -36,22 +36,63 @@ const (
 	shownNew = "PORT=8080\nLOG_LEVEL=debug\nWORKERS=4\n"
 )
 
+// atWriteCard starts vigil with an env file holding shownOld, has the model
+// propose writing shownNew to it, then take the steps after gives for the
+// file's path, and returns once the write's card is up.
+func atWriteCard(t *testing.T, after func(path string) []modeltest.Step) (h *harness, path, id string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "app.env")
+	changeFile(t, path, shownOld)
+	h = start(t, policy.LevelControlled)
+	h.model.Script(append([]modeltest.Step{
+		modeltest.Calls(discoverLocal()),
+		modeltest.Calls(fileEdit("write", "localhost", path, shownNew)),
+	}, after(path)...)...)
+	h.ask("set LOG_LEVEL=debug in the app's env file on @localhost")
+	return h, path, h.con.ApprovalID(t, 1, wait)
+}
+
+// answering is a script that ends with the model answering text.
+func answering(text string) func(string) []modeltest.Step {
+	return func(string) []modeltest.Step { return []modeltest.Step{modeltest.Text(text)} }
+}
+
+// changeFile writes content to path, as another writer would.
+func changeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// approveUntil approves id and waits for the model's final answer.
+func (h *harness) approveUntil(id, answer string) {
+	h.t.Helper()
+	h.con.Send(h.t, "approve "+id)
+	h.idle()
+	h.con.WaitFor(h.t, "vigil> "+answer, wait)
+}
+
+// refusedWrite asserts the approved write's result was a refusal saying
+// want, and that the file still holds content.
+func (h *harness) refusedWrite(path, content, want string) {
+	h.t.Helper()
+	res := resultsOf(h.t, h.lastRequest())
+	last := res[len(res)-1]
+	if last.OK || last.Error == nil || !strings.Contains(last.Error.Message, want) {
+		h.t.Fatalf("the approved write's result: %+v, want %q", last.Error, want)
+	}
+	if got, _ := os.ReadFile(path); string(got) != content {
+		h.t.Fatalf("the file was written: %q, want %q", got, content)
+	}
+}
+
 // The card shows the write as a unified diff against the file, and the
 // SHA-256 of the file it was computed against; approved, the write runs.
 func TestFileEditCardShowsTheDiff(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "app.env")
-	if err := os.WriteFile(path, []byte(shownOld), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h := start(t, policy.LevelControlled)
-	h.model.Script(
-		modeltest.Calls(discoverLocal()),
-		modeltest.Calls(fileEdit("write", "localhost", path, shownNew)),
-		modeltest.Calls(fileRead("localhost", path)),
-		modeltest.Text("log level set to debug"),
-	)
-	h.ask("set LOG_LEVEL=debug in the app's env file on @localhost")
-	id := h.con.ApprovalID(t, 1, wait)
+	h, path, id := atWriteCard(t, func(path string) []modeltest.Step {
+		return []modeltest.Step{modeltest.Calls(fileRead("localhost", path)), modeltest.Text("log level set to debug")}
+	})
 	out := h.con.Output()
 	for _, want := range []string{
 		tools.FileDiffLabel + ":",
@@ -72,9 +113,7 @@ func TestFileEditCardShowsTheDiff(t *testing.T) {
 			}
 		}
 	}
-	h.con.Send(t, "approve "+id)
-	h.idle()
-	h.con.WaitFor(t, "vigil> log level set to debug", wait)
+	h.approveUntil(id, "log level set to debug")
 	if got, _ := os.ReadFile(path); string(got) != shownNew {
 		t.Fatalf("file after the approved write: %q", got)
 	}
@@ -84,35 +123,13 @@ func TestFileEditCardShowsTheDiff(t *testing.T) {
 // approved call is refused with the change named, and the file keeps what
 // the other writer put there.
 func TestFileEditRefusedWhenTheFileChangedSinceItsCard(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "app.env")
-	if err := os.WriteFile(path, []byte(shownOld), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h := start(t, policy.LevelControlled)
-	h.model.Script(
-		modeltest.Calls(discoverLocal()),
-		modeltest.Calls(fileEdit("write", "localhost", path, shownNew)),
-		modeltest.Text("the file changed under me; nothing was written"),
-	)
-	h.ask("set LOG_LEVEL=debug in the app's env file on @localhost")
-	id := h.con.ApprovalID(t, 1, wait)
+	h, path, id := atWriteCard(t, answering("the file changed under me; nothing was written"))
 	mustContain(t, h.con.Output(), "| -LOG_LEVEL=info", "the card shows the diff")
 	meanwhile := shownOld + "DB_URL=postgres://db/app\n"
-	if err := os.WriteFile(path, []byte(meanwhile), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h.con.Send(t, "approve "+id)
-	h.idle()
-	h.con.WaitFor(t, "vigil> the file changed under me", wait)
-	res := resultsOf(t, h.lastRequest())
-	last := res[len(res)-1]
-	if last.OK || last.Error == nil || !strings.Contains(last.Error.Message,
-		"nothing was written: "+path+" changed since the approval card showed it: it was sha256 "+sha256Hex(shownOld)+", and now sha256 "+sha256Hex(meanwhile)) {
-		t.Fatalf("the approved write's result: %+v", last.Error)
-	}
-	if got, _ := os.ReadFile(path); string(got) != meanwhile {
-		t.Fatalf("the changed file was overwritten: %q", got)
-	}
+	changeFile(t, path, meanwhile)
+	h.approveUntil(id, "the file changed under me")
+	h.refusedWrite(path, meanwhile, "nothing was written: "+path+" changed since the approval card showed it: it was sha256 "+
+		sha256Hex(shownOld)+", and now sha256 "+sha256Hex(meanwhile))
 }
 
 // When policy refuses the read (here: reads must be sandboxed, and one in
@@ -120,13 +137,7 @@ func TestFileEditRefusedWhenTheFileChangedSinceItsCard(t *testing.T) {
 // content and says why there is no diff; there is no basis to hold the
 // call to.
 func TestFileEditCardWithoutAReadableFile(t *testing.T) {
-	inv, err := tools.NewInventory([]tools.Resource{
-		{ID: "node:delly", Name: "delly", Kind: tools.KindNode, Reach: tools.Reach{Local: true}},
-		{ID: "lxc:delly:141", Name: "media", Kind: tools.KindLXC, Parent: "node:delly", UID: "141"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv := nodeWithContainer(t)
 	path := "/etc/media/app.env"
 	h := start(t, policy.LevelControlled, func(o *testkit.Options) {
 		o.Inventory = inv
@@ -161,18 +172,7 @@ func TestFileEditCardWithoutAReadableFile(t *testing.T) {
 // the one the approval binds: a run whose basis differs from its approval's
 // (a session saved by another run, or altered) runs nothing.
 func TestFileEditRunsOnlyWithTheApprovalsBasis(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "app.env")
-	if err := os.WriteFile(path, []byte(shownOld), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h := start(t, policy.LevelControlled)
-	h.model.Script(
-		modeltest.Calls(discoverLocal()),
-		modeltest.Calls(fileEdit("write", "localhost", path, shownNew)),
-		modeltest.Text("not written"),
-	)
-	h.ask("set LOG_LEVEL=debug in the app's env file on @localhost")
-	id := h.con.ApprovalID(t, 1, wait)
+	h, path, id := atWriteCard(t, answering("not written"))
 	s := h.session()
 	if s.Run == nil || s.Run.Pending == nil || !strings.Contains(s.Run.Pending.Basis, sha256Hex(shownOld)) {
 		t.Fatalf("the waiting run holds no basis of the file: %+v", s.Run)
@@ -180,22 +180,11 @@ func TestFileEditRunsOnlyWithTheApprovalsBasis(t *testing.T) {
 	// The file changes, and the run's basis with it: the tool alone would
 	// find the file as the run says, but the card never showed it.
 	meanwhile := shownOld + "DB_URL=postgres://db/app\n"
-	if err := os.WriteFile(path, []byte(meanwhile), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	changeFile(t, path, meanwhile)
 	s.Run.Pending.Basis = strings.Replace(s.Run.Pending.Basis, sha256Hex(shownOld), sha256Hex(meanwhile), 1)
 	if err := h.st.Stores.Sessions.SaveSession(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
-	h.con.Send(t, "approve "+id)
-	h.idle()
-	h.con.WaitFor(t, "vigil> not written", wait)
-	res := resultsOf(t, h.lastRequest())
-	last := res[len(res)-1]
-	if last.OK || last.Error == nil || !strings.Contains(last.Error.Message, "the state the change was shown against differs from the approval's") {
-		t.Fatalf("the approved write's result: %+v", last.Error)
-	}
-	if got, _ := os.ReadFile(path); string(got) != meanwhile {
-		t.Fatalf("the file was written: %q", got)
-	}
+	h.approveUntil(id, "not written")
+	h.refusedWrite(path, meanwhile, "the state the change was shown against differs from the approval's")
 }
