@@ -107,12 +107,18 @@ func (sc *scanner) next(s string, i int) int {
 	return len(s)
 }
 
-// any reports whether s holds any trigger.
-func (sc *scanner) any(s string) bool {
+// any reports whether s holds any trigger, not counting the triggers of
+// precise rules that their worth turns down.
+func (sc *scanner) any(s string, rules []redactRule) bool {
 	for i := sc.next(s, 0); i < len(s); i = sc.next(s, i+1) {
 		for _, t := range sc.byFirst[lowerTable[s[i]]] {
-			if hasPrefixFold(s[i:], t.lit) {
-				return true
+			if !hasPrefixFold(s[i:], t.lit) {
+				continue
+			}
+			for _, ri := range t.rules {
+				if ru := &rules[ri]; !ru.precise || ru.worth(s, i, i+len(t.lit)) {
+					return true
+				}
 			}
 		}
 	}
