@@ -100,8 +100,6 @@ func secretNameKind(name string) string {
 	return keyKind(name)
 }
 
-
-
 // looksJSONDoc reports whether s, blanks aside, starts and ends like a
 // JSON object or array.
 // jsonTail returns where a JSON document that ends line starts (a JSON
