@@ -100,8 +100,6 @@ func secretNameKind(name string) string {
 	return keyKind(name)
 }
 
-// looksJSONDoc reports whether s, blanks aside, starts and ends like a
-// JSON object or array.
 // jsonTail returns where a JSON document that ends line starts (a JSON
 // log line, or one after a time stamp: "2024-03-01T12:00:00Z {…}"), or -1.
 func jsonTail(line string) int {
@@ -115,6 +113,8 @@ func jsonTail(line string) int {
 	return -1
 }
 
+// looksJSONDoc reports whether s, blanks aside, starts and ends like a
+// JSON object or array.
 func looksJSONDoc(s string) bool {
 	i, j := 0, len(s)
 	for i < j && isBlank(s[i]) {
