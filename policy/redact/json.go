@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -12,20 +13,15 @@ import (
 // JSON that encoding/json accepts (FuzzParseJSON checks that).
 
 // jsonNode is one value: its kind ('{', '[', '"', '0' for a number, 'l'
-// for true, false or null) and its span in the text.
+// for true, false or null), its span in the text and, for a member of an
+// object, its decoded key and the key's span (quotes included).
 type jsonNode struct {
-	kind       byte
-	start, end int
-	members    []jsonMember // objects
-	elems      []*jsonNode  // arrays
-}
-
-// jsonMember is one member of an object: its decoded key, the key's span
-// (quotes included) and its value.
-type jsonMember struct {
+	kind             byte
+	start, end       int
 	key              string
 	keyStart, keyEnd int
-	val              *jsonNode
+	// kids are an object's members or an array's elements, in order.
+	kids []*jsonNode
 }
 
 // maxJSONDepth bounds nesting; deeper documents are read as text.
@@ -35,6 +31,20 @@ type jsonParser struct {
 	s     string
 	i     int
 	depth int
+	// arena hands out nodes in blocks, one allocation per block.
+	arena []jsonNode
+	// stack holds the children of the containers being read; each
+	// container takes a copy of exactly its own.
+	stack []*jsonNode
+}
+
+// node returns a new node.
+func (p *jsonParser) node(kind byte, start int) *jsonNode {
+	if len(p.arena) == cap(p.arena) {
+		p.arena = make([]jsonNode, 0, 128)
+	}
+	p.arena = append(p.arena, jsonNode{kind: kind, start: start})
+	return &p.arena[len(p.arena)-1]
 }
 
 // parseJSON parses one JSON document (blanks around it allowed).
@@ -65,23 +75,26 @@ func (p *jsonParser) value() (*jsonNode, bool) {
 	case c == '[':
 		return p.array()
 	case c == '"':
-		start := p.i
+		n := p.node('"', p.i)
 		if !p.str() {
 			return nil, false
 		}
-		return &jsonNode{kind: '"', start: start, end: p.i}, true
+		n.end = p.i
+		return n, true
 	case c == '-' || '0' <= c && c <= '9':
-		start := p.i
+		n := p.node('0', p.i)
 		if !p.number() {
 			return nil, false
 		}
-		return &jsonNode{kind: '0', start: start, end: p.i}, true
+		n.end = p.i
+		return n, true
 	default:
 		for _, lit := range []string{"true", "false", "null"} {
 			if strings.HasPrefix(p.s[p.i:], lit) {
-				start := p.i
+				n := p.node('l', p.i)
 				p.i += len(lit)
-				return &jsonNode{kind: 'l', start: start, end: p.i}, true
+				n.end = p.i
+				return n, true
 			}
 		}
 	}
@@ -93,7 +106,7 @@ func (p *jsonParser) object() (*jsonNode, bool) {
 		return nil, false
 	}
 	defer func() { p.depth-- }()
-	n := &jsonNode{kind: '{', start: p.i}
+	n := p.node('{', p.i)
 	p.i++
 	p.blanks()
 	if p.i < len(p.s) && p.s[p.i] == '}' {
@@ -101,6 +114,7 @@ func (p *jsonParser) object() (*jsonNode, bool) {
 		n.end = p.i
 		return n, true
 	}
+	mark := len(p.stack)
 	for {
 		p.blanks()
 		if p.i >= len(p.s) || p.s[p.i] != '"' {
@@ -121,7 +135,8 @@ func (p *jsonParser) object() (*jsonNode, bool) {
 		if !ok {
 			return nil, false
 		}
-		n.members = append(n.members, jsonMember{key: jsonUnquote(p.s[ks:ke]), keyStart: ks, keyEnd: ke, val: v})
+		v.key, v.keyStart, v.keyEnd = jsonUnquote(p.s[ks:ke]), ks, ke
+		p.stack = append(p.stack, v)
 		p.blanks()
 		if p.i >= len(p.s) {
 			return nil, false
@@ -132,6 +147,8 @@ func (p *jsonParser) object() (*jsonNode, bool) {
 		case '}':
 			p.i++
 			n.end = p.i
+			n.kids = slices.Clone(p.stack[mark:])
+			p.stack = p.stack[:mark]
 			return n, true
 		default:
 			return nil, false
@@ -144,7 +161,7 @@ func (p *jsonParser) array() (*jsonNode, bool) {
 		return nil, false
 	}
 	defer func() { p.depth-- }()
-	n := &jsonNode{kind: '[', start: p.i}
+	n := p.node('[', p.i)
 	p.i++
 	p.blanks()
 	if p.i < len(p.s) && p.s[p.i] == ']' {
@@ -152,13 +169,14 @@ func (p *jsonParser) array() (*jsonNode, bool) {
 		n.end = p.i
 		return n, true
 	}
+	mark := len(p.stack)
 	for {
 		p.blanks()
 		v, ok := p.value()
 		if !ok {
 			return nil, false
 		}
-		n.elems = append(n.elems, v)
+		p.stack = append(p.stack, v)
 		p.blanks()
 		if p.i >= len(p.s) {
 			return nil, false
@@ -169,6 +187,8 @@ func (p *jsonParser) array() (*jsonNode, bool) {
 		case ']':
 			p.i++
 			n.end = p.i
+			n.kids = slices.Clone(p.stack[mark:])
+			p.stack = p.stack[:mark]
 			return n, true
 		default:
 			return nil, false

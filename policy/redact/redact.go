@@ -22,6 +22,7 @@ package redact
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -55,9 +56,11 @@ type redactRule struct {
 	keep func(s string, m []int, value string) bool
 	// replacement overrides the [REDACTED:kind] form.
 	replacement string
-	// multiline rules run on the whole text, before the per-line rules.
-	multiline bool
-	// whole, for a multiline rule, replaces re: it rewrites the whole text
+	// spans marks a rule whose matches span lines: when the scanner finds
+	// its trigger, its regexp (or whole) runs on the whole text, before
+	// the per-line rules.
+	spans bool
+	// whole, for a spans rule, replaces re: it rewrites the whole text
 	// itself (a secret recognised by what is on the lines around it).
 	whole func(r *Redactor, s string) (string, bool)
 	// decoded, for an encoded value (base64), reports whether what it
@@ -127,7 +130,7 @@ func New(extra ...Pattern) (*Redactor, error) {
 func newRedactor(rules []redactRule) *Redactor {
 	r := &Redactor{rules: rules}
 	for i := range rules {
-		if len(rules[i].triggers) == 0 && !rules[i].multiline {
+		if len(rules[i].triggers) == 0 {
 			r.always = append(r.always, i)
 		}
 	}
@@ -168,11 +171,6 @@ func (r *Redactor) Suspect(s string) bool {
 	if len(r.always) > 0 {
 		return true
 	}
-	for i := range r.rules {
-		if r.rules[i].multiline && multilineTriggered(s, r.rules[i].triggers) {
-			return true
-		}
-	}
 	return r.scan.any(s, r.rules)
 }
 
@@ -195,31 +193,35 @@ func (r *Redactor) redact(s string, depth int) string {
 			return out
 		}
 	}
-	// Whole-text rules first; they may change line structure.
-	for i := range r.rules {
-		ru := &r.rules[i]
-		if !ru.multiline || !multilineTriggered(s, ru.triggers) {
-			continue
-		}
-		if ru.whole != nil {
-			if out, ok := ru.whole(r, s); ok {
-				s = out
-			}
-		} else if out, ok := ru.apply(r, s, depth); ok {
-			s = out
-		}
-	}
-
 	marks := r.scan.marks(s, r.rules)
 	if len(marks) == 0 && len(r.always) == 0 {
 		return s
 	}
-	// YAML-like structure (a block under a secret's key, a Kubernetes
-	// Secret, name/value pairs) is read from the original lines; the line
-	// rules then run on the result.
-	if cued(marks, r.rules) {
-		if out, ok := r.redactOutline(s); ok {
-			s = out
+	// Rules whose matches span lines run first, on the whole text: they
+	// may change its lines. Then YAML-like structure (a block under a
+	// secret's key, a Kubernetes Secret, name/value pairs) is read from
+	// the lines; the line rules run on the result.
+	if spans, cue := wholeTextRules(marks, r.rules); len(spans) > 0 || cue {
+		changed := false
+		for _, i := range spans {
+			ru := &r.rules[i]
+			var out string
+			var ok bool
+			if ru.whole != nil {
+				out, ok = ru.whole(r, s)
+			} else {
+				out, ok = ru.apply(r, s, depth)
+			}
+			if ok {
+				s, changed = out, true
+			}
+		}
+		if cue {
+			if out, ok := r.redactOutline(s); ok {
+				s, changed = out, true
+			}
+		}
+		if changed {
 			marks = r.scan.marks(s, r.rules)
 		}
 	}
@@ -241,8 +243,8 @@ func (r *Redactor) redact(s string, depth int) string {
 				if k > 0 {
 					prefix := line[:k]
 					for _, i := range lm.rules {
-						if !r.rules[i].cue {
-							if p, ok := r.rules[i].apply(r, prefix, depth); ok {
+						if ru := &r.rules[i]; !ru.cue && !ru.spans {
+							if p, ok := ru.apply(r, prefix, depth); ok {
 								prefix = p
 							}
 						}
@@ -253,11 +255,10 @@ func (r *Redactor) redact(s string, depth int) string {
 		}
 		if !walked {
 			for _, i := range lm.rules {
-				if r.rules[i].cue {
-					continue
-				}
-				if o, ok := r.rules[i].apply(r, out, depth); ok {
-					out = o
+				if ru := &r.rules[i]; !ru.cue && !ru.spans {
+					if o, ok := ru.apply(r, out, depth); ok {
+						out = o
+					}
 				}
 			}
 		}
@@ -284,27 +285,21 @@ func (r *Redactor) redact(s string, depth int) string {
 	return s
 }
 
-// cued reports whether a cue rule was found worth running.
-func cued(marks []lineMarks, rules []redactRule) bool {
+// wholeTextRules returns, in rule order, the spans rules found worth
+// running, and whether a cue rule was.
+func wholeTextRules(marks []lineMarks, rules []redactRule) (spans []int, cue bool) {
 	for _, lm := range marks {
 		for _, i := range lm.rules {
-			if rules[i].cue {
-				return true
+			switch {
+			case rules[i].cue:
+				cue = true
+			case rules[i].spans && !slices.Contains(spans, i):
+				spans = append(spans, i)
 			}
 		}
 	}
-	return false
-}
-
-// multilineTriggered reports whether s holds one of a multiline rule's
-// triggers, matched exactly.
-func multilineTriggered(s string, triggers []string) bool {
-	for _, t := range triggers {
-		if strings.Contains(s, t) {
-			return true
-		}
-	}
-	return false
+	slices.Sort(spans)
+	return spans, cue
 }
 
 // apply replaces this rule's matches in s; ok is false when nothing changed.
@@ -329,8 +324,10 @@ func (ru *redactRule) apply(r *Redactor, s string, depth int) (string, bool) {
 		value := s[start:end]
 		// A value that holds a replacement was judged already (by an
 		// earlier rule on this line): judging it again, marker included,
-		// would make a second pass change what the first left.
-		if value == "" || strings.Contains(value, redactedMarker) || start < last {
+		// would make a second pass change what the first left. A rule
+		// with its own replace judges the value's parts itself.
+		if value == "" || start < last || strings.HasPrefix(value, redactedMarker) ||
+			ru.replace == nil && strings.Contains(value, redactedMarker) {
 			continue
 		}
 		if ru.keep != nil && ru.keep(s, m, value) {
@@ -394,9 +391,9 @@ var keyTriggers = []string{"pass", "pwd", "secret", "token", "auth", "cred", "ap
 
 var builtinRedactRules = []redactRule{
 	{
-		kind:      "private-key",
-		multiline: true,
-		triggers:  []string{"PRIVATE KEY"},
+		kind:     "private-key",
+		spans:    true,
+		triggers: []string{"private key"},
 		re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)` +
 			`(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`),
 	},
@@ -405,18 +402,18 @@ var builtinRedactRules = []redactRule{
 		// kubeconfig's client-key-data), wrapped over lines or not. A
 		// base64 certificate is kept: only what decodes to a private key
 		// goes.
-		kind:      "private-key",
-		multiline: true,
-		triggers:  []string{"LS0tLS1CRUdJTi"},
-		re:        regexp.MustCompile(`LS0tLS1CRUdJTi[A-Za-z0-9+/]*(?:\r?\n[A-Za-z0-9+/]{16,})*={0,2}`),
-		decoded:   encodedSecret,
+		kind:     "private-key",
+		spans:    true,
+		triggers: []string{"ls0tls1crudjti"},
+		re:       regexp.MustCompile(`LS0tLS1CRUdJTi[A-Za-z0-9+/]*(?:\r?\n[A-Za-z0-9+/]{16,})*={0,2}`),
+		decoded:  encodedSecret,
 	},
 	{
 		// A bare AWS secret access key beside its key ID.
-		kind:      "aws-secret-key",
-		multiline: true,
-		triggers:  []string{"AKIA", "ASIA", "ABIA", "ACCA"},
-		whole:     awsSecretNearID,
+		kind:     "aws-secret-key",
+		spans:    true,
+		triggers: []string{"akia", "asia", "abia", "acca"},
+		whole:    awsSecretNearID,
 	},
 	{
 		// scheme://user:pass@host keeps the user, as people need it to tell
@@ -432,14 +429,14 @@ var builtinRedactRules = []redactRule{
 		// @unix(/run/mysqld.sock)/db, @/db.
 		kind:     "password",
 		triggers: []string{"@tcp", "@unix(", "@udp(", "@/"},
-		re:       regexp.MustCompile(`(?:^|[\s"'=(,;])[^\s:@/"'=(,;]*:([^\s@"']+)@(?:tcp6?\(|unix\(|udp\(|/[A-Za-z0-9_$-])`),
+		re:       regexp.MustCompile(`(?:^|[\s"'=(,;])[^\s:@/"'=(,;\[\]]*:([^\s@"'\[\]]+)@(?:(?:tcp6?|unix|udp)\b|/[A-Za-z0-9_$-])`),
 		groups:   []int{1},
 		keep:     func(_ string, _ []int, v string) bool { return redactPlaceholder(v) },
 	},
 	{
 		// Oracle: sqlplus scott/tiger@db, jdbc:oracle:thin:scott/tiger@host.
 		kind:     "password",
-		triggers: []string{"sqlplus", "sqlldr", "expdp", "impdp", "rman", "thin:"},
+		triggers: []string{"sqlplus", "sqlldr", "pdp", "rman", ":thin:"},
 		re: regexp.MustCompile(`(?i)(?:\b(?:sqlplus|sqlldr|expdp|impdp|rman)\b[^\n]*?\s(?:-[sSlL]\s+)*[A-Za-z0-9_$#]+/([^\s@/"']+)@` +
 			`|\bthin:[A-Za-z0-9_$#]*/([^\s@/"']+)@)`),
 		groups: []int{1, 2},
@@ -531,13 +528,12 @@ var builtinRedactRules = []redactRule{
 	{
 		// Other issuers' published token formats.
 		kind: "api-key",
-		triggers: []string{"dop_v1_", "doo_v1_", "dor_v1_", "whsec_", "shpat_", "shpss_", "shpca_", "shppa_",
-			"pypi-age", "dckr_pat_", "glsa_", "glc_", "hf_", "lin_api_", "nrak-", "sntrys_", ".atlasv1.", "xkeysib-",
-			"key-", "pat-"},
+		triggers: []string{"_v1_", "whsec_", "shpat_", "shpss_", "shpca_", "shppa_", "pypi-age", "dckr_pat_", "glsa_",
+			"glc_", "hf_", "lin_api_", "nrak-", "sntrys_", "xkeysib-", "pat-na1-", "pat-eu1-"},
 		re: regexp.MustCompile(`\b(?:do[opr]_v1_[a-f0-9]{64}|whsec_[A-Za-z0-9+/=]{24,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}` +
 			`|pypi-AgE[A-Za-z0-9_-]{50,}|dckr_pat_[A-Za-z0-9_-]{20,}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=_-]{32,}` +
 			`|hf_[A-Za-z0-9]{34}|lin_api_[A-Za-z0-9]{40}|NRAK-[A-Z0-9]{27}|sntrys_[A-Za-z0-9+/=_-]{40,}` +
-			`|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,}|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}|key-[a-f0-9]{32}` +
+			`|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}` +
 			`|pat-(?:na|eu)1-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})\b`),
 	},
 	{
@@ -589,7 +585,8 @@ var builtinRedactRules = []redactRule{
 		// cookie's value, names and attributes kept. Session cookies are
 		// bearer credentials.
 		kind:     "cookie",
-		triggers: []string{"cookie", "curl"},
+		triggers: []string{"ookie", " -b"},
+		worth:    cookieWorth,
 		re: regexp.MustCompile(`(?i)(?:\b(?:set-cookie2?|cookie)["']?[ \t]*[:=][ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\n"']+))` +
 			`|\s(?:--cookie|-b)(?:[ \t]+|=)(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"']+)))`),
 		groups:  []int{1, 2, 3, 4, 5, 6},
@@ -685,7 +682,7 @@ var builtinRedactRules = []redactRule{
 	{
 		// vault operator init: "Unseal Key 1: …", "Recovery Key 2: …".
 		kind:     "vault-unseal-key",
-		triggers: []string{"unseal key", "recovery key"},
+		triggers: []string{"seal key", "overy key"},
 		re:       regexp.MustCompile(`(?i)\b(?:unseal|recovery)[ \t]+key[ \t]+\d+[ \t]*:[ \t]*([^\s"']+)`),
 		groups:   []int{1},
 	},

@@ -110,6 +110,38 @@ func afterPgpassName(s string, k int) bool {
 	return j >= 6 && strings.EqualFold(s[j-6:j], "pgpass")
 }
 
+// cookieWorth: the trigger ("ookie", which is rarer than "co") ends
+// "cookie", a header's or a JSON field's name (Cookie:, Set-Cookie:,
+// "cookie": …) or curl's --cookie; or the trigger is " -b" on a curl
+// command line.
+func cookieWorth(s string, i, j int) bool {
+	if s[i] == ' ' { // " -b"
+		ls := strings.LastIndexByte(s[:i], '\n') + 1
+		return strings.Contains(s[ls:i], "curl") && (j == len(s) || s[j] == ' ' || s[j] == '=' || s[j] == '\'' || s[j] == '"')
+	}
+	if i == 0 || lowerTable[s[i-1]] != 'c' {
+		return false
+	}
+	i--
+	if i >= 2 && s[i-2:i] == "--" {
+		return true
+	}
+	if i > 0 && keyChar(s[i-1]) && s[i-1] != '-' || j < len(s) && keyChar(s[j]) && s[j] != '2' {
+		return false
+	}
+	k := j
+	if k < len(s) && s[k] == '2' {
+		k++
+	}
+	if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+		k++
+	}
+	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+		k++
+	}
+	return k < len(s) && (s[k] == ':' || s[k] == '=')
+}
+
 // cookieAttributes are Set-Cookie attributes: their values are not
 // secrets.
 var cookieAttributes = wordSet("path", "domain", "expires", "max-age", "secure", "httponly", "samesite", "priority",

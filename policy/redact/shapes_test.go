@@ -110,7 +110,7 @@ var shapeCorpus = []struct{ name, in, secret string }{
 	{"docker hub pat", "docker login -u ci --password-stdin <<< dckr_pat_2b3e36beeb386dfdaacb9b46004", "dckr_pat_2b3e36beeb386dfdaacb9b46004"},
 	{"shopify", "shop token shpat_" + strings.Repeat("0f", 16), "shpat_" + strings.Repeat("0f", 16)},
 	{"grafana service account", "glsa_" + strings.Repeat("Ab", 16) + "_0a1b2c3d", "glsa_" + strings.Repeat("Ab", 16) + "_0a1b2c3d"},
-	{"mailgun", "api:key-" + strings.Repeat("3a", 16), "key-" + strings.Repeat("3a", 16)},
+	{"linear", "LINEAR=lin_api_" + strings.Repeat("Zq3", 13) + "x", "lin_api_" + strings.Repeat("Zq3", 13) + "x"},
 	// an AWS secret key beside its key ID
 	{"aws credentials csv", "User Name,Access Key ID,Secret Access Key\nci-bot,AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
 	{"aws key pair on two lines", "AKIAI44QH8DHBEXAMPLE\nje7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY", "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"},

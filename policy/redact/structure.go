@@ -48,12 +48,32 @@ var metaKeys = wordSet("name", "names", "ref", "id", "kind", "type", "path", "fi
 	"hint", "labels", "annotations", "uid", "provider", "usage", "role", "enabled", "count", "secretname",
 	"mount", "mountpath", "readonly", "resourceversion", "generation", "creationtimestamp", "immutable")
 
-func normKey(k string) string {
-	k = strings.ToLower(k)
-	if strings.ContainsAny(k, "_-") {
-		k = strings.NewReplacer("_", "", "-", "").Replace(k)
+// normBytes appends key lower-cased without '_' and '-' to buf; ok is false
+// for a key longer than any table's (32 bytes).
+func normBytes(buf []byte, key string) ([]byte, bool) {
+	if len(key) > 32 {
+		return buf, false
 	}
-	return k
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c != '_' && c != '-' {
+			buf = append(buf, lowerTable[c])
+		}
+	}
+	return buf, true
+}
+
+// normIn reports whether key, normalised (normBytes), is in set.
+func normIn(key string, set map[string]bool) bool {
+	var buf [32]byte
+	b, ok := normBytes(buf[:0], key)
+	return ok && set[string(b)]
+}
+
+// normIs reports whether key, normalised (normBytes), is want.
+func normIs(key, want string) bool {
+	var buf [32]byte
+	b, ok := normBytes(buf[:0], key)
+	return ok && string(b) == want
 }
 
 // containerStrong reports whether every value under key is a secret: the
@@ -84,7 +104,7 @@ func pluralKey(key string) bool { return classifyKey(key) != keyStrong }
 func metaKey(key string) bool {
 	var buf [8]string
 	ws := keyWordsOf(buf[:0], key)
-	return len(ws) > 0 && (metaKeys[ws[len(ws)-1]] || metaKeys[normKey(key)])
+	return len(ws) > 0 && (metaKeys[ws[len(ws)-1]] || normIn(key, metaKeys))
 }
 
 // secretNameKind returns the kind of secret a name names ("DB_PASSWORD",
@@ -190,40 +210,50 @@ func (w *jsonWalker) walk(n *jsonNode, c jsonCtx) {
 	switch n.kind {
 	case '{':
 		secretDoc, nvKind := false, ""
-		for _, m := range n.members {
-			if m.val.kind != '"' {
+		for _, m := range n.kids {
+			if m.kind != '"' {
 				continue
 			}
-			v := w.str(m.val)
-			switch nk := normKey(m.key); {
-			case nk == "kind" && v == "Secret":
-				secretDoc = true
-			case nk == "type" && strings.EqualFold(v, "SecureString"):
-				nvKind = "secret"
-			case nameKeys[nk] && nvKind == "":
-				nvKind = secretNameKind(v)
+			switch {
+			case normIs(m.key, "kind"):
+				secretDoc = secretDoc || w.str(m) == "Secret"
+			case normIs(m.key, "type"):
+				if strings.EqualFold(w.str(m), "SecureString") {
+					nvKind = "secret"
+				}
+			case nvKind == "" && normIn(m.key, nameKeys):
+				nvKind = secretNameKind(w.str(m))
 			}
 		}
-		for _, m := range n.members {
+		for _, m := range n.kids {
 			w.key(m)
 			cc := jsonCtx{key: m.key, mask: c.mask, plural: c.plural, whole: c.whole}
 			if c.mask == "" {
-				nk := normKey(m.key)
 				switch {
-				case secretDoc && (nk == "data" || nk == "stringdata"):
+				case secretDoc && (normIs(m.key, "data") || normIs(m.key, "stringdata")):
 					cc.mask, cc.whole = "k8s-secret", true
-				case nvKind != "" && valueKeys[nk]:
+				case nvKind != "" && normIn(m.key, valueKeys):
 					cc.mask, cc.whole = nvKind, true
-				case (m.val.kind == '{' || m.val.kind == '[') && containerStrong(m.key):
+				case (m.kind == '{' || m.kind == '[') && w.r.Suspect(m.key) && containerStrong(m.key):
 					cc.mask, cc.plural = keyKind(m.key), pluralKey(m.key)
 				}
 			}
-			w.walk(m.val, cc)
+			w.walkValue(m, cc)
 		}
 	case '[':
-		for _, e := range n.elems {
-			w.walk(e, c)
+		for _, e := range n.kids {
+			w.walkValue(e, c)
 		}
+	default:
+		w.walkValue(n, c)
+	}
+}
+
+// walkValue walks n as a value: containers by walk, scalars here.
+func (w *jsonWalker) walkValue(n *jsonNode, c jsonCtx) {
+	switch n.kind {
+	case '{', '[':
+		w.walk(n, c)
 	case '"':
 		w.leaf(n, c)
 	case '0':
@@ -241,7 +271,7 @@ func (w *jsonWalker) walk(n *jsonNode, c jsonCtx) {
 func (w *jsonWalker) str(n *jsonNode) string { return jsonUnquote(w.s[n.start:n.end]) }
 
 // key redacts an object key that is itself a secret (a map keyed by token).
-func (w *jsonWalker) key(m jsonMember) {
+func (w *jsonWalker) key(m *jsonNode) {
 	raw := w.s[m.keyStart:m.keyEnd]
 	if !w.r.Suspect(raw) {
 		return
@@ -280,10 +310,11 @@ func (r *Redactor) redactKeyed(key, v string, depth int) string {
 	}
 	out := v
 	if key != "" && r.Suspect(key) {
-		if classifyKey(key) != keyNone && !keepKeyed(key, v, false) {
-			return marker(keyKind(key))
-		}
-		if !strings.Contains(v, "\n") {
+		if classifyKey(key) != keyNone {
+			if !keepKeyed(key, v, false) {
+				return marker(keyKind(key))
+			}
+		} else if !strings.Contains(v, "\n") {
 			prefix := key + ": "
 			if o := r.redact(prefix+v, depth); o != prefix+v {
 				if rest, ok := strings.CutPrefix(o, prefix); ok {
@@ -346,24 +377,25 @@ func outlineVisit(s string, p *ynode, mask string, whole bool, edits *[]edit) {
 			continue
 		}
 		v := s[c.vs:c.ve]
-		switch nk := normKey(c.key); {
-		case nk == "kind" && v == "Secret":
-			secretDoc = true
-		case nk == "type" && strings.EqualFold(v, "SecureString"):
-			nvKind = "secret"
-		case nameKeys[nk] && nvKind == "":
+		switch {
+		case normIs(c.key, "kind"):
+			secretDoc = secretDoc || v == "Secret"
+		case normIs(c.key, "type"):
+			if strings.EqualFold(v, "SecureString") {
+				nvKind = "secret"
+			}
+		case nvKind == "" && normIn(c.key, nameKeys):
 			nvKind = secretNameKind(v)
 		}
 	}
 	for _, c := range p.children {
 		own, ownWhole := mask, whole
 		if own == "" {
-			nk := normKey(c.key)
 			switch {
 			case c.key == "":
-			case secretDoc && (nk == "data" || nk == "stringdata"):
+			case secretDoc && (normIs(c.key, "data") || normIs(c.key, "stringdata")):
 				own, ownWhole = "k8s-secret", true
-			case nvKind != "" && valueKeys[nk]:
+			case nvKind != "" && normIn(c.key, valueKeys):
 				own, ownWhole = nvKind, true
 			case (c.vs == c.ve && len(c.children) > 0 || c.content != nil || c.flow) && containerStrong(c.key):
 				own = keyKind(c.key)
@@ -727,7 +759,7 @@ func nameValueWorth(s string, i, j int) bool {
 	for k >= 0 && keyChar(s[k]) {
 		k--
 	}
-	if !nameKeys[normKey(s[k+1:ke])] {
+	if !normIn(s[k+1:ke], nameKeys) {
 		return false
 	}
 	return secretNameKind(s[start:end]) != ""
