@@ -226,11 +226,6 @@ func readOnlyCommandHook(from, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-// Audit configures the audit file.
-type Audit struct {
-	File string `mapstructure:"file"`
-}
-
 // Log configures logging.
 type Log struct {
 	Level  string `mapstructure:"level"`
@@ -300,6 +295,10 @@ type Plugin struct {
 	Timeout time.Duration `mapstructure:"timeout"`
 	// MaxResponse bounds the bytes of one result (64 KiB when zero).
 	MaxResponse int `mapstructure:"max_response"`
+	// ReadOnlyTools are the plugin's tools (as the server names them) the
+	// operator vouches are reads: they run without approval. Every other
+	// tool is a write, whatever the server's readOnlyHint says.
+	ReadOnlyTools []string `mapstructure:"read_only_tools"`
 }
 
 var pluginName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -342,6 +341,8 @@ var defaults = map[string]any{
 	"policy.redact_model_input":       true,
 	"policy.http_read_urls":           []string{},
 	"audit.file":                      "",
+	"audit.key":                       "",
+	"audit.key_file":                  "",
 	"log.level":                       "info",
 	"log.format":                      "text",
 	"slack.enabled":                   false,
@@ -571,9 +572,20 @@ func (c *Config) Validate() error {
 				bad(fmt.Sprintf("%s.env[%d]", key, j), "not KEY=value")
 			}
 		}
+		seenTools := map[string]bool{}
+		for j, name := range p.ReadOnlyTools {
+			switch {
+			case strings.TrimSpace(name) == "":
+				bad(fmt.Sprintf("%s.read_only_tools[%d]", key, j), "is empty; name a tool as the plugin lists it")
+			case seenTools[name]:
+				bad(fmt.Sprintf("%s.read_only_tools[%d]", key, j), "names %s twice", name)
+			}
+			seenTools[name] = true
+		}
 	}
 	c.validateObservability(bad)
 	c.validateAlerts(bad)
+	c.validateAudit(bad)
 	if c.Slack.Enabled {
 		switch c.Slack.Mode {
 		case "socket":
