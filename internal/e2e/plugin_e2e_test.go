@@ -11,13 +11,14 @@ import (
 	"github.com/vigilops/vigil/tools/plugin/plugintest"
 )
 
-// A plugin's read-only tool runs at once in a controlled channel; its other
-// tools are writes and wait for approval. The model sees plugin output only
-// inside the untrusted data block. The MCP server is a real process.
+// A plugin tool the operator lists in read_only_tools runs at once in a
+// controlled channel; its other tools are writes and wait for approval. The
+// model sees plugin output only inside the untrusted data block. The MCP
+// server is a real process.
 func TestPluginToolsReadRunsWriteNeedsApproval(t *testing.T) {
 	server := plugintest.BuildEchoServer(t, t.TempDir())
 	h := start(t, policy.LevelControlled, func(o *testkit.Options) {
-		o.Plugins = []config.Plugin{{Name: "ops", Command: server}}
+		o.Plugins = []config.Plugin{{Name: "ops", Command: server, ReadOnlyTools: []string{"echo"}}}
 	})
 	specs := strings.Join(h.st.App.Registry.Names(), " ")
 	mustContain(t, specs, "ops_echo", "plugin tools registered")
