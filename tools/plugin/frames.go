@@ -244,10 +244,9 @@ func (s *idScanner) step(c byte) {
 		if s.depth == 1 {
 			switch s.valueOf {
 			case "id":
-				if !s.idDone {
-					s.capture = true
-					s.id = s.id[:0]
-				}
+				// The last "id" counts, as for encoding/json.
+				s.capture, s.idDone, s.tooLong = true, false, false
+				s.id = s.id[:0]
 			case "method":
 				s.isMethod = true
 			}

@@ -466,7 +466,7 @@ func TestFrameFilter(t *testing.T) {
 // encoding/json finds, whatever the message.
 func FuzzIDScanner(f *testing.F) {
 	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"result":{"id":5},"id":"x\"y"}`, `{"id" : -1.5e3 ,"a":[{"id":2}]}`,
-		`{"method":"m","id":null}`, `{"a":"\"id\":3","id":4}`, `[{"id":1}]`, `{"id":{"a":1}}`, `{"id":"` + strings.Repeat("q", 200) + `"}`} {
+		`{"method":"m","id":null}`, `{"id":1,"id":"two"}`, `{"id":"x","id":3}`, `{"a":"\"id\":3","id":4}`, `[{"id":1}]`, `{"id":{"a":1}}`, `{"id":"` + strings.Repeat("q", 200) + `"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, msg string) {
