@@ -41,13 +41,13 @@ func TestSecretsReachNeitherModelNorSlack(t *testing.T) {
 	pemKey := "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n-----END RSA PRIVATE KEY-----\n"
 	// Each secret, in the shape issue 23 found leaking, as the read prints it.
 	readSecrets := map[string]string{
-		"mysql-dsn-pw":       "DSN=app:mysql-dsn-pw@tcp(db:3306)/app",
-		"pgpass pw 99":       "db.internal:5432:app:app:pgpass pw 99",
+		"mysql-dsn-pw": "DSN=app:mysql-dsn-pw@tcp(db:3306)/app",
+		"pgpass pw 99": "db.internal:5432:app:app:pgpass pw 99",
 		"SHADOWhashXyZ0123456789abcdefghijklmnopqrstuv./ABCDEFGHIJKLMNOPQRS": "root:$6$saltsalt$SHADOWhashXyZ0123456789abcdefghijklmnopqrstuv./ABCDEFGHIJKLMNOPQRS:19745:0:99999:7:::",
-		"Y29va2llc2Vzc2lvbg": "Set-Cookie: session=Y29va2llc2Vzc2lvbg; Path=/; HttpOnly",
+		"Y29va2llc2Vzc2lvbg":                    "Set-Cookie: session=Y29va2llc2Vzc2lvbg; Path=/; HttpOnly",
 		"hvs.CAESIReadPathV4ultT0k3n0123456789": "export VAULT_TOKEN=hvs.CAESIReadPathV4ultT0k3n0123456789",
 		"SG.readpathSendgridKey1.ReadPathSendGridSecretPartABCDEFGHIJKLMNOPQRS": "SENDGRID=SG.readpathSendgridKey1.ReadPathSendGridSecretPartABCDEFGHIJKLMNOPQRS",
-		"Rp9/aB8+cD7eF6gH5iJ4kL3mN2oP1qR0sT9uV8wX": "AKIAJ5DZ2EXAMPLEKEY1 Rp9/aB8+cD7eF6gH5iJ4kL3mN2oP1qR0sT9uV8wX",
+		"Rp9/aB8+cD7eF6gH5iJ4kL3mN2oP1qR0sT9uV8wX":                              "AKIAJ5DZ2EXAMPLEKEY1 Rp9/aB8+cD7eF6gH5iJ4kL3mN2oP1qR0sT9uV8wX",
 		"c2VjcmV0LWRhdGE=":   "apiVersion: v1\ndata:\n  config: c2VjcmV0LWRhdGE=\nkind: Secret\nmetadata:\n  name: app",
 		"env-entry-pw-1":     "env:\n- name: DB_PASSWORD\n  value: env-entry-pw-1\n- name: LOG_LEVEL\n  value: info",
 		"nested-json-pw-2":   `config={"db":{"password":"nested-json-pw-2"}}`,
