@@ -23,6 +23,7 @@ func TestPluginReadOnlyHintNeedsApproval(t *testing.T) {
 		o.Plugins = []config.Plugin{{Name: "ops", Command: server, ReadOnlyTools: []string{"echo"}}}
 	})
 	h.model.Script(
+		modeltest.Calls(modeltest.Call("ops_echo", testkit.Args("text", "hello"))),
 		modeltest.Calls(modeltest.Call("ops_write_file", testkit.Args("path", target, "text", "owned"))),
 		modeltest.Text("done"),
 	)
