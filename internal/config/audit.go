@@ -2,11 +2,8 @@ package config
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
-	"github.com/spf13/viper"
 
 	"github.com/vigilops/vigil/policy/audit"
 )
@@ -93,26 +90,16 @@ func (c *Config) validateAudit(bad func(key, format string, args ...any)) {
 // nothing else, and an auditor's machine need not hold the chat tokens a
 // whole configuration must have.
 func LoadAudit(path string) (*Audit, error) {
-	v := viper.New()
+	defs := map[string]any{}
 	for _, k := range []string{"audit.file", "audit.key", "audit.key_file"} {
-		v.SetDefault(k, defaults[k])
+		defs[k] = defaults[k]
 	}
-	v.SetEnvPrefix("VIGIL")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	if path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("config: %w (give --config an existing YAML file)", err)
-		}
-		defer f.Close()
-		v.SetConfigType("yaml")
-		if err := v.ReadConfig(f); err != nil {
-			return nil, fmt.Errorf("config: %s is not valid YAML: %w", path, err)
-		}
+	v, err := readViper(path, defs)
+	if err != nil {
+		return nil, err
 	}
 	var a Audit
-	err := v.UnmarshalKey("audit", &a, func(dc *mapstructure.DecoderConfig) {
+	err = v.UnmarshalKey("audit", &a, func(dc *mapstructure.DecoderConfig) {
 		dc.ErrorUnused = true
 		dc.DecodeHook = mapstructure.StringToSliceHookFunc(",")
 	})

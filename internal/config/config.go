@@ -389,27 +389,13 @@ var defaults = map[string]any{
 // environment only. Errors are *Error values (several joined); warnings
 // are in Warnings.
 func Load(path string) (*Config, error) {
-	v := viper.New()
-	for k, val := range defaults {
-		v.SetDefault(k, val)
-	}
-	v.SetEnvPrefix("VIGIL")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	if path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("config: %w (give --config an existing YAML file, or leave it out to use the defaults)", err)
-		}
-		defer f.Close()
-		v.SetConfigType("yaml")
-		if err := v.ReadConfig(f); err != nil {
-			return nil, fmt.Errorf("config: %s is not valid YAML: %w", path, err)
-		}
+	v, err := readViper(path, defaults)
+	if err != nil {
+		return nil, err
 	}
 	o := &origin{v: v, path: path}
 	var c Config
-	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+	err = v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		readOnlyCommandHook,
 		durationHook(),
 		mapstructure.StringToSliceHookFunc(","),
@@ -427,6 +413,31 @@ func Load(path string) (*Config, error) {
 	}
 	c.warnings = envWarnings(os.Environ())
 	return &c, nil
+}
+
+// readViper reads the YAML file at path ("" for none) over defs, with
+// VIGIL_ environment variables overriding both.
+func readViper(path string, defs map[string]any) (*viper.Viper, error) {
+	v := viper.New()
+	for k, val := range defs {
+		v.SetDefault(k, val)
+	}
+	v.SetEnvPrefix("VIGIL")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if path == "" {
+		return v, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w (give --config an existing YAML file, or leave it out to use the defaults)", err)
+	}
+	defer f.Close()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(f); err != nil {
+		return nil, fmt.Errorf("config: %s is not valid YAML: %w", path, err)
+	}
+	return v, nil
 }
 
 // Warnings are problems that do not stop vigil (a VIGIL_ variable that

@@ -169,29 +169,34 @@ func TestRedactCorpus(t *testing.T) {
 		t.Fatalf("corpus has %d secrets and %d look-alikes; keep at least 60 and 40", len(secretCorpus), len(lookAlikes))
 	}
 	for _, tc := range secretCorpus {
-		t.Run(tc.name, func(t *testing.T) {
-			if !strings.Contains(tc.in, tc.secret) {
-				t.Fatalf("bad case: %q does not hold %q", tc.in, tc.secret)
-			}
-			got := String(tc.in)
-			if strings.Contains(got, tc.secret) {
-				t.Errorf("String(%q) = %q: the secret survived", tc.in, got)
-			}
-			if !strings.Contains(got, redactedMarker) && !strings.Contains(got, "***") {
-				t.Errorf("String(%q) = %q: no redaction marker", tc.in, got)
-			}
-			if again := String(got); again != got {
-				t.Errorf("not idempotent: %q → %q", got, again)
-			}
-			if !Suspect(tc.in) {
-				t.Errorf("Suspect(%q) = false for a secret", tc.in)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkRedacted(t, tc.in, tc.secret) })
 	}
 	for _, in := range lookAlikes {
 		if got := String(in); got != in {
 			t.Errorf("String(%q) = %q, want it unchanged", in, got)
 		}
+	}
+}
+
+// checkRedacted checks that String removes secret from in, leaves a marker,
+// is idempotent, and that Suspect sees it.
+func checkRedacted(t *testing.T, in, secret string) {
+	t.Helper()
+	if !strings.Contains(in, secret) {
+		t.Fatalf("bad case: %q does not hold %q", in, secret)
+	}
+	got := String(in)
+	if strings.Contains(got, secret) {
+		t.Errorf("String(%q)\n= %q: the secret survived", in, got)
+	}
+	if !strings.Contains(got, redactedMarker) && !strings.Contains(got, "***") {
+		t.Errorf("String(%q) = %q: no redaction marker", in, got)
+	}
+	if again := String(got); again != got {
+		t.Errorf("not idempotent: %q → %q", got, again)
+	}
+	if !Suspect(in) {
+		t.Errorf("Suspect(%q) = false for a secret", in)
 	}
 }
 

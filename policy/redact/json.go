@@ -101,22 +101,10 @@ func (p *jsonParser) value() (*jsonNode, bool) {
 	return nil, false
 }
 
+// object reads {"key": value, ...}; each member is its value's node, with
+// the key set.
 func (p *jsonParser) object() (*jsonNode, bool) {
-	if p.depth++; p.depth > maxJSONDepth {
-		return nil, false
-	}
-	defer func() { p.depth-- }()
-	n := p.node('{', p.i)
-	p.i++
-	p.blanks()
-	if p.i < len(p.s) && p.s[p.i] == '}' {
-		p.i++
-		n.end = p.i
-		return n, true
-	}
-	mark := len(p.stack)
-	for {
-		p.blanks()
+	return p.container('{', '}', func() (*jsonNode, bool) {
 		if p.i >= len(p.s) || p.s[p.i] != '"' {
 			return nil, false
 		}
@@ -136,35 +124,24 @@ func (p *jsonParser) object() (*jsonNode, bool) {
 			return nil, false
 		}
 		v.key, v.keyStart, v.keyEnd = jsonUnquote(p.s[ks:ke]), ks, ke
-		p.stack = append(p.stack, v)
-		p.blanks()
-		if p.i >= len(p.s) {
-			return nil, false
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			n.end = p.i
-			n.kids = slices.Clone(p.stack[mark:])
-			p.stack = p.stack[:mark]
-			return n, true
-		default:
-			return nil, false
-		}
-	}
+		return v, true
+	})
 }
 
-func (p *jsonParser) array() (*jsonNode, bool) {
+// array reads [value, ...].
+func (p *jsonParser) array() (*jsonNode, bool) { return p.container('[', ']', p.value) }
+
+// container reads an object or an array: open, items separated by commas
+// (each read by item), close.
+func (p *jsonParser) container(open, closer byte, item func() (*jsonNode, bool)) (*jsonNode, bool) {
 	if p.depth++; p.depth > maxJSONDepth {
 		return nil, false
 	}
 	defer func() { p.depth-- }()
-	n := p.node('[', p.i)
+	n := p.node(open, p.i)
 	p.i++
 	p.blanks()
-	if p.i < len(p.s) && p.s[p.i] == ']' {
+	if p.i < len(p.s) && p.s[p.i] == closer {
 		p.i++
 		n.end = p.i
 		return n, true
@@ -172,7 +149,7 @@ func (p *jsonParser) array() (*jsonNode, bool) {
 	mark := len(p.stack)
 	for {
 		p.blanks()
-		v, ok := p.value()
+		v, ok := item()
 		if !ok {
 			return nil, false
 		}
@@ -184,7 +161,7 @@ func (p *jsonParser) array() (*jsonNode, bool) {
 		switch p.s[p.i] {
 		case ',':
 			p.i++
-		case ']':
+		case closer:
 			p.i++
 			n.end = p.i
 			n.kids = slices.Clone(p.stack[mark:])

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"iter"
 	"slices"
 	"strings"
 )
@@ -132,21 +133,30 @@ func caseForms(c byte) []byte {
 	return []byte{c}
 }
 
+// hits yields, in order, every place a trigger starts in s and the
+// trigger.
+func (sc *scanner) hits(s string) iter.Seq2[int, *trigger] {
+	return func(yield func(int, *trigger) bool) {
+		for i := sc.next(s, 0); i < len(s); i = sc.next(s, i+1) {
+			pairs, singles := sc.candidates(s, i)
+			for _, list := range [2][]trigger{pairs, singles} {
+				for k := range list {
+					if hasPrefixFold(s[i:], list[k].lit) && !yield(i, &list[k]) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
 // any reports whether s holds any trigger, not counting the triggers of
 // precise rules that their worth turns down.
 func (sc *scanner) any(s string, rules []redactRule) bool {
-	for i := sc.next(s, 0); i < len(s); i = sc.next(s, i+1) {
-		pairs, singles := sc.candidates(s, i)
-		for _, list := range [2][]trigger{pairs, singles} {
-			for _, t := range list {
-				if !hasPrefixFold(s[i:], t.lit) {
-					continue
-				}
-				for _, ri := range t.rules {
-					if ru := &rules[ri]; !ru.precise || ru.worth(s, i, i+len(t.lit)) {
-						return true
-					}
-				}
+	for i, t := range sc.hits(s) {
+		for _, ri := range t.rules {
+			if ru := &rules[ri]; !ru.precise || ru.worth(s, i, i+len(t.lit)) {
+				return true
 			}
 		}
 	}
@@ -164,32 +174,24 @@ type lineMarks struct {
 func (sc *scanner) marks(s string, rules []redactRule) []lineMarks {
 	var out []lineMarks
 	cur := -1 // index in out of the last marked line, or -1
-	for i := sc.next(s, 0); i < len(s); i = sc.next(s, i+1) {
-		pairs, singles := sc.candidates(s, i)
-		for _, list := range [2][]trigger{pairs, singles} {
-			for _, t := range list {
-				if !hasPrefixFold(s[i:], t.lit) {
-					continue
-				}
-				for _, ri := range t.rules {
-					if cur >= 0 && i < out[cur].end && slices.Contains(out[cur].rules, ri) {
-						continue
-					}
-					if w := rules[ri].worth; w != nil && !w(s, i, i+len(t.lit)) {
-						continue
-					}
-					if cur < 0 || i >= out[cur].end {
-						start := strings.LastIndexByte(s[:i], '\n') + 1
-						end := len(s)
-						if k := strings.IndexByte(s[i:], '\n'); k >= 0 {
-							end = i + k + 1
-						}
-						out = append(out, lineMarks{start: start, end: end})
-						cur = len(out) - 1
-					}
-					out[cur].rules = append(out[cur].rules, ri)
-				}
+	for i, t := range sc.hits(s) {
+		for _, ri := range t.rules {
+			if cur >= 0 && i < out[cur].end && slices.Contains(out[cur].rules, ri) {
+				continue
 			}
+			if w := rules[ri].worth; w != nil && !w(s, i, i+len(t.lit)) {
+				continue
+			}
+			if cur < 0 || i >= out[cur].end {
+				start := strings.LastIndexByte(s[:i], '\n') + 1
+				end := len(s)
+				if k := strings.IndexByte(s[i:], '\n'); k >= 0 {
+					end = i + k + 1
+				}
+				out = append(out, lineMarks{start: start, end: end})
+				cur = len(out) - 1
+			}
+			out[cur].rules = append(out[cur].rules, ri)
 		}
 	}
 	for k := range out {

@@ -266,25 +266,19 @@ func awsSecretNearID(_ *Redactor, s string) (string, bool) {
 // awsSecretShape: mixed case and a digit or symbol, as 40 random base64
 // characters have; a hex digest or a word run has not.
 func awsSecretShape(v string) bool {
-	var lower, upper, other bool
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case 'a' <= c && c <= 'z':
-			lower = true
-		case 'A' <= c && c <= 'Z':
-			upper = true
-		default:
-			other = true
-		}
-	}
-	return lower && upper && other
+	lower, upper, digit, other := charClasses(v)
+	return lower && upper && (digit || other)
 }
 
 // vaultLegacyShape: a legacy Vault service token (s. and 24 characters)
 // mixes upper case, lower case and digits; "s.Background" does not.
 func vaultLegacyShape(v string) bool {
-	v = strings.TrimPrefix(v, "s.")
-	var lower, upper, digit bool
+	lower, upper, digit, _ := charClasses(strings.TrimPrefix(v, "s."))
+	return lower && upper && digit
+}
+
+// charClasses reports which classes of ASCII character v holds.
+func charClasses(v string) (lower, upper, digit, other bool) {
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
 		case 'a' <= c && c <= 'z':
@@ -293,9 +287,11 @@ func vaultLegacyShape(v string) bool {
 			upper = true
 		case '0' <= c && c <= '9':
 			digit = true
+		default:
+			other = true
 		}
 	}
-	return lower && upper && digit
+	return lower, upper, digit, other
 }
 
 // vaultLegacyWorth: "s." starts a word and 24 letters and digits follow,

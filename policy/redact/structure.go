@@ -534,13 +534,7 @@ func splitKey(s string, at, le int) (key string, vs int, ok bool) {
 	i := at
 	switch c := s[i]; c {
 	case '"', '\'':
-		j := i + 1
-		for j < le && s[j] != c {
-			if s[j] == '\\' && c == '"' {
-				j++
-			}
-			j++
-		}
+		j := closingQuote(s, i, le)
 		if j >= le {
 			return "", 0, false
 		}
@@ -573,6 +567,21 @@ func splitKey(s string, at, le int) (key string, vs int, ok bool) {
 	return key, i + 1, true
 }
 
+// closingQuote returns where the quoted scalar opening at s[i] closes,
+// before le (le when it does not): a backslash escapes in double quotes
+// only, as in YAML.
+func closingQuote(s string, i, le int) int {
+	q := s[i]
+	j := i + 1
+	for j < le && s[j] != q {
+		if s[j] == '\\' && q == '"' {
+			j++
+		}
+		j++
+	}
+	return min(j, le)
+}
+
 // valueSpan returns the inline value at s[vs:le]: blanks, a tag or anchor
 // and a trailing comment dropped, quotes excluded. flow is set for a flow
 // collection.
@@ -594,13 +603,7 @@ func valueSpan(s string, vs, le int) (start, end int, flow bool) {
 	}
 	switch c := s[vs]; c {
 	case '"', '\'':
-		j := vs + 1
-		for j < le && s[j] != c {
-			if s[j] == '\\' && c == '"' {
-				j++
-			}
-			j++
-		}
+		j := closingQuote(s, vs, le)
 		if j >= le {
 			return vs + 1, le, false // runs on to the next lines
 		}
@@ -647,16 +650,9 @@ func blockWorth(s string, i, j int) bool {
 	if !lineKeyStart(s, start) {
 		return false
 	}
-	off := end
-	if off < len(s) && (s[off] == '"' || s[off] == '\'') {
-		off++
-	}
-	if off >= len(s) || s[off] != ':' {
+	off, ok := afterColon(s, end, false)
+	if !ok {
 		return false
-	}
-	off++
-	for off < len(s) && (s[off] == ' ' || s[off] == '\t') {
-		off++
 	}
 	if off < len(s) {
 		switch s[off] {
@@ -687,24 +683,34 @@ func blockWorth(s string, i, j int) bool {
 // jsonContainerAfter reports whether a JSON key's closing quote (escaped
 // or not) at s[end:], a colon and an array or object follow.
 func jsonContainerAfter(s string, end int) bool {
-	if end < len(s) && s[end] == '\\' {
-		end++
-	}
-	if end >= len(s) || s[end] != '"' {
+	if end >= len(s) || s[end] != '"' && s[end] != '\\' {
 		return false
 	}
-	end++
-	for end < len(s) && (s[end] == ' ' || s[end] == '\t') {
-		end++
+	off, ok := afterColon(s, end, true)
+	return ok && off < len(s) && (s[off] == '[' || s[off] == '{')
+}
+
+// afterColon skips a key's closing quote (optional; escaped too when
+// escaped is set), blanks and the colon that must follow, and blanks after
+// it; ok is false when no colon follows.
+func afterColon(s string, off int, escaped bool) (int, bool) {
+	if escaped && off < len(s) && s[off] == '\\' {
+		off++
 	}
-	if end >= len(s) || s[end] != ':' {
-		return false
+	if off < len(s) && (s[off] == '"' || s[off] == '\'') {
+		off++
 	}
-	end++
-	for end < len(s) && (s[end] == ' ' || s[end] == '\t') {
-		end++
+	for off < len(s) && (s[off] == ' ' || s[off] == '\t') {
+		off++
 	}
-	return end < len(s) && (s[end] == '[' || s[end] == '{')
+	if off >= len(s) || s[off] != ':' {
+		return off, false
+	}
+	off++
+	for off < len(s) && (s[off] == ' ' || s[off] == '\t') {
+		off++
+	}
+	return off, true
 }
 
 // secretKindWorth: the trigger is the value of a kind key, exactly
