@@ -1,10 +1,6 @@
 package agent
 
 import (
-	"bytes"
-	"encoding/json"
-	"strings"
-
 	"github.com/vigilops/vigil/policy/redact"
 	"github.com/vigilops/vigil/tools"
 )
@@ -22,77 +18,13 @@ func (a *Agent) modelContent(env tools.Envelope) string {
 	return redactJSON(raw)
 }
 
-// redactJSON redacts the strings of a JSON document, keeping it valid
-// JSON: a secret is found in the decoded text (real newlines, unescaped
-// quotes), never by rewriting escapes. A string under an object key is
-// read together with its key, so {"DB_PASSWORD": "x"} loses its value
-// even though "x" alone looks like nothing.
-func redactJSON(raw string) string {
-	if !redact.Suspect(raw) {
-		return raw
-	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		// Not JSON (never the case for an envelope): redact it as text.
-		return redact.String(raw)
-	}
-	v, changed := redactValue(v, "")
-	if !changed {
-		return raw
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return redact.String(raw)
-	}
-	return string(bytes.TrimRight(buf.Bytes(), "\n"))
-}
-
-// redactValue redacts the strings in v; key is the object key v is the
-// value of, or "".
-func redactValue(v any, key string) (any, bool) {
-	switch t := v.(type) {
-	case string:
-		return redactKeyed(key, t)
-	case []any:
-		changed := false
-		for i, e := range t {
-			if r, c := redactValue(e, ""); c {
-				t[i], changed = r, true
-			}
-		}
-		return t, changed
-	case map[string]any:
-		changed := false
-		for k, e := range t {
-			r, c := redactValue(e, k)
-			k2 := redact.String(k)
-			if k2 != k {
-				delete(t, k)
-				c = true
-			}
-			if c {
-				t[k2], changed = r, true
-			}
-		}
-		return t, changed
-	}
-	return v, false
-}
-
-// redactKeyed redacts s, read as the value of key when there is one.
-func redactKeyed(key, s string) (string, bool) {
-	if key != "" {
-		prefix := key + ": "
-		if out := redact.String(prefix + s); out != prefix+s {
-			if rest, ok := strings.CutPrefix(out, prefix); ok {
-				return rest, true
-			}
-		}
-	}
-	out := redact.String(s)
-	return out, out != s
-}
+// redactJSON redacts a JSON document by key path (policy/redact's
+// structural pass) and keeps it valid JSON: every string is judged decoded
+// (real newlines, unescaped quotes) together with the keys above it, so a
+// value under a key that names a secret is masked however deeply it is
+// nested, arrays included ({"label":"password","values":[…]} loses its
+// values); a name/value pair naming a secret loses its value; a Kubernetes
+// Secret loses its data; and a string that is itself a JSON, YAML or
+// base64 document is walked the same way. Text that is not JSON is
+// redacted as text.
+func redactJSON(raw string) string { return redact.JSON(raw) }

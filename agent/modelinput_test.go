@@ -71,3 +71,58 @@ func FuzzRedactJSON(f *testing.F) {
 		}
 	})
 }
+
+// Structured results are redacted by key path (issue 23): an array under a
+// key that names a secret, a label_values result for a label named
+// password, a number under password, JSON inside a string, a Kubernetes
+// Secret or env entry printed as YAML. The key above a value decides,
+// however deep it sits.
+func TestModelContentRedactsByKeyPath(t *testing.T) {
+	a := &Agent{}
+	cases := []struct {
+		name    string
+		env     tools.Envelope
+		secrets []string
+		keep    []string
+	}{
+		{"label_values of a label named password",
+			tools.OK(map[string]any{"label": "password", "values": []any{"hunter2", "letmein"}, "total": 2}),
+			[]string{"hunter2", "letmein"}, []string{`"total":2`, `"label":"password"`}},
+		{"array under a secret's key",
+			tools.OK(map[string]any{"config": map[string]any{"api_keys": []any{"ak-live-1", "ak-live-2"}, "region": "eu"}}),
+			[]string{"ak-live-1", "ak-live-2"}, []string{`"region":"eu"`}},
+		{"nested objects under credentials",
+			tools.OK(map[string]any{"credentials": map[string]any{"primary": map[string]any{"value": "cred-deep-1"}}}),
+			[]string{"cred-deep-1"}, nil},
+		{"a number under password",
+			tools.OK(map[string]any{"user": "bob", "password": 12345678}),
+			[]string{"12345678"}, []string{`"user":"bob"`}},
+		{"JSON in a string",
+			tools.OK(map[string]any{"stdout": `{"creds":["in-string-secret"],"ok":true}`}),
+			[]string{"in-string-secret"}, []string{`\"ok\":true`}},
+		{"kubernetes secret as YAML",
+			tools.OK(map[string]any{"stdout": "apiVersion: v1\ndata:\n  url: cG9zdGdyZXM6Ly9kYg==\nkind: Secret\nmetadata:\n  name: db\n"}),
+			[]string{"cG9zdGdyZXM6Ly9kYg=="}, []string{"name: db"}},
+		{"env entry as YAML",
+			tools.OK(map[string]any{"stdout": "env:\n- name: DB_PASSWORD\n  value: env-hunter2\n- name: DB_HOST\n  value: db.local\n"}),
+			[]string{"env-hunter2"}, []string{"value: db.local"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := a.modelContent(tc.env)
+			for _, s := range tc.secrets {
+				if strings.Contains(got, s) {
+					t.Errorf("the model would receive %q:\n%s", s, got)
+				}
+			}
+			for _, k := range tc.keep {
+				if !strings.Contains(got, k) {
+					t.Errorf("non-secret %q lost:\n%s", k, got)
+				}
+			}
+			if !json.Valid([]byte(got)) {
+				t.Errorf("not JSON: %s", got)
+			}
+		})
+	}
+}

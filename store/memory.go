@@ -54,11 +54,13 @@ type Memory struct {
 	alerts     alertGroups
 	now        func() time.Time
 	auditLimit int
+	auditKeys  *audit.Keyring
 
 	mu        sync.Mutex
 	sessions  map[string][]byte
 	approvals map[string]storedApproval
 	audit     []audit.Record
+	auditHead *audit.Head
 	dedup     map[string]time.Time // key → expiry
 	dedupPuts int
 	locks     map[string]lockState
@@ -86,6 +88,10 @@ func WithClock(now func() time.Time) Option { return func(m *Memory) { m.now = n
 // WithAuditLimit sets how many audit records are kept (default
 // DefaultAuditLimit).
 func WithAuditLimit(n int) Option { return func(m *Memory) { m.auditLimit = n } }
+
+// WithAuditKeys seals the audit chain with the keyring's current key
+// (default: none, records are only hashed).
+func WithAuditKeys(k *audit.Keyring) Option { return func(m *Memory) { m.auditKeys = k } }
 
 // NewMemory returns empty in-memory stores.
 func NewMemory(opts ...Option) *Memory {
@@ -307,12 +313,30 @@ func (m *Memory) AppendAudit(ctx context.Context, r audit.Record) (audit.Record,
 	if n := len(m.audit); n > 0 {
 		prev = &m.audit[n-1]
 	}
-	rec := audit.Chain(prev, r)
-	m.audit = append(m.audit, rec)
+	recs := m.auditKeys.Chain(prev, r)
+	m.audit = append(m.audit, recs...)
 	if over := len(m.audit) - m.auditLimit; over > 0 {
 		m.audit = slices.Delete(m.audit, 0, over)
 	}
+	rec := recs[len(recs)-1]
+	h := m.auditKeys.HeadOf(rec)
+	m.auditHead = &h
 	return rec, nil
+}
+
+// AuditHead returns the head of the audit chain: the newest record's
+// sequence number and hash, sealed with the audit key; ok is false while
+// the chain is empty.
+func (m *Memory) AuditHead(ctx context.Context) (audit.Head, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return audit.Head{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.auditHead == nil {
+		return audit.Head{}, false, nil
+	}
+	return *m.auditHead, true, nil
 }
 
 // RecentAudit implements bot.AuditStore.

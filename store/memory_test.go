@@ -142,3 +142,9 @@ func TestMemoryPrunesOldApprovals(t *testing.T) {
 		}
 	}
 }
+
+func TestAuditHeadConformance(t *testing.T) {
+	storetest.RunAuditHead(t, func(_ *testing.T, keys *audit.Keyring) storetest.AuditHeadStore {
+		return store.NewMemory(store.WithAuditKeys(keys))
+	})
+}

@@ -8,65 +8,145 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/policy/redact"
 )
 
-// newAuditCmd is `vigil audit`: check and read an audit file (SPEC P8).
+// newAuditCmd is `vigil audit`: check and read an audit file (SPEC P8, R4).
 func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Verify and read vigil's audit file",
 		Long: "vigil writes every decision (allow, block, approval requested, approved, denied,\n" +
-			"expired, executed, settled) to an audit file as hash-chained JSON lines. These\n" +
-			"commands check that chain and show its records.",
+			"expired, executed, settled) to an audit file as chained JSON lines, sealed with the\n" +
+			"audit key (audit.key_file or VIGIL_AUDIT_KEY), and keeps the chain's head beside it\n" +
+			"(<file>.head). These commands check that chain and show its records. Without --file\n" +
+			"they read audit.file, and the keys, from --config and the VIGIL_AUDIT_* variables.",
 	}
 	cmd.AddCommand(newAuditVerifyCmd(), newAuditTailCmd())
 	return cmd
 }
 
+// auditTarget is the audit file and keys a command works on.
+type auditTarget struct {
+	file     string
+	config   string
+	keyFiles []string
+}
+
+func (a *auditTarget) flags(cmd *cobra.Command, keys bool) {
+	cmd.Flags().StringVar(&a.file, "file", "", "audit file (default: audit.file from --config)")
+	cmd.Flags().StringVar(&a.config, "config", "", "configuration to read audit.file and the audit keys from")
+	if keys {
+		cmd.Flags().StringArrayVar(&a.keyFiles, "key-file", nil,
+			"a key the log was sealed with, besides the configured ones (repeat for several)")
+	}
+}
+
+// resolve returns the audit file and the keyring (nil: no key known).
+func (a *auditTarget) resolve() (string, *audit.Keyring, []string, error) {
+	c, err := config.LoadAudit(a.config)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	path := a.file
+	if path == "" {
+		path = c.File
+	}
+	if path == "" {
+		return "", nil, nil, errors.New("no audit file: give --file, or --config with audit.file set (or VIGIL_AUDIT_FILE)")
+	}
+	c.PreviousKeyFiles = append(c.PreviousKeyFiles, a.keyFiles...)
+	keys, warns, err := c.Keyring()
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("config: %w", err)
+	}
+	return path, keys, warns, nil
+}
+
 func newAuditVerifyCmd() *cobra.Command {
-	var path string
+	var target auditTarget
 	cmd := &cobra.Command{
-		Use:   "verify --file PATH",
-		Short: "Check that no record was edited, deleted or reordered",
-		Long: "verify recomputes every record's hash and follows the chain from the first\n" +
-			"record. It exits 0 when the chain is intact and 1 naming the first bad record\n" +
-			"otherwise. Records cut off the end of the file cannot be told from a file that\n" +
-			"ends there: compare the last hash with one kept elsewhere to catch that.",
+		Use:   "verify [--file PATH | --config PATH] [--key-file PATH...]",
+		Short: "Check that no record was edited, deleted, reordered or cut off",
+		Long: "verify recomputes every record's MAC (or hash) with the audit keys, follows the\n" +
+			"chain from the first record and checks the log reaches its head, the last record\n" +
+			"vigil wrote. It exits 0 when the chain is intact and 1 naming the first bad record\n" +
+			"(or, for records cut off the end, the last record known to exist) otherwise. It\n" +
+			"needs every key the log was sealed with: the current one and, after a rotation,\n" +
+			"the previous ones (audit.previous_key_files or --key-file). A chain sealed without\n" +
+			"a key verifies, but only shows accidents: anyone who can write the file can\n" +
+			"rewrite it; verify says so.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := audit.VerifyFile(path)
+			path, keys, warns, err := target.resolve()
+			if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "FAIL: %v\n", err)
+				return exitError{code: 1}
+			}
+			for _, w := range warns {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+			}
+			rep, err := audit.CheckFile(path, keys)
 			if err != nil {
 				var ce *audit.ChainError
-				if errors.As(err, &ce) {
+				var he *audit.HeadError
+				switch {
+				case errors.As(err, &ce):
 					fmt.Fprintf(cmd.ErrOrStderr(), "FAIL: %s: %v\n", path, ce)
-				} else {
+				case errors.As(err, &he):
+					fmt.Fprintf(cmd.ErrOrStderr(), "FAIL: %s: %v (record %d is the last known to exist)\n", path, he, he.LastKnown)
+				default:
 					fmt.Fprintf(cmd.ErrOrStderr(), "FAIL: %v\n", err)
 				}
 				return exitError{code: 1}
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ok: %d records, chain intact\n", n)
-			return err
+			return writeVerifyReport(cmd, path, rep)
 		},
 	}
-	cmd.Flags().StringVar(&path, "file", "", "audit file to verify (required)")
-	_ = cmd.MarkFlagRequired("file")
+	target.flags(cmd, true)
 	return cmd
+}
+
+// writeVerifyReport says what an intact chain proves.
+func writeVerifyReport(cmd *cobra.Command, path string, rep audit.Report) error {
+	out := cmd.OutOrStdout()
+	if !rep.Keyed() {
+		fmt.Fprintf(out, "ok: %d records, chain intact, head at record %d\n", rep.Records, rep.Head.Seq)
+		_, err := fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s is UNKEYED: its records are only hashed, so anyone who can write "+
+			"the file can rewrite it and its head undetected; set audit.key_file or VIGIL_AUDIT_KEY (README \"Audit key rotation\")\n", path)
+		return err
+	}
+	fmt.Fprintf(out, "ok: %d records, chain intact and sealed (keys %s), head at record %d\n",
+		rep.Records, strings.Join(rep.KeyIDs, " then "), rep.Head.Seq)
+	if rep.Unkeyed > 0 {
+		fmt.Fprintf(out, "note: the first %d records were written before the chain had a key: they are only hashed, "+
+			"and vouched for by the sealed records after them\n", rep.Unkeyed)
+	}
+	if rep.AfterHead > 0 {
+		fmt.Fprintf(out, "note: %d records after the head (vigil stopped between writing a record and its head)\n", rep.AfterHead)
+	}
+	return nil
 }
 
 func newAuditTailCmd() *cobra.Command {
 	var (
-		path string
-		n    int
+		target auditTarget
+		n      int
 	)
 	cmd := &cobra.Command{
-		Use:   "tail --file PATH [-n 20]",
+		Use:   "tail [--file PATH | --config PATH] [-n 20]",
 		Short: "Show the most recent audit records",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if n < 1 {
 				return fmt.Errorf("-n must be at least 1, got %d", n)
+			}
+			path, _, _, err := target.resolve()
+			if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "FAIL: %v\n", err)
+				return exitError{code: 1}
 			}
 			recs, err := audit.ReadFile(path)
 			if err != nil {
@@ -79,9 +159,8 @@ func newAuditTailCmd() *cobra.Command {
 			return writeAuditTable(cmd, recs)
 		},
 	}
-	cmd.Flags().StringVar(&path, "file", "", "audit file to read (required)")
+	target.flags(cmd, false)
 	cmd.Flags().IntVarP(&n, "lines", "n", 20, "how many records to show")
-	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
 

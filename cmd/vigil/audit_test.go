@@ -164,7 +164,15 @@ func TestAuditFileFromJSON(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	os.WriteFile(path, b.Bytes(), 0o600)
-	if code, out, errOut := runVigil(t, "audit", "verify", "--file", path); code != 0 || !strings.Contains(out, "ok: 3 records") {
+	// Without its head the log cannot show it was not cut short.
+	if code, _, errOut := runVigil(t, "audit", "verify", "--file", path); code != 1 ||
+		!strings.Contains(errOut, "head "+path+".head is missing") || !strings.Contains(errOut, "record 3 is the last known to exist") {
+		t.Errorf("verify without a head: exit %d %q", code, errOut)
+	}
+	head, _ := json.Marshal(audit.Head{Seq: prev.Seq, Hash: prev.Hash})
+	os.WriteFile(audit.HeadPath(path), head, 0o600)
+	if code, out, errOut := runVigil(t, "audit", "verify", "--file", path); code != 0 || !strings.Contains(out, "ok: 3 records") ||
+		!strings.Contains(errOut, "UNKEYED") {
 		t.Errorf("exit %d %q %q", code, out, errOut)
 	}
 }

@@ -68,7 +68,10 @@ func closedPort(t *testing.T) string {
 // failed and how to fix it, and none of the client's own log lines.
 func TestStartWithRedisUnreachable(t *testing.T) {
 	addr := closedPort(t)
-	stderr, err := vigilProcess(t, "", []string{"VIGIL_STORE_BACKEND=redis", "VIGIL_STORE_REDIS_ADDR=" + addr}, "chat", "--demo")
+	// An audit key, so the only warning is the one about Redis (a Redis
+	// store without one draws the unkeyed-audit-chain warning too).
+	stderr, err := vigilProcess(t, "", []string{"VIGIL_STORE_BACKEND=redis", "VIGIL_STORE_REDIS_ADDR=" + addr,
+		"VIGIL_AUDIT_KEY=" + strings.Repeat("0123456789abcdef", 4)}, "chat", "--demo")
 	if err != nil {
 		t.Fatalf("vigil chat: %v\n%s", err, stderr)
 	}

@@ -94,12 +94,17 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 	}()
 
+	auditKeys, err := openAuditKeys(cfg.Audit, cfg.Audit.File != "" || cfg.Store.Backend == "redis", log)
+	if err != nil {
+		return nil, err
+	}
+
 	// State first: long-term memory and the daily token budget live there.
 	var extras storeExtras
 	if o.Stores != nil {
 		a.Stores = *o.Stores
 	} else {
-		st, ex, closer, err := openStores(ctx, cfg.Store, log)
+		st, ex, closer, err := openStores(ctx, cfg.Store, auditKeys, log)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +199,8 @@ func New(ctx context.Context, o Options) (*App, error) {
 
 	var auditFile bot.AuditSink
 	if cfg.Audit.File != "" {
-		f, err := audit.OpenFile(cfg.Audit.File)
+		f, err := audit.OpenFile(cfg.Audit.File, audit.WithKeys(auditKeys),
+			audit.WithNotice(func(msg string) { log.Warn(msg, "audit_file", cfg.Audit.File) }))
 		if err != nil {
 			return nil, fmt.Errorf("config: audit.file: %w", err)
 		}
@@ -359,12 +365,13 @@ var ErrNoModel = errors.New("no model is configured (llm.base_url and llm.model)
 // listed would surprise everyone.
 func connectPlugin(ctx context.Context, c config.Plugin, log *slog.Logger) (*plugin.Plugin, error) {
 	p, err := plugin.Connect(ctx, plugin.Config{
-		Name:        c.Name,
-		Command:     c.Command,
-		Args:        c.Args,
-		Env:         c.Env,
-		Timeout:     c.Timeout,
-		MaxResponse: c.MaxResponse,
+		Name:          c.Name,
+		Command:       c.Command,
+		Args:          c.Args,
+		Env:           c.Env,
+		Timeout:       c.Timeout,
+		MaxResponse:   c.MaxResponse,
+		ReadOnlyTools: c.ReadOnlyTools,
 	}, log)
 	if err != nil {
 		return nil, fmt.Errorf("config: plugins: plugin %s did not start: %w", c.Name, err)
@@ -390,13 +397,40 @@ type storeExtras struct {
 	budget func(limit int) agent.DailyBudget
 }
 
-func openStores(ctx context.Context, c config.Store, log *slog.Logger) (bot.Stores, storeExtras, io.Closer, error) {
+func openStores(ctx context.Context, c config.Store, keys *audit.Keyring, log *slog.Logger) (bot.Stores, storeExtras, io.Closer, error) {
 	switch c.Backend {
 	case "", "memory":
-		return store.NewMemory().Stores(), storeExtras{}, nil, nil
+		return store.NewMemory(store.WithAuditKeys(keys)).Stores(), storeExtras{}, nil, nil
 	default:
-		return openExternalStore(ctx, c, log)
+		return openExternalStore(ctx, c, keys, log)
 	}
+}
+
+// openAuditKeys loads the audit keys (audit.key or audit.key_file, and
+// audit.previous_key_files). Without a key it says so, loudly when the
+// trail outlives the process (an audit file, a Redis store): the chain then
+// only shows accidents, not someone rewriting the log. A chain kept in
+// memory only (vigil chat, the demo) is gone at exit anyway.
+func openAuditKeys(c config.Audit, persistent bool, log *slog.Logger) (*audit.Keyring, error) {
+	keys, warns, err := c.Keyring()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	for _, w := range warns {
+		log.Warn(w)
+	}
+	if keys.Current() == nil {
+		msg := "AUDIT CHAIN UNKEYED: neither audit.key_file nor VIGIL_AUDIT_KEY is set, so anyone who can write the " +
+			"audit file or the store can rewrite the audit trail undetected; set a key (README \"Audit key rotation\")"
+		if persistent {
+			log.Warn(msg)
+		} else {
+			log.Info(msg, "audit", "in memory only")
+		}
+		return keys, nil
+	}
+	log.Info("audit chain sealed with a key", "key_id", keys.CurrentID(), "verifies", keys.IDs())
+	return keys, nil
 }
 
 // NewModel builds the OpenAI-compatible model llm.* describes, as New does

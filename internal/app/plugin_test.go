@@ -47,3 +47,17 @@ func TestPluginThatFailsToStartIsStartupError(t *testing.T) {
 		t.Fatalf("New = %v; want an error naming plugin broken", err)
 	}
 }
+
+// plugins[].read_only_tools is checked at start against the tools the
+// plugin offers: a name it does not offer stops vigil, naming the plugin
+// and its tools.
+func TestPluginReadOnlyToolsCheckedAtStart(t *testing.T) {
+	cfg := loadDefaults(t)
+	cfg.Plugins = []config.Plugin{{Name: "ops", Command: plugintest.BuildEchoServer(t, t.TempDir()), ReadOnlyTools: []string{"echo", "get_ticket"}}}
+	_, err := app.New(t.Context(), app.Options{Config: cfg, Model: noModel{}})
+	for _, want := range []string{"plugin ops", `"get_ticket"`, "the plugin offers:", "write_note"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("New = %v; want an error containing %q", err, want)
+		}
+	}
+}

@@ -11,11 +11,12 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/config"
+	"github.com/vigilops/vigil/policy/audit"
 	redisstore "github.com/vigilops/vigil/store/redis"
 )
 
 // openExternalStore opens a store other than memory.
-func openExternalStore(ctx context.Context, c config.Store, log *slog.Logger) (bot.Stores, storeExtras, io.Closer, error) {
+func openExternalStore(ctx context.Context, c config.Store, keys *audit.Keyring, log *slog.Logger) (bot.Stores, storeExtras, io.Closer, error) {
 	switch c.Backend {
 	case "redis":
 		addr := c.Redis.Addr
@@ -33,6 +34,7 @@ func openExternalStore(ctx context.Context, c config.Store, log *slog.Logger) (b
 			TLS:               c.Redis.TLS,
 			KeyPrefix:         c.Redis.KeyPrefix,
 			PoolSize:          c.Redis.PoolSize,
+			AuditKeys:         keys,
 			Logger:            log.With("store", "redis"),
 		})
 		if err != nil {

@@ -226,11 +226,6 @@ func readOnlyCommandHook(from, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-// Audit configures the audit file.
-type Audit struct {
-	File string `mapstructure:"file"`
-}
-
 // Log configures logging.
 type Log struct {
 	Level  string `mapstructure:"level"`
@@ -306,6 +301,10 @@ type Plugin struct {
 	Timeout time.Duration `mapstructure:"timeout"`
 	// MaxResponse bounds the bytes of one result (64 KiB when zero).
 	MaxResponse int `mapstructure:"max_response"`
+	// ReadOnlyTools are the plugin's tools (as the server names them) the
+	// operator vouches are reads: they run without approval. Every other
+	// tool is a write, whatever the server's readOnlyHint says.
+	ReadOnlyTools []string `mapstructure:"read_only_tools"`
 }
 
 var pluginName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -348,6 +347,8 @@ var defaults = map[string]any{
 	"policy.redact_model_input":       true,
 	"policy.http_read_urls":           []string{},
 	"audit.file":                      "",
+	"audit.key":                       "",
+	"audit.key_file":                  "",
 	"log.level":                       "info",
 	"log.format":                      "text",
 	"slack.enabled":                   false,
@@ -399,27 +400,13 @@ var defaults = map[string]any{
 // environment only. Errors are *Error values (several joined); warnings
 // are in Warnings.
 func Load(path string) (*Config, error) {
-	v := viper.New()
-	for k, val := range defaults {
-		v.SetDefault(k, val)
-	}
-	v.SetEnvPrefix("VIGIL")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	if path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("config: %w (give --config an existing YAML file, or leave it out to use the defaults)", err)
-		}
-		defer f.Close()
-		v.SetConfigType("yaml")
-		if err := v.ReadConfig(f); err != nil {
-			return nil, fmt.Errorf("config: %s is not valid YAML: %w", path, err)
-		}
+	v, err := readViper(path, defaults)
+	if err != nil {
+		return nil, err
 	}
 	o := &origin{v: v, path: path}
 	var c Config
-	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+	err = v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		readOnlyCommandHook,
 		durationHook(),
 		mapstructure.StringToSliceHookFunc(","),
@@ -437,6 +424,31 @@ func Load(path string) (*Config, error) {
 	}
 	c.warnings = envWarnings(os.Environ())
 	return &c, nil
+}
+
+// readViper reads the YAML file at path ("" for none) over defs, with
+// VIGIL_ environment variables overriding both.
+func readViper(path string, defs map[string]any) (*viper.Viper, error) {
+	v := viper.New()
+	for k, val := range defs {
+		v.SetDefault(k, val)
+	}
+	v.SetEnvPrefix("VIGIL")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if path == "" {
+		return v, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w (give --config an existing YAML file, or leave it out to use the defaults)", err)
+	}
+	defer f.Close()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(f); err != nil {
+		return nil, fmt.Errorf("config: %s is not valid YAML: %w", path, err)
+	}
+	return v, nil
 }
 
 // Warnings are problems that do not stop vigil (a VIGIL_ variable that
@@ -582,6 +594,16 @@ func (c *Config) Validate() error {
 				bad(fmt.Sprintf("%s.env[%d]", key, j), "not KEY=value")
 			}
 		}
+		seenTools := map[string]bool{}
+		for j, name := range p.ReadOnlyTools {
+			switch {
+			case strings.TrimSpace(name) == "":
+				bad(fmt.Sprintf("%s.read_only_tools[%d]", key, j), "is empty; name a tool as the plugin lists it")
+			case seenTools[name]:
+				bad(fmt.Sprintf("%s.read_only_tools[%d]", key, j), "names %s twice", name)
+			}
+			seenTools[name] = true
+		}
 	}
 	c.validateObservability(bad)
 	c.validateAlerts(bad)
@@ -591,6 +613,7 @@ func (c *Config) Validate() error {
 	if c.Matrix.MaxAnswerChars < 1000 {
 		bad("matrix.max_answer_chars", "must be at least 1000 (characters of an answer posted as events; the rest is attached)")
 	}
+	c.validateAudit(bad)
 	if c.Slack.Enabled {
 		switch c.Slack.Mode {
 		case "socket":

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,13 +13,14 @@ import (
 	"github.com/vigilops/vigil/tools/plugin/plugintest"
 )
 
-// A plugin's read-only tool runs at once in a controlled channel; its other
-// tools are writes and wait for approval. The model sees plugin output only
-// inside the untrusted data block. The MCP server is a real process.
+// A plugin tool the operator lists in read_only_tools runs at once in a
+// controlled channel; its other tools are writes and wait for approval. The
+// model sees plugin output only inside the untrusted data block. The MCP
+// server is a real process.
 func TestPluginToolsReadRunsWriteNeedsApproval(t *testing.T) {
 	server := plugintest.BuildEchoServer(t, t.TempDir())
 	h := start(t, policy.LevelControlled, func(o *testkit.Options) {
-		o.Plugins = []config.Plugin{{Name: "ops", Command: server}}
+		o.Plugins = []config.Plugin{{Name: "ops", Command: server, ReadOnlyTools: []string{"echo"}}}
 	})
 	specs := strings.Join(h.st.App.Registry.Names(), " ")
 	mustContain(t, specs, "ops_echo", "plugin tools registered")
@@ -53,4 +56,28 @@ func TestPluginToolsReadRunsWriteNeedsApproval(t *testing.T) {
 	if h.session().Run != nil {
 		t.Fatal("run still open after the final answer")
 	}
+}
+
+// A plugin tool that claims readOnlyHint and writes a file is a write: in a
+// controlled channel it waits for approval and the file is not written,
+// unless the operator lists it in read_only_tools (issue 23). The MCP
+// server is a real process.
+func TestPluginReadOnlyHintNeedsApproval(t *testing.T) {
+	server := plugintest.BuildEchoServer(t, t.TempDir())
+	target := filepath.Join(t.TempDir(), "written")
+	h := start(t, policy.LevelControlled, func(o *testkit.Options) {
+		o.Plugins = []config.Plugin{{Name: "ops", Command: server, ReadOnlyTools: []string{"echo"}}}
+	})
+	h.model.Script(
+		modeltest.Calls(modeltest.Call("ops_echo", testkit.Args("text", "hello"))),
+		modeltest.Calls(modeltest.Call("ops_write_file", testkit.Args("path", target, "text", "owned"))),
+		modeltest.Text("done"),
+	)
+	h.ask("look at the file")
+	h.con.ApprovalID(t, 1, wait)
+	h.idle()
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("the hinted tool wrote %s before any approval (stat: %v)", target, err)
+	}
+	mustContain(t, h.con.Output(), "ops_write_file", "the approval card names the plugin tool")
 }

@@ -246,7 +246,22 @@ func writeAuditLines(t *testing.T, recs []Record, tamper func([]string) []string
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The head vigil wrote before the lines were tampered with.
+	if len(recs) > 0 {
+		writeHeadFile(t, path, (*Keyring)(nil).HeadOf(recs[len(recs)-1]))
+	}
 	return path
+}
+
+func writeHeadFile(t *testing.T, path string, h Head) {
+	t.Helper()
+	b, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(HeadPath(path), append(b, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestAuditFileTampering(t *testing.T) {

@@ -92,7 +92,7 @@ func (s *Spool) Len() int {
 // Push adds r at the end. The record is always kept in memory; an error
 // means it could not be made durable in the file.
 func (s *Spool) Push(r Record) error {
-	r.Seq, r.PrevHash, r.Hash = 0, "", ""
+	r.Seq, r.PrevHash, r.KeyID, r.Hash = 0, "", "", ""
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.recs = append(s.recs, r)
@@ -208,13 +208,13 @@ func (s *Spool) Close() error {
 }
 
 // SameRecord reports whether a and b are the same record apart from the
-// chain fields (Seq, PrevHash, Hash): whether a record taken from a spool
+// chain fields (Seq, PrevHash, KeyID, Hash): whether a record taken from a spool
 // already reached the chain (a store that took it but answered too late).
 // Records carry their time to the nanosecond, so two distinct decisions
 // are never the same.
 func SameRecord(a, b Record) bool {
-	a.Seq, a.PrevHash, a.Hash = 0, "", ""
-	b.Seq, b.PrevHash, b.Hash = 0, "", ""
+	a.Seq, a.PrevHash, a.KeyID, a.Hash = 0, "", "", ""
+	b.Seq, b.PrevHash, b.KeyID, b.Hash = 0, "", "", ""
 	if !a.Time.Equal(b.Time) {
 		return false
 	}

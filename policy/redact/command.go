@@ -72,25 +72,9 @@ func (r *Redactor) command(cmd string, depth int) string {
 		}
 		return true
 	})
+	// Nested groups start inside one already done: applyEdits skips them.
 	slices.SortFunc(edits, func(a, b edit) int { return a.start - b.start })
-	var b strings.Builder
-	at := 0
-	for _, e := range edits {
-		if e.start < at {
-			continue // nested in one already done
-		}
-		b.WriteString(cmd[at:e.start])
-		b.WriteString(e.text)
-		at = e.end
-	}
-	b.WriteString(cmd[at:])
-	return b.String()
-}
-
-// edit replaces cmd[start:end] with text.
-type edit struct {
-	start, end int
-	text       string
+	return applyEdits(cmd, edits)
 }
 
 // group redacts cmd[start:end], a run of words whose literal text the

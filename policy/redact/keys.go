@@ -34,12 +34,12 @@ const (
 // secretWords are key words that name a secret.
 var secretWords = wordSet("password", "passwd", "pass", "pw", "pwd", "passphrase", "passcode", "secret", "token",
 	"auth", "apikey", "credential", "credentials", "creds", "cred", "privatekey", "secretkey", "accesskey",
-	"accountkey", "sharedaccesskey", "clientsecret", "signature", "sig")
+	"accountkey", "sharedaccesskey", "clientsecret", "signature", "sig", "sessionid", "sessid")
 
 // secretSuffixes make a run-together key a secret's name ("pgpassword",
 // "dbpass", "xsrftoken", "masterauth").
 var secretSuffixes = []string{"password", "passwd", "passphrase", "passcode", "secret", "token", "apikey",
-	"privatekey", "secretkey", "accountkey", "accesskey", "pass", "pwd", "auth"}
+	"privatekey", "secretkey", "accountkey", "accesskey", "pass", "pwd", "auth", "sessionid", "sessid"}
 
 // notSecretWords end like a secret's name but are not one.
 var notSecretWords = wordSet("bypass", "compass", "surpass", "overpass", "underpass", "trespass", "encompass",

@@ -199,16 +199,44 @@ func benchOutput(secrets bool) string {
 	return b.String()[:64<<10]
 }
 
+// benchJSON is about 64 KiB of a Kubernetes pod list as JSON, the shape
+// `kubectl get pods -o json` prints: no secret, but keys with trigger
+// words (serviceAccountToken, secretName), so the structural pass reads it.
+func benchJSON(secrets bool) string {
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"api-%d","namespace":"prod","labels":{"app":"api"}},` +
+		`"spec":{"serviceAccountName":"api","automountServiceAccountToken":false,"containers":[{"name":"api",` +
+		`"image":"registry.example.com/api:1.4.2","env":[{"name":"LOG_LEVEL","value":"info"},{"name":"DB_HOST","value":"db"}%s],` +
+		`"volumeMounts":[{"name":"certs","mountPath":"/etc/certs","readOnly":true}]}],` +
+		`"volumes":[{"name":"certs","secret":{"secretName":"api-tls","defaultMode":420}}]},` +
+		`"status":{"phase":"Running","podIP":"10.0.3.%d","startTime":"2026-03-01T12:00:00Z"}}`
+	extra := ""
+	if secrets {
+		extra = `,{"name":"DB_PASSWORD","value":"hunter2"}`
+	}
+	var b strings.Builder
+	b.WriteString(`{"apiVersion":"v1","kind":"List","items":[`)
+	for i := 0; b.Len() < 64<<10; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, pod, i, extra, i%250)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
 func BenchmarkRedact(b *testing.B) {
 	for _, bc := range []struct {
-		name    string
-		secrets bool
-	}{{"clean-64KiB", false}, {"secrets-64KiB", true}} {
-		in := benchOutput(bc.secrets)
+		name string
+		in   string
+	}{
+		{"clean-64KiB", benchOutput(false)}, {"secrets-64KiB", benchOutput(true)},
+		{"json-clean-64KiB", benchJSON(false)}, {"json-secrets-64KiB", benchJSON(true)},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(in)))
+			b.SetBytes(int64(len(bc.in)))
 			for b.Loop() {
-				_ = String(in)
+				_ = String(bc.in)
 			}
 		})
 	}

@@ -1,25 +1,34 @@
 package redact
 
 import (
+	"iter"
 	"slices"
 	"strings"
 )
 
 // scanner finds every rule trigger in one pass over a text, matching ASCII
 // letters without regard to case, and reports the lines each rule must run
-// on. It replaces a search per trigger: with some sixty triggers, one pass
+// on. It replaces a search per trigger: with a hundred triggers, one pass
 // with a two-byte filter is several times faster on clean output, which is
 // almost all output.
 type scanner struct {
-	// start marks the bytes (either case) a trigger starts with; pair
-	// marks the first two lowered bytes (first<<8 | second) of a trigger.
-	start [256]bool
-	pair  [256 * 256 / 64]uint64
-	// single marks the lowered bytes that are a whole trigger.
-	single [256]bool
-	// byFirst lists, per lowered first byte, the triggers starting with it.
-	byFirst [256][]trigger
+	// pair marks the first two bytes (first<<8 | second) of a trigger,
+	// in every mix of ASCII case: one bit test per byte of text finds the
+	// places a trigger may start.
+	pair [256 * 256 / 64]uint64
+	// singles marks the bytes (either case) that are a trigger.
+	singles [256]bool
+	// single lists, per lowered byte, the triggers that are that byte.
+	single [256][]trigger
+	// byPair lists the triggers by a hash of their first two lowered
+	// bytes, so a hit compares only the few that share them.
+	byPair [pairBuckets][]trigger
 }
+
+// pairBuckets is the size of the scanner's pair index.
+const pairBuckets = 1 << 10
+
+func pairBucket(a, b byte) int { return (int(a)*31 + int(b)) & (pairBuckets - 1) }
 
 // trigger is one literal and the rules it belongs to.
 type trigger struct {
@@ -29,35 +38,50 @@ type trigger struct {
 
 func newScanner(rules []redactRule) *scanner {
 	sc := &scanner{}
-	idx := map[string]int{} // literal -> position in byFirst[lit[0]]
+	type at struct{ single, bucket, k int }
+	idx := map[string]at{} // literal -> where it is
 	for i := range rules {
-		if rules[i].multiline {
-			continue
-		}
 		for _, t := range rules[i].triggers {
-			c := t[0]
-			if k, ok := idx[t]; ok {
-				tr := &sc.byFirst[c][k]
-				if !slices.Contains(tr.rules, i) {
-					tr.rules = append(tr.rules, i)
+			if w, ok := idx[t]; ok {
+				list := sc.byPair[w.bucket]
+				if w.single >= 0 {
+					list = sc.single[w.single]
+				}
+				if !slices.Contains(list[w.k].rules, i) {
+					list[w.k].rules = append(list[w.k].rules, i)
 				}
 				continue
 			}
-			idx[t] = len(sc.byFirst[c])
-			sc.byFirst[c] = append(sc.byFirst[c], trigger{lit: t, rules: []int{i}})
-			sc.start[c] = true
-			if 'a' <= c && c <= 'z' {
-				sc.start[c-('a'-'A')] = true
+			c := t[0]
+			if len(t) == 1 {
+				for _, x := range caseForms(c) {
+					sc.singles[x] = true
+				}
+				idx[t] = at{single: int(c), k: len(sc.single[c])}
+				sc.single[c] = append(sc.single[c], trigger{lit: t, rules: []int{i}})
+				continue
 			}
-			if len(t) > 1 {
-				p := int(c)<<8 | int(t[1])
-				sc.pair[p/64] |= 1 << (p % 64)
-			} else {
-				sc.single[c] = true
+			for _, x := range caseForms(c) {
+				for _, y := range caseForms(t[1]) {
+					p := int(x)<<8 | int(y)
+					sc.pair[p/64] |= 1 << (p % 64)
+				}
 			}
+			b := pairBucket(c, t[1])
+			idx[t] = at{single: -1, bucket: b, k: len(sc.byPair[b])}
+			sc.byPair[b] = append(sc.byPair[b], trigger{lit: t, rules: []int{i}})
 		}
 	}
 	return sc
+}
+
+// candidates returns the triggers that may start at s[i].
+func (sc *scanner) candidates(s string, i int) (pairs, singles []trigger) {
+	c := lowerTable[s[i]]
+	if i+1 < len(s) {
+		pairs = sc.byPair[pairBucket(c, lowerTable[s[i+1]])]
+	}
+	return pairs, sc.single[c]
 }
 
 // lowerTable lowers ASCII letters and leaves every other byte alone, so
@@ -89,29 +113,49 @@ func hasPrefixFold(s string, lit string) bool {
 // next returns the offset of the next place at or after i where a trigger
 // may start, or len(s).
 func (sc *scanner) next(s string, i int) int {
-	for ; i < len(s); i++ {
-		if !sc.start[s[i]] {
-			continue
-		}
-		c := lowerTable[s[i]]
-		if i+1 < len(s) {
-			p := uint(c)<<8 | uint(lowerTable[s[i+1]])
-			if sc.pair[p>>6]&(1<<(p&63)) != 0 {
-				return i
-			}
-		}
-		if sc.single[c] {
+	for ; i+1 < len(s); i++ {
+		p := uint(s[i])<<8 | uint(s[i+1])
+		if sc.pair[p>>6]&(1<<(p&63)) != 0 || sc.singles[s[i]] {
 			return i
 		}
+	}
+	if i < len(s) && sc.singles[s[i]] {
+		return i
 	}
 	return len(s)
 }
 
-// any reports whether s holds any trigger.
-func (sc *scanner) any(s string) bool {
-	for i := sc.next(s, 0); i < len(s); i = sc.next(s, i+1) {
-		for _, t := range sc.byFirst[lowerTable[s[i]]] {
-			if hasPrefixFold(s[i:], t.lit) {
+// caseForms returns c and, for a lower-case ASCII letter, its upper case.
+func caseForms(c byte) []byte {
+	if 'a' <= c && c <= 'z' {
+		return []byte{c, c - ('a' - 'A')}
+	}
+	return []byte{c}
+}
+
+// hits yields, in order, every place a trigger starts in s and the
+// trigger.
+func (sc *scanner) hits(s string) iter.Seq2[int, *trigger] {
+	return func(yield func(int, *trigger) bool) {
+		for i := sc.next(s, 0); i < len(s); i = sc.next(s, i+1) {
+			pairs, singles := sc.candidates(s, i)
+			for _, list := range [2][]trigger{pairs, singles} {
+				for k := range list {
+					if hasPrefixFold(s[i:], list[k].lit) && !yield(i, &list[k]) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// any reports whether s holds any trigger, not counting the triggers of
+// precise rules that their worth turns down.
+func (sc *scanner) any(s string, rules []redactRule) bool {
+	for i, t := range sc.hits(s) {
+		for _, ri := range t.rules {
+			if ru := &rules[ri]; !ru.precise || ru.worth(s, i, i+len(t.lit)) {
 				return true
 			}
 		}
@@ -130,29 +174,24 @@ type lineMarks struct {
 func (sc *scanner) marks(s string, rules []redactRule) []lineMarks {
 	var out []lineMarks
 	cur := -1 // index in out of the last marked line, or -1
-	for i := sc.next(s, 0); i < len(s); i = sc.next(s, i+1) {
-		for _, t := range sc.byFirst[lowerTable[s[i]]] {
-			if !hasPrefixFold(s[i:], t.lit) {
+	for i, t := range sc.hits(s) {
+		for _, ri := range t.rules {
+			if cur >= 0 && i < out[cur].end && slices.Contains(out[cur].rules, ri) {
 				continue
 			}
-			for _, ri := range t.rules {
-				if cur >= 0 && i < out[cur].end && slices.Contains(out[cur].rules, ri) {
-					continue
-				}
-				if w := rules[ri].worth; w != nil && !w(s, i, i+len(t.lit)) {
-					continue
-				}
-				if cur < 0 || i >= out[cur].end {
-					start := strings.LastIndexByte(s[:i], '\n') + 1
-					end := len(s)
-					if k := strings.IndexByte(s[i:], '\n'); k >= 0 {
-						end = i + k + 1
-					}
-					out = append(out, lineMarks{start: start, end: end})
-					cur = len(out) - 1
-				}
-				out[cur].rules = append(out[cur].rules, ri)
+			if w := rules[ri].worth; w != nil && !w(s, i, i+len(t.lit)) {
+				continue
 			}
+			if cur < 0 || i >= out[cur].end {
+				start := strings.LastIndexByte(s[:i], '\n') + 1
+				end := len(s)
+				if k := strings.IndexByte(s[i:], '\n'); k >= 0 {
+					end = i + k + 1
+				}
+				out = append(out, lineMarks{start: start, end: end})
+				cur = len(out) - 1
+			}
+			out[cur].rules = append(out[cur].rules, ri)
 		}
 	}
 	for k := range out {

@@ -13,12 +13,14 @@ import (
 	"github.com/vigilops/vigil/policy/audit"
 )
 
-// The audit chain is a list of record JSON plus a head hash (seq, hash of
-// the newest record). Records are chained in Go (audit.Chain computes a
-// SHA-256 Lua cannot) against the head read from Redis, then appended by a
-// script only if the head is still that one; a writer that lost the race
-// reads the new head and chains again. The head is never trimmed, so the
-// chain continues when old records are.
+// The audit chain is a list of record JSON plus a head hash (seq, hash and
+// key ID of the newest record, and the head's MAC under the audit key).
+// Records are chained in Go (Keyring.Chain computes an HMAC Lua cannot)
+// against the head read from Redis, then appended by a script only if the
+// head is still that one; a writer that lost the race reads the new head
+// and chains again. The head is never trimmed, so the chain continues when
+// old records are, and a log cut short of it is detected (AuditHead,
+// audit.Verify).
 //
 // A replica's appends are group-committed: one committer chains every
 // record waiting at that moment and appends them in one script call, while
@@ -37,13 +39,13 @@ const maxAuditBatch = 256
 
 // appendAudit appends chained records if the head is still the expected
 // one. KEYS: log, head. ARGV: expected head seq ("0" for none), new seq,
-// new hash, log limit, record JSON... Returns 1 if appended, 0 if the head
-// moved.
+// new hash, log limit, new key ID, new head MAC, record JSON... Returns 1
+// if appended, 0 if the head moved.
 var appendAudit = goredis.NewScript(`
 local seq = redis.call('HGET', KEYS[2], 'seq') or '0'
 if seq ~= ARGV[1] then return 0 end
-for i = 5, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
-redis.call('HSET', KEYS[2], 'seq', ARGV[2], 'hash', ARGV[3])
+for i = 7, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
+redis.call('HSET', KEYS[2], 'seq', ARGV[2], 'hash', ARGV[3], 'key_id', ARGV[5], 'mac', ARGV[6])
 redis.call('LTRIM', KEYS[1], -tonumber(ARGV[4]), -1)
 return 1
 `)
@@ -128,33 +130,37 @@ func (s *Store) appendBatch(ctx context.Context, batch []*auditAppend) ([]audit.
 	keys := []string{s.keys.auditLog(), s.keys.auditHead()}
 	recs := make([]audit.Record, len(batch))
 	for attempt := range maxAuditAttempts {
-		head, err := s.rdb.HMGet(ctx, keys[1], "seq", "hash").Result()
+		head, err := s.readAuditHead(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("redis: append audit: read head: %w", err)
+			return nil, fmt.Errorf("redis: append audit: %w", err)
 		}
 		var prev *audit.Record
 		expect := "0"
-		if seqStr, ok := head[0].(string); ok {
-			seq, err := strconv.ParseInt(seqStr, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("redis: append audit: bad head seq %q", seqStr)
+		if head != nil {
+			if err := s.opt.AuditKeys.CanFollow(head.KeyID); err != nil {
+				return nil, fmt.Errorf("redis: append audit: %w", err)
 			}
-			hash, _ := head[1].(string)
-			prev = &audit.Record{Seq: seq, Hash: hash}
-			expect = seqStr
+			prev = &audit.Record{Seq: head.Seq, Hash: head.Hash, KeyID: head.KeyID}
+			expect = strconv.FormatInt(head.Seq, 10)
 		}
-		args := make([]any, 4, 4+len(batch))
+		args := make([]any, 6, 6+len(batch)+1)
 		for i, a := range batch {
-			recs[i] = audit.Chain(prev, a.rec)
-			prev = &recs[i]
-			raw, err := json.Marshal(recs[i])
-			if err != nil {
-				return nil, fmt.Errorf("redis: encode audit record: %w", err)
+			// A key rotation puts a key_rotated record before the
+			// first record: each batch entry gets the last of its records.
+			chained := s.opt.AuditKeys.Chain(prev, a.rec)
+			for _, rec := range chained {
+				raw, err := json.Marshal(rec)
+				if err != nil {
+					return nil, fmt.Errorf("redis: encode audit record: %w", err)
+				}
+				args = append(args, raw)
 			}
-			args = append(args, raw)
+			recs[i] = chained[len(chained)-1]
+			prev = &recs[i]
 		}
 		last := recs[len(recs)-1]
-		args[0], args[1], args[2], args[3] = expect, last.Seq, last.Hash, s.opt.AuditLimit
+		h := s.opt.AuditKeys.HeadOf(last)
+		args[0], args[1], args[2], args[3], args[4], args[5] = expect, last.Seq, last.Hash, s.opt.AuditLimit, h.KeyID, h.MAC
 		var ok int
 		err = s.durable(ctx, keys[0], func(c *goredis.Conn) (err error) {
 			ok, err = appendAudit.Run(ctx, c, keys, args...).Int()
@@ -176,6 +182,47 @@ func (s *Store) appendBatch(ctx context.Context, batch []*auditAppend) ([]audit.
 		}
 	}
 	return nil, fmt.Errorf("redis: append audit: %w", ErrContention)
+}
+
+// readAuditHead reads the head; nil when the chain is empty.
+func (s *Store) readAuditHead(ctx context.Context) (*audit.Head, error) {
+	v, err := s.rdb.HMGet(ctx, s.keys.auditHead(), "seq", "hash", "key_id", "mac").Result()
+	if err != nil {
+		return nil, fmt.Errorf("read head: %w", err)
+	}
+	seqStr, ok := v[0].(string)
+	if !ok {
+		return nil, nil
+	}
+	seq, err := strconv.ParseInt(seqStr, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("bad head seq %q", seqStr)
+	}
+	h := &audit.Head{Seq: seq}
+	h.Hash, _ = v[1].(string)
+	h.KeyID, _ = v[2].(string)
+	h.MAC, _ = v[3].(string)
+	return h, nil
+}
+
+// AuditHead returns the head of the audit chain: the newest record's
+// sequence number and hash, sealed with the audit key; ok is false while
+// the chain is empty. audit.Verify checks RecentAudit's records reach it.
+func (s *Store) AuditHead(ctx context.Context) (audit.Head, bool, error) {
+	ctx, cancel := s.opctx(ctx)
+	defer cancel()
+	h, err := s.readAuditHead(ctx)
+	if err != nil || h == nil {
+		return audit.Head{}, false, errWrap("redis: audit head", err)
+	}
+	return *h, true, nil
+}
+
+func errWrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // RecentAudit implements bot.AuditStore.

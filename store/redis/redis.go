@@ -19,6 +19,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/vigilops/vigil/policy/audit"
 
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/tools"
@@ -91,7 +92,10 @@ type Options struct {
 	SessionTTL        time.Duration
 	ApprovalRetention time.Duration
 	AuditLimit        int
-	OpTimeout         time.Duration
+	// AuditKeys seals the audit chain with the keyring's current key
+	// (nil: records are only hashed).
+	AuditKeys *audit.Keyring
+	OpTimeout time.Duration
 	// PoolSize is the most connections kept to Redis; 0 means go-redis's
 	// default (10 per CPU). Many concurrent runs per replica want more.
 	PoolSize int

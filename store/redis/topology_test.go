@@ -28,6 +28,11 @@ func TestCluster(t *testing.T) {
 	t.Run("conformance", func(t *testing.T) {
 		storetest.Run(t, func(t *testing.T) bot.Stores { return clusterStore(t, c, testPrefix(t)).Stores() })
 	})
+	t.Run("audit head", func(t *testing.T) {
+		storetest.RunAuditHead(t, func(t *testing.T, keys *audit.Keyring) storetest.AuditHeadStore {
+			return openStoreWith(t, Options{Addrs: c.Addrs(), KeyPrefix: testPrefix(t), AuditKeys: keys})
+		})
+	})
 	t.Run("slots", func(t *testing.T) { testClusterSlots(t, c) })
 	t.Run("replica ack", func(t *testing.T) { testClusterReplicaAck(t, c) })
 	t.Run("failover", func(t *testing.T) { testClusterFailover(t, c) }) // last: it kills a master

@@ -969,3 +969,105 @@ func testAlertGroupOpenedOnce(t *testing.T, st bot.Stores) {
 		t.Fatalf("%d replicas opened the group's thread, want exactly 1", opened)
 	}
 }
+
+// AuditHeadStore is an audit store that keeps the chain's head (SPEC R4).
+type AuditHeadStore interface {
+	bot.AuditStore
+	// AuditHead returns the newest record's sequence number and hash,
+	// sealed with the audit key; ok is false while the chain is empty.
+	AuditHead(ctx context.Context) (h audit.Head, ok bool, err error)
+}
+
+// RunAuditHead runs the audit head and key conformance tests against
+// stores from open, which seal the chain with keys (nil: only hashed).
+func RunAuditHead(t *testing.T, open func(t *testing.T, keys *audit.Keyring) AuditHeadStore) {
+	t.Helper()
+	key, err := audit.ParseKey([]byte(strings.Repeat("conformance-key-", 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := audit.NewKeyring(key)
+	t.Run("HeadFollowsChain", func(t *testing.T) {
+		t.Parallel()
+		testAuditHead(t, open(t, nil), nil)
+	})
+	t.Run("KeyedHeadFollowsChain", func(t *testing.T) {
+		t.Parallel()
+		testAuditHead(t, open(t, keys), keys)
+	})
+	t.Run("KeyedConcurrentAppenders", func(t *testing.T) {
+		t.Parallel()
+		st := open(t, keys)
+		testAuditConcurrent(t, bot.Stores{Audit: keyedVerifier{st, keys}})
+	})
+}
+
+// testAuditHead: the head names the newest record, is sealed when the chain
+// is, and the records verify against it; without the key they do not.
+func testAuditHead(t *testing.T, st AuditHeadStore, keys *audit.Keyring) {
+	ctx := ctxFor(t)
+	if _, ok, err := st.AuditHead(ctx); ok || err != nil {
+		t.Fatalf("empty store has a head: %v, %v", ok, err)
+	}
+	var last audit.Record
+	for i := range 4 {
+		r, err := st.AppendAudit(ctx, auditRecord("U1", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.KeyID != keys.CurrentID() {
+			t.Fatalf("record sealed with key %q, want %q", r.KeyID, keys.CurrentID())
+		}
+		last = r
+	}
+	h, ok, err := st.AuditHead(ctx)
+	if err != nil || !ok || h.Seq != last.Seq || h.Hash != last.Hash || h.KeyID != keys.CurrentID() || (keys != nil) != (h.MAC != "") {
+		t.Fatalf("head = %+v, %v, %v; want record %d sealed with %q", h, ok, err, last.Seq, keys.CurrentID())
+	}
+	recs, err := st.RecentAudit(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := audit.Verify(recs, audit.VerifyOptions{Keys: keys, FromStart: true, Head: &h, RequireHead: true}); err != nil {
+		t.Fatalf("Verify against the head: %v", err)
+	}
+	if _, err := audit.Verify(recs[:3], audit.VerifyOptions{Keys: keys, FromStart: true, Head: &h}); err == nil ||
+		!strings.Contains(err.Error(), "records 4 to 4 were cut off") {
+		t.Fatalf("Verify of a chain cut short: %v", err)
+	}
+	if keys != nil {
+		if err := audit.VerifyChain(recs); err == nil {
+			t.Fatal("a keyed chain verified without its key")
+		}
+	}
+}
+
+// keyedVerifier lets testAuditConcurrent's VerifyChain check a keyed chain:
+// RecentAudit returns the records re-sealed without the key after checking
+// them with it, so the shared test's checks hold for both.
+type keyedVerifier struct {
+	AuditHeadStore
+	keys *audit.Keyring
+}
+
+func (k keyedVerifier) RecentAudit(ctx context.Context, n int) ([]audit.Record, error) {
+	recs, err := k.AuditHeadStore.RecentAudit(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	h, _, err := k.AuditHead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := audit.Verify(recs, audit.VerifyOptions{Keys: k.keys, FromStart: true, Head: &h, RequireHead: true}); err != nil {
+		return nil, fmt.Errorf("keyed chain: %w", err)
+	}
+	out := make([]audit.Record, len(recs))
+	var prev *audit.Record
+	for i, r := range recs {
+		r.Seq, r.PrevHash, r.KeyID, r.Hash = 0, "", "", ""
+		out[i] = audit.Chain(prev, r)
+		prev = &out[i]
+	}
+	return out, nil
+}

@@ -3,11 +3,15 @@
 // to over stdio; each of its tools becomes a tools.Tool named
 // <plugin>_<tool>.
 //
-// Plugins are untrusted. A tool is a read only when the server annotates it
-// readOnlyHint: true, otherwise a write that needs approval where the
-// channel demands it. Every call runs under the plugin's timeout, and its
-// output is text only, sanitised of tool-call syntax, capped and wrapped in a
-// data block marked untrusted. A plugin sees only its own process and its
+// Plugins are untrusted. A tool is a read only when the operator lists it
+// in the plugin's ReadOnlyTools (plugins[].read_only_tools); otherwise it
+// is a write that needs approval where the channel demands it. The
+// server's own readOnlyHint is a claim by the untrusted party, so it
+// decides nothing. Every call runs under the plugin's timeout; a reply
+// longer than the plugin's frame limit is refused without reading it whole
+// (frames.go), and the plugin keeps running; output is text only,
+// sanitised of tool-call syntax, capped and wrapped in a data block marked
+// untrusted. A plugin sees only its own process and its
 // own tools: it is given no handle on the registry or on other plugins, so it
 // cannot list or call them; the MCP client matches every response to its
 // request ID.
@@ -22,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -29,6 +34,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 )
 
@@ -61,8 +67,12 @@ type Config struct {
 	// Timeout bounds each call and the start (DefaultTimeout when zero).
 	Timeout time.Duration
 	// MaxResponse bounds the text of one result (DefaultMaxResponse when
-	// zero).
+	// zero); a reply longer than 16 times that (at least 1 MiB) is refused.
 	MaxResponse int
+	// ReadOnlyTools names the tools, as the server lists them, that the
+	// operator vouches are reads. Every other tool is a write. A name the
+	// server does not offer is an error at start.
+	ReadOnlyTools []string
 }
 
 // ValidName is the form of a plugin name.
@@ -74,6 +84,9 @@ var (
 	ErrInvalidConfig = errors.New("invalid plugin config")
 	// ErrInvalidTool: the server offered a tool vigil will not expose.
 	ErrInvalidTool = errors.New("invalid plugin tool")
+	// ErrUnknownReadOnlyTool: read_only_tools names a tool the server does
+	// not offer.
+	ErrUnknownReadOnlyTool = errors.New("read_only_tools names a tool the plugin does not offer")
 )
 
 // Plugin is a running MCP server and the tools it offers.
@@ -109,7 +122,18 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger) (*Plugin, error)
 
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Env = pluginEnv(cfg.Env)
-	transport := &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	transport := &stdioTransport{cmd: cmd, limit: frameLimit(cfg.MaxResponse), terminate: 2 * time.Second,
+		refused: func(id string, size int64, request bool) {
+			what := "a reply"
+			switch {
+			case request:
+				what = "a request or notification from the plugin (dropped)"
+			case id == "":
+				what = "a message without a request ID (dropped)"
+			}
+			log.Warn("plugin message refused: over the frame limit (16 × plugins[].max_response, at least 1 MiB)",
+				"what", what, "id", id, "bytes", size, "limit", frameLimit(cfg.MaxResponse))
+		}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "vigil", Version: "1"}, nil)
 
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
@@ -127,7 +151,13 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger) (*Plugin, error)
 		return nil, err
 	}
 	p.tools = ts
-	log.Info("plugin started", "tools", len(ts))
+	reads := 0
+	for _, t := range ts {
+		if t.(*tool).spec.Kinds.Every == policy.KindRead {
+			reads++
+		}
+	}
+	log.Info("plugin started", "tools", len(ts), "read_only", reads)
 	return p, nil
 }
 
@@ -155,6 +185,7 @@ func pluginEnv(extra []string) []string {
 func (p *Plugin) listTools(ctx context.Context) ([]tools.Tool, error) {
 	var out []tools.Tool
 	seen := make(map[string]string)
+	var remote []string
 	for t, err := range p.session.Tools(ctx, nil) {
 		if err != nil {
 			return nil, fmt.Errorf("plugin %s: list tools: %w", p.cfg.Name, err)
@@ -170,7 +201,14 @@ func (p *Plugin) listTools(ctx context.Context) ([]tools.Tool, error) {
 			return nil, fmt.Errorf("%w: plugin %s: tools %q and %q are both named %s", ErrInvalidTool, p.cfg.Name, other, t.Name, tl.spec.Name)
 		}
 		seen[tl.spec.Name] = t.Name
+		remote = append(remote, t.Name)
 		out = append(out, tl)
+	}
+	for _, name := range p.cfg.ReadOnlyTools {
+		if !slices.Contains(remote, name) {
+			return nil, fmt.Errorf("%w: plugin %s: plugins[].read_only_tools names %q; the plugin offers: %s",
+				ErrUnknownReadOnlyTool, p.cfg.Name, name, strings.Join(remote, ", "))
+		}
 	}
 	return out, nil
 }

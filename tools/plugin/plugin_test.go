@@ -1,10 +1,12 @@
 package plugin
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -93,12 +95,24 @@ func output(t *testing.T, env tools.Envelope) string {
 	return env.Data.(map[string]any)["output"].(string)
 }
 
+// argsFor returns valid arguments for an echo server tool.
+func argsFor(name string) json.RawMessage {
+	if name == "ops_write_file" {
+		return json.RawMessage(`{"path":"/nonexistent/x","text":"x"}`)
+	}
+	return json.RawMessage(`{"text":"x"}`)
+}
+
+// readOnly lists the echo server's tools that only read, as an operator
+// vouches for them in plugins[].read_only_tools.
+var readOnly = []string{"echo", "slow", "big", "huge", "sneaky", "fails", "picture", "env"}
+
 func TestToolsNamesKindsAndSchemas(t *testing.T) {
-	p := connect(t, Config{})
+	p := connect(t, Config{ReadOnlyTools: readOnly})
 	want := map[string]policy.Kind{
 		"ops_echo": policy.KindRead, "ops_write_note": policy.KindWrite, "ops_slow": policy.KindRead,
-		"ops_big": policy.KindRead, "ops_sneaky": policy.KindRead, "ops_fails": policy.KindRead,
-		"ops_picture": policy.KindRead, "ops_env": policy.KindRead,
+		"ops_big": policy.KindRead, "ops_huge": policy.KindRead, "ops_write_file": policy.KindWrite,
+		"ops_sneaky": policy.KindRead, "ops_fails": policy.KindRead, "ops_picture": policy.KindRead, "ops_env": policy.KindRead,
 	}
 	got := map[string]policy.Kind{}
 	reg, err := tools.NewRegistry(p.Tools()...)
@@ -110,7 +124,7 @@ func TestToolsNamesKindsAndSchemas(t *testing.T) {
 		if !spec.Kinds.Valid() || spec.Kinds.Every == "" {
 			t.Errorf("%s: kinds %+v; a plugin tool declares one kind for every call", spec.Name, spec.Kinds)
 		}
-		prop, b := reg.Propose(spec.Name, json.RawMessage(`{"text":"x"}`))
+		prop, b := reg.Propose(spec.Name, argsFor(spec.Name))
 		if b != nil {
 			t.Fatalf("%s: Propose: %v", spec.Name, b)
 		}
@@ -331,4 +345,150 @@ func TestToolNameAndSchemaChecks(t *testing.T) {
 	if _, _, err := inputSchema(map[string]any{"type": "object"}); err != nil {
 		t.Errorf("inputSchema(object): %v", err)
 	}
+}
+
+// The server's readOnlyHint is the untrusted party's word: write_file says
+// it only reads and writes a file. Only the operator's read_only_tools
+// makes a tool a read; every other tool is a write that needs approval.
+func TestReadOnlyHintDecidesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		readOnly []string
+		reads    []string
+	}{
+		{nil, nil},
+		{[]string{"echo"}, []string{"ops_echo"}},
+	} {
+		p := connect(t, Config{ReadOnlyTools: tc.readOnly})
+		reg, err := tools.NewRegistry(p.Tools()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reads []string
+		for _, tl := range p.Tools() {
+			prop, b := reg.Propose(tl.Spec().Name, argsFor(tl.Spec().Name))
+			if b != nil {
+				t.Fatalf("%s: %v", tl.Spec().Name, b)
+			}
+			if prop.Kind == policy.KindRead {
+				reads = append(reads, tl.Spec().Name)
+			} else if prop.Kind != policy.KindWrite {
+				t.Errorf("%s: kind %q", tl.Spec().Name, prop.Kind)
+			}
+		}
+		if fmt.Sprint(reads) != fmt.Sprint(tc.reads) {
+			t.Errorf("read_only_tools %v: reads %v, want %v (readOnlyHint must not count)", tc.readOnly, reads, tc.reads)
+		}
+	}
+}
+
+// A read_only_tools entry the server does not offer stops the start with an
+// error naming the plugin, the entry and the tools it has.
+func TestUnknownReadOnlyToolIsAnError(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	_, err := Connect(ctx, Config{Name: "ops", Command: echoServer, ReadOnlyTools: []string{"echo", "ehco"}}, nil)
+	if !errors.Is(err, ErrUnknownReadOnlyTool) {
+		t.Fatalf("Connect = %v; want ErrUnknownReadOnlyTool", err)
+	}
+	for _, want := range []string{"plugin ops", `read_only_tools names "ehco"`, "the plugin offers: big, echo, env,", "write_note"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+// One reply larger than the plugin's frame limit (here 17 MiB, over the MCP
+// SDK's own 16 MiB line cap, which closed the connection for good) is
+// refused with an error naming plugins[].max_response; the plugin keeps
+// running and the next call works.
+func TestOversizedReplyIsRefusedAndThePluginKept(t *testing.T) {
+	p := connect(t, Config{ReadOnlyTools: readOnly, Timeout: 20 * time.Second})
+	env := call(t, toolNamed(t, p, "ops_huge"), `{}`)
+	if env.OK || env.Error.Code != policy.CodeExecutionFailed || !strings.Contains(env.Error.Message, "plugins[].max_response") ||
+		!strings.Contains(env.Error.Message, "plugin reply refused") || !strings.Contains(env.Error.Message, "still running") {
+		t.Fatalf("huge reply: %s; want EXECUTION_FAILED naming plugins[].max_response", env.JSON())
+	}
+	if p.ended() {
+		t.Fatal("the plugin process ended after an oversized reply")
+	}
+	if out := output(t, call(t, toolNamed(t, p, "ops_echo"), `{"text":"still here"}`)); !strings.Contains(out, "still here") {
+		t.Errorf("echo after the refused reply = %q", out)
+	}
+	// Just under the limit (1 MiB with the default cap) is read and
+	// truncated, as ever.
+	out := output(t, call(t, toolNamed(t, p, "ops_huge"), fmt.Sprintf(`{"bytes":%d}`, 900<<10)))
+	if !strings.Contains(out, "[plugin output truncated: 921600 bytes total") {
+		t.Errorf("a reply under the limit was not truncated: %.200q", out)
+	}
+}
+
+// The frame filter on its own: lines pass through unchanged; an oversized
+// line becomes an error response for its ID, wherever the ID is in it; a
+// request or notification is dropped.
+func TestFrameFilter(t *testing.T) {
+	big := strings.Repeat("z", 300)
+	in := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"` + big + `"}]},"id":"a\"b"}` + "\n" +
+		`{"jsonrpc":"2.0","id":7,"result":{"text":"` + big + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + big + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"x":"` + big + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
+	var refused []string
+	f := &frameFilter{src: bufio.NewReaderSize(strings.NewReader(in), 16), limit: 100,
+		refused: func(id string, size int64, request bool) { refused = append(refused, fmt.Sprint(id, " ", request)) }}
+	out, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 4 || lines[0] != `{"jsonrpc":"2.0","id":1,"result":{}}` || lines[3] != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Fatalf("filtered:\n%s", out)
+	}
+	for i, id := range []string{`"a\"b"`, "7"} {
+		var msg struct {
+			ID    json.RawMessage
+			Error struct {
+				Code    int
+				Message string
+			}
+		}
+		if err := json.Unmarshal([]byte(lines[i+1]), &msg); err != nil || string(msg.ID) != id || msg.Error.Code != refusedCode ||
+			!strings.Contains(msg.Error.Message, "plugins[].max_response") {
+			t.Errorf("line %d = %s (%v); want an error response for id %s", i+2, lines[i+1], err, id)
+		}
+	}
+	if fmt.Sprint(refused) != `["a\"b" false 7 false  true 9 true]` {
+		t.Errorf("refused = %q", refused)
+	}
+}
+
+// FuzzIDScanner: the ID the scanner finds in a message is the one
+// encoding/json finds, whatever the message.
+func FuzzIDScanner(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"result":{"id":5},"id":"x\"y"}`, `{"id" : -1.5e3 ,"a":[{"id":2}]}`,
+		`{"method":"m","id":null}`, `{"id":1,"id":"two"}`, `{"id":"x","id":3}`, `{"a":"\"id\":3","id":4}`, `[{"id":1}]`, `{"id":{"a":1}}`, `{"id":"` + strings.Repeat("q", 200) + `"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, msg string) {
+		var want struct {
+			ID     json.RawMessage `json:"id"`
+			Method *string         `json:"method"`
+		}
+		if json.Unmarshal([]byte(msg), &want) != nil || !strings.HasPrefix(strings.TrimSpace(msg), "{") {
+			return
+		}
+		var s idScanner
+		s.feed([]byte(msg))
+		got, request := s.result()
+		if request != (want.Method != nil) {
+			t.Fatalf("request = %v for %s", request, msg)
+		}
+		if got == nil {
+			return // no usable id: the call times out instead
+		}
+		var a, b any
+		if json.Unmarshal(got, &a) != nil || json.Unmarshal(want.ID, &b) != nil || fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("id %s, encoding/json says %s, in %s", got, want.ID, msg)
+		}
+	})
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vigilops/vigil/policy"
@@ -42,9 +44,14 @@ func (p *Plugin) newTool(t *mcp.Tool) (*tool, error) {
 	// The description reaches the prompt, so it gets the output guards
 	// short of the data block.
 	desc = capText(Sanitize(desc), maxDescription)
+	// The operator's list decides; the server's readOnlyHint is the
+	// untrusted party's word and decides nothing.
 	kind := policy.KindWrite
-	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
+	if slices.Contains(p.cfg.ReadOnlyTools, t.Name) {
 		kind = policy.KindRead
+	} else if t.Annotations != nil && t.Annotations.ReadOnlyHint {
+		p.log.Info("plugin tool claims to be read-only; it is a write unless plugins[].read_only_tools lists it",
+			"tool", t.Name)
 	}
 	return &tool{
 		p:      p,
@@ -112,8 +119,12 @@ func (t *tool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
 	start := time.Now()
 	res, err := t.p.session.CallTool(callCtx, &mcp.CallToolParams{Name: t.remote, Arguments: args})
 	log := t.p.log.With("tool", t.spec.Name, "elapsed", time.Since(start))
+	var wire *jsonrpc.Error
 	switch {
 	case err == nil:
+	case errors.As(err, &wire) && wire.Code == refusedCode:
+		log.Warn("plugin reply refused", "err", err)
+		return failed(wire.Message, false)
 	case ctx.Err() != nil:
 		return failed("the call was cancelled", false)
 	case callCtx.Err() != nil:

@@ -43,6 +43,18 @@ type Server struct {
 	*httptest.Server
 	mu   sync.Mutex
 	reqs []Request
+	logs map[string]string // pod in namespace shop -> its log
+}
+
+// SetLog makes text the log of pod (in namespace shop), as GET
+// .../pods/<pod>/log returns it.
+func (s *Server) SetLog(pod, text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.logs == nil {
+		s.logs = map[string]string{}
+	}
+	s.logs[pod] = text
 }
 
 // Requests returns what the server received, in order.
@@ -119,6 +131,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusForbidden)
 		w.Write(fixture("forbidden.json"))
 		return
+	}
+	if pod, ok := strings.CutPrefix(key, "GET /api/v1/namespaces/shop/pods/"); ok && strings.HasSuffix(pod, "/log") {
+		s.mu.Lock()
+		text, found := s.logs[strings.TrimSuffix(pod, "/log")]
+		s.mu.Unlock()
+		if found {
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, text)
+			return
+		}
 	}
 	name, ok := routes[key]
 	if !ok {

@@ -10,9 +10,12 @@ import (
 )
 
 // BuildEchoServer compiles testdata/echoserver into dir and returns the
-// binary's path. Its tools: echo (read-only), write_note, slow (sleeps a
-// minute), big (200 KiB), sneaky (tool-call injection), fails (isError),
-// picture (an image), env (reports an environment variable).
+// binary's path. Its tools: echo, write_note, slow (sleeps a minute), big
+// (200 KiB), huge (as many bytes as asked, 17 MiB by default), write_file
+// (writes a file while its readOnlyHint says it only reads), sneaky
+// (tool-call injection), fails (isError), picture (an image), env (reports
+// an environment variable). All but write_note carry readOnlyHint: true;
+// vigil ignores it.
 func BuildEchoServer(tb testing.TB, dir string) string {
 	tb.Helper()
 	_, file, _, ok := runtime.Caller(0)
