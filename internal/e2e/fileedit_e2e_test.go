@@ -32,8 +32,11 @@ func sha256Hex(s string) string {
 }
 
 const (
-	shownOld = "PORT=8080\nLOG_LEVEL=info\nWORKERS=4\n"
-	shownNew = "PORT=8080\nLOG_LEVEL=debug\nWORKERS=4\n"
+	// A secret in the file: the diff shows it as context, redacted like
+	// everything on a card.
+	fileSecret = "hunter2-in-the-file"
+	shownOld   = "PORT=8080\nDB_PASSWORD=" + fileSecret + "\nLOG_LEVEL=info\nWORKERS=4\n"
+	shownNew   = "PORT=8080\nDB_PASSWORD=" + fileSecret + "\nLOG_LEVEL=debug\nWORKERS=4\n"
 )
 
 // atWriteCard starts vigil with an env file holding shownOld, has the model
@@ -96,8 +99,9 @@ func TestFileEditCardShowsTheDiff(t *testing.T) {
 	out := h.con.Output()
 	for _, want := range []string{
 		tools.FileDiffLabel + ":",
-		"| @@ -1,3 +1,3 @@",
+		"| @@ -1,4 +1,4 @@",
 		"|  PORT=8080",
+		"|  DB_PASSWORD=[REDACTED",
 		"| -LOG_LEVEL=info",
 		"| +LOG_LEVEL=debug",
 		policy.BasisLabel + ": the file as read at ",
@@ -105,10 +109,11 @@ func TestFileEditCardShowsTheDiff(t *testing.T) {
 	} {
 		mustContain(t, out, want, "the card shows the diff against the file")
 	}
+	mustNotContain(t, out, fileSecret, "the card redacts the file's secrets")
 	// The file's content reached the card, not the model.
 	for _, r := range h.model.Requests() {
 		for _, m := range r.ToolResults() {
-			if strings.Contains(m.Content, "LOG_LEVEL=info") {
+			if strings.Contains(m.Content, "LOG_LEVEL=info") || strings.Contains(m.Content, fileSecret) {
 				t.Fatalf("the preview's read reached the model: %s", m.Content)
 			}
 		}
