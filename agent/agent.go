@@ -237,7 +237,8 @@ type Decision struct {
 	Expired bool
 	// BeforeExecute is called with the re-proposed call immediately before
 	// an approved call runs; an error refuses it (binding changed, level
-	// changed, approval claimed elsewhere). May be nil.
+	// changed, approval claimed elsewhere, a Basis other than the
+	// approval's). May be nil.
 	BeforeExecute func(ctx context.Context, p tools.Proposal, args string) error
 	// Level is the channel's control level at decision time.
 	Level policy.ControlLevel
@@ -406,6 +407,9 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	// The tool learns who approved it from the call itself (a silence's
 	// created_by), never from ambient state.
 	p.ApprovedBy = d.By
+	// And the state of its target the card showed, which it must find
+	// unchanged; BeforeExecute checks the approval binds the same.
+	p.Basis = r.Pending.Basis
 	if d.BeforeExecute != nil {
 		if err := d.BeforeExecute(ctx, p, call.Arguments); err != nil {
 			return a.refuseApproved(ctx, s, call, p, tools.Envelope{Error: &tools.ErrorInfo{Code: policy.CodeActionNotAllowed, Blocked: true,

@@ -68,7 +68,10 @@ type Event struct {
 // ApprovalNeeded describes a write that stopped the run until a person
 // decides.
 type ApprovalNeeded struct {
-	CallID   string
+	CallID string
+	// Proposal is the call as its card shows it: with its tool's preview
+	// of the change (Details and Basis, see tools.Previewer) when it has
+	// one.
 	Proposal tools.Proposal
 	// Args is the raw argument JSON the model gave; the approval binds it.
 	Args string

@@ -245,12 +245,15 @@ func (a *Agent) runBatch(ctx context.Context, s *Session, calls []ToolCall, sink
 	if approvalAt >= 0 {
 		sl := slots[approvalAt]
 		a.emitRecoveredBlock(ctx, s, &sl, sink)
+		// The card shows the change against its target as it is now, and
+		// the call runs only against that (preview.go).
+		shown := a.preview(ctx, s, sl.prop)
 		// The batch keeps the arguments that will run (a rewrite, if any),
 		// so Resume proposes exactly what the approval binds.
 		pending := slices.Clone(calls)
 		pending[approvalAt].Arguments = sl.args
-		r.Pending = &PendingBatch{Calls: pending, Results: results, ApprovalCallID: sl.call.ID}
-		need := &ApprovalNeeded{CallID: sl.call.ID, Proposal: sl.prop, Args: sl.args, Risk: sl.dec.Risk, Reasons: sl.dec.Reasons}
+		r.Pending = &PendingBatch{Calls: pending, Results: results, ApprovalCallID: sl.call.ID, Basis: shown.Basis}
+		need := &ApprovalNeeded{CallID: sl.call.ID, Proposal: shown, Args: sl.args, Risk: sl.dec.Risk, Reasons: sl.dec.Reasons}
 		emit(ctx, sink, s, Event{Type: EventApprovalNeeded, CallID: sl.call.ID, Proposal: &sl.prop, Approval: need})
 		s.UpdatedAt = a.now()
 		return Outcome{Status: StatusAwaitingApproval, Approval: need}, true

@@ -107,4 +107,7 @@ type PendingBatch struct {
 	ApprovalCallID string `json:"approval_call_id"`
 	// ApprovalID is the pending approval's public ID.
 	ApprovalID string `json:"approval_id"`
+	// Basis is the state of the target the approval card showed the
+	// change against (tools.Preview.Basis); the approved call runs with it.
+	Basis string `json:"basis,omitempty"`
 }

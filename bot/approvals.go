@@ -34,6 +34,7 @@ func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session
 		Risk:       risk,
 		Reasons:    reasons,
 		Details:    p.Details,
+		Basis:      p.Basis,
 		Requester:  s.Run.Requester,
 		Channel:    s.Run.Channel,
 		Thread:     t.Key(),
@@ -373,6 +374,11 @@ func (b *Bot) claimExecution(ctx context.Context, t ThreadRef, id string, p tool
 	}
 	if err := policy.CheckExecution(cur, p.Tool, json.RawMessage(args), cp.Level, b.now()); err != nil {
 		return err
+	}
+	// The call runs against the state of its target the card showed, as
+	// the approval binds it, and no other.
+	if p.Basis != cur.Basis {
+		return fmt.Errorf("%w: the state the change was shown against differs from the approval's", policy.ErrBindingMismatch)
 	}
 	if !cp.RolesOf(b.subject(ctx, t, cur.DecidedBy)).Approver {
 		return fmt.Errorf("%s no longer holds the approver role in this channel", cur.DecidedBy)

@@ -117,7 +117,15 @@ type Approval struct {
 	// to show. The card prints it, so the approver can tell that what they
 	// read is what this record holds.
 	ChangeHash string `json:"change_hash,omitempty"`
-	Requester  string `json:"requester"`
+	// Basis is the state of the target the change was shown against, in
+	// the words of the tool that read it ("the file as read at …, sha256
+	// …"); "" when the card shows the change against nothing. It is the
+	// last of Details (labelled BasisLabel), so ChangeHash binds it, and
+	// Binds checks that the two agree. The call runs with it (see
+	// tools.Proposal.Basis) and is refused when the target no longer
+	// matches: what runs is the change the approver read.
+	Basis     string `json:"basis,omitempty"`
+	Requester string `json:"requester"`
 	// Channel is the policy key of the channel the request came from.
 	Channel string `json:"channel"`
 	// Thread is the thread key of the conversation, SessionKey its session.
@@ -142,13 +150,16 @@ type Approval struct {
 type ApprovalRequest struct {
 	Tool string
 	// Args is the model's JSON for the call, exactly as it will be run.
-	Args      json.RawMessage
-	Target    string
-	Command   string
-	Summary   string
-	Risk      command.Risk
-	Reasons   []string
-	Details   []ChangeDetail
+	Args    json.RawMessage
+	Target  string
+	Command string
+	Summary string
+	Risk    command.Risk
+	Reasons []string
+	Details []ChangeDetail
+	// Basis is the state of the target Details were computed against
+	// (Approval.Basis); "" for none.
+	Basis     string
 	Requester string
 	// Channel is the policy key, Thread the thread key.
 	Channel    string
@@ -199,7 +210,18 @@ func newApproval(req ApprovalRequest, now time.Time, rnd io.Reader) (*Approval, 
 	}
 	var details []ChangeDetail
 	for _, d := range req.Details {
+		if d.Label == BasisLabel {
+			return nil, fmt.Errorf("%w: a change line is labelled %q, which only the basis may be", ErrInvalidApproval, BasisLabel)
+		}
 		details = append(details, ChangeDetail{Label: redact.String(d.Label), Value: redact.String(d.Value)})
+	}
+	if req.Basis != "" {
+		// The basis goes back to the tool as written, so it must be shown
+		// as written: one the redactor would change is not a basis.
+		if redact.String(req.Basis) != req.Basis || strings.Contains(req.Basis, "\n") {
+			return nil, fmt.Errorf("%w: the basis is not one plain line", ErrInvalidApproval)
+		}
+		details = append(details, ChangeDetail{Label: BasisLabel, Value: req.Basis})
 	}
 	// A command is redacted as a command: only literal secret values are
 	// masked, never what runs (a $(…) inside a secret's value).
@@ -217,6 +239,7 @@ func newApproval(req ApprovalRequest, now time.Time, rnd io.Reader) (*Approval, 
 		Reasons:    reasons,
 		Details:    details,
 		ChangeHash: ChangeHash(shown, details),
+		Basis:      req.Basis,
 		Requester:  req.Requester,
 		Channel:    req.Channel,
 		Thread:     req.Thread,
@@ -227,6 +250,9 @@ func newApproval(req ApprovalRequest, now time.Time, rnd io.Reader) (*Approval, 
 		Status:     ApprovalPending,
 	}, nil
 }
+
+// BasisLabel labels the change line that shows an approval's Basis.
+const BasisLabel = "diff against"
 
 // ChangeText is the whole change as an approval card shows it, and as it
 // is attached when the card cannot show all of it: the command, then each
@@ -309,10 +335,29 @@ func (a *Approval) Binds(tool string, args json.RawMessage) error {
 	if a.ChangeHash != "" && a.ChangeHash != ChangeHash(a.Command, a.Details) {
 		return fmt.Errorf("%w: the change shown for approval differs from the record", ErrBindingMismatch)
 	}
+	if !basisShown(a) {
+		return fmt.Errorf("%w: the state the change was shown against differs from the record", ErrBindingMismatch)
+	}
 	if !bytes.Equal(c, stored) || BindingHash(tool, c) != a.Hash {
 		return fmt.Errorf("%w: arguments changed", ErrBindingMismatch)
 	}
 	return nil
+}
+
+// basisShown reports whether a's Basis is exactly what its card showed:
+// the last change line when there is one, and no line labelled as one
+// otherwise.
+func basisShown(a *Approval) bool {
+	n := 0
+	for _, d := range a.Details {
+		if d.Label == BasisLabel {
+			n++
+		}
+	}
+	if a.Basis == "" {
+		return n == 0
+	}
+	return n == 1 && a.ChangeHash != "" && a.Details[len(a.Details)-1] == ChangeDetail{Label: BasisLabel, Value: a.Basis}
 }
 
 // TokenMatches reports whether tok is this approval's token, in constant

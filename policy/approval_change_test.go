@@ -53,3 +53,65 @@ func TestApprovalCommandRedactionKeepsWhatRuns(t *testing.T) {
 		t.Fatalf("command on the record: %q", a.Command)
 	}
 }
+
+// The basis a change was shown against is the card's last line, bound by
+// ChangeHash; a record whose basis and shown line disagree binds nothing,
+// whichever of the two was altered.
+func TestApprovalBindsTheBasis(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	basis := "the file as read at 2026-03-01 12:00:00 UTC, sha256 " + strings.Repeat("ab", 32)
+	req := ApprovalRequest{
+		Tool: "file_edit", Args: []byte(`{"action":"append","path":"/srv/x","target":"web-1","content":"y\n"}`),
+		Command: "append 2 bytes to /srv/x", Requester: "U1", Channel: "slack:C1",
+		Details: []ChangeDetail{{Label: "change", Value: "@@ -1 +1,2 @@\n x\n+y\n"}},
+		Basis:   basis,
+	}
+	fresh := func() *Approval {
+		t.Helper()
+		a, err := NewApproval(req, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Status = ApprovalApproved
+		return a
+	}
+	a := fresh()
+	if a.Basis != basis || len(a.Details) != 2 || a.Details[1] != (ChangeDetail{Label: BasisLabel, Value: basis}) {
+		t.Fatalf("basis %q, details %q: want the basis shown as the last line", a.Basis, a.Details)
+	}
+	if !strings.HasSuffix(ChangeText(a.Command, a.Details), BasisLabel+":\n"+basis) {
+		t.Fatal("the change text, which ChangeHash covers, does not end with the basis")
+	}
+	if err := CheckExecution(a, a.Tool, a.Args, LevelControlled, now); err != nil {
+		t.Fatalf("untouched record: %v", err)
+	}
+	for name, alter := range map[string]func(*Approval){
+		"basis field":            func(a *Approval) { a.Basis = strings.Replace(a.Basis, "ab", "cd", 1) },
+		"basis cleared":          func(a *Approval) { a.Basis = "" },
+		"basis line and hash":    func(a *Approval) { a.Details[1].Value = "other"; a.ChangeHash = ChangeHash(a.Command, a.Details) },
+		"basis line dropped":     func(a *Approval) { a.Details = a.Details[:1]; a.ChangeHash = ChangeHash(a.Command, a.Details) },
+		"change hash blanked":    func(a *Approval) { a.ChangeHash = "" },
+		"basis moved to the top": func(a *Approval) { a.Details[0], a.Details[1] = a.Details[1], a.Details[0] },
+	} {
+		a := fresh()
+		alter(a)
+		if err := CheckExecution(a, a.Tool, a.Args, LevelControlled, now); !errors.Is(err, ErrBindingMismatch) {
+			t.Errorf("%s: got %v, want ErrBindingMismatch", name, err)
+		}
+	}
+
+	// Only the basis may carry its label, and a basis is one line shown
+	// as written.
+	bad := req
+	bad.Details = append([]ChangeDetail{{Label: BasisLabel, Value: "forged"}}, req.Details...)
+	if _, err := NewApproval(bad, now); !errors.Is(err, ErrInvalidApproval) {
+		t.Errorf("a tool's line labelled as the basis: %v, want ErrInvalidApproval", err)
+	}
+	for _, b := range []string{"two\nlines", "password=hunter2hunter2"} {
+		bad := req
+		bad.Basis = b
+		if _, err := NewApproval(bad, now); !errors.Is(err, ErrInvalidApproval) {
+			t.Errorf("basis %q: %v, want ErrInvalidApproval", b, err)
+		}
+	}
+}

@@ -122,11 +122,11 @@ const (
 	FileAppendedLabel   = "appended text"
 )
 
-// fileEditDetails is what the approval card shows of a write or append:
-// the exact bytes the call carries (the whole new content, or the text
-// appended), so an approver reads what will be written, not only its
-// size. The card derives its text from these same bytes, which the
-// approval's call hash binds.
+// fileEditDetails is what a write or append shows before its file is
+// read: the exact bytes the call carries (the whole new content, or the
+// text appended), which the approval's call hash binds. When the call
+// stops for approval, Preview replaces them with the change against the
+// file as it is then.
 func fileEditDetails(a FileEditArgs) []policy.ChangeDetail {
 	switch a.Action {
 	case FileWrite:
@@ -184,6 +184,12 @@ func (t *FileEditTool) Execute(ctx context.Context, p Proposal) Result {
 	}
 	if a.Action == FileRead {
 		return runCommand(ctx, t.x, res, a.Target, specOf(p, p.Command), nil)
+	}
+	if p.Basis != "" {
+		// Approved against the file as its card showed it: only that file.
+		if r := t.checkBasis(ctx, p, res, a); r != nil {
+			return *r
+		}
 	}
 	data := FileEditData{Target: a.Target, Path: a.Path, Action: string(a.Action), Bytes: len(a.Content)}
 	if res.Reach.Local {

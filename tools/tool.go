@@ -49,6 +49,11 @@ type Proposal struct {
 	// records who made a change (an Alertmanager silence's created_by)
 	// takes it from here.
 	ApprovedBy string `json:"-"`
+	// Basis is the state of the target the approver was shown the change
+	// against (Preview.Basis, as the approval binds it), set by the agent
+	// when it runs an approved call whose tool previewed it; "" otherwise.
+	// A tool given one changes nothing unless its target still matches it.
+	Basis string `json:"-"`
 }
 
 // Result is what one execution produced: the envelope the model reads and the
@@ -79,6 +84,45 @@ type Tool interface {
 	// Execute runs an authorised proposal. It must honour ctx and never
 	// panic; failures are envelopes, not errors.
 	Execute(ctx context.Context, p Proposal) Result
+}
+
+// Previewer is the optional power of a tool whose write depends on what
+// its target holds now (a file's content): it shows the change against
+// that, for the approval card. The agent finds it by type assertion when a
+// call stops for approval.
+type Previewer interface {
+	// Preview returns the card's change lines for p. What it needs to know
+	// of the target it asks read for: a read call of the same tool, on the
+	// same target and path, which the agent puts through policy and runs
+	// like the model's own reads. Preview must not fail: when the read is
+	// refused or tells it nothing, it shows the change without a basis
+	// and says why.
+	Preview(ctx context.Context, p Proposal, read ReadFunc) Preview
+}
+
+// ReadFunc runs a read call (the tool's own arguments) for a Previewer.
+type ReadFunc func(ctx context.Context, args json.RawMessage) PreviewRead
+
+// PreviewRead is the outcome of a Previewer's read.
+type PreviewRead struct {
+	// Result is what the read returned; meaningful when Refused is "".
+	Result Result
+	// Refused says why the read did not run: policy refused it, it was not
+	// a read of the same target and path, or it would need approval.
+	Refused string
+	// At is when it ran (or was refused), by the agent's clock.
+	At time.Time
+}
+
+// Preview is how a write will change its target, for the approval card.
+type Preview struct {
+	// Details replace the proposal's change lines on the card.
+	Details []policy.ChangeDetail
+	// Basis names the state of the target Details were computed against,
+	// as one line the card shows ("the file as read at …, sha256 …"); ""
+	// when the tool could not read it. The approval binds it and the call
+	// runs with it as Proposal.Basis.
+	Basis string
 }
 
 // DefaultTimeout bounds a command when the tool or config gives no other.

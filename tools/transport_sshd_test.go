@@ -2,8 +2,10 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -163,6 +165,51 @@ func TestSSHD(t *testing.T) {
 		}
 		if _, err := os.Stat(marker); err == nil {
 			t.Error("the content was run by a shell")
+		}
+	})
+
+	t.Run("file_edit shows and checks the remote file", func(t *testing.T) {
+		// The preview reads the file over SSH with the tool's own read; the
+		// approved append compares the file with that read first, over SSH
+		// too, and writes nothing once it changed.
+		path := filepath.Join(t.TempDir(), "app.conf")
+		if err := os.WriteFile(path, []byte("a=1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tool := NewFileEditTool(inv, router)
+		args := fmt.Sprintf(`{"action":"append","target":"far","path":%q,"content":"b=2\n"}`, path)
+		preview := func() Proposal {
+			p := mustPropose(t, tool, args)
+			pr := tool.Preview(t.Context(), p, func(ctx context.Context, raw json.RawMessage) PreviewRead {
+				return PreviewRead{Result: tool.Execute(ctx, mustPropose(t, tool, string(raw))), At: time.Now()}
+			})
+			if len(pr.Details) == 0 || !strings.Contains(pr.Details[0].Value, " a=1\n") || !strings.HasSuffix(pr.Details[0].Value, "\n+b=2\n") || pr.Basis == "" {
+				t.Fatalf("preview over SSH: %q, basis %q", pr.Details, pr.Basis)
+			}
+			p.Basis = pr.Basis
+			return p
+		}
+		p := preview()
+		if r := tool.Execute(t.Context(), p); !r.Envelope.OK {
+			t.Fatalf("unchanged file: %s", r.Envelope.JSON())
+		}
+		p = preview()
+		if err := os.WriteFile(path, []byte("a=1\nb=2\nplanted=1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := tool.Execute(t.Context(), p)
+		if r.Envelope.OK || !strings.Contains(r.Envelope.Error.Message, "changed since the approval card showed it") {
+			t.Fatalf("changed file: %s", r.Envelope.JSON())
+		}
+		if got, _ := os.ReadFile(path); string(got) != "a=1\nb=2\nplanted=1\n" {
+			t.Fatalf("the changed file was written: %q", got)
+		}
+		// A file gone since the card: the remote cat's "No such file"
+		// is its absence, which is a change too.
+		p = preview()
+		os.Remove(path)
+		if r := tool.Execute(t.Context(), p); r.Envelope.OK || !strings.Contains(r.Envelope.Error.Message, "it exists no more") {
+			t.Fatalf("removed file: %s", r.Envelope.JSON())
 		}
 	})
 

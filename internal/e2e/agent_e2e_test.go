@@ -295,13 +295,7 @@ func TestParallelReadsConcurrentInOrder(t *testing.T) {
 // (ROUTING_MISMATCH); the automatic retry targets the child, and the change
 // still waits for approval (SPEC Q2, P4).
 func TestFileEditOnNodeBlockedWhenChildMentioned(t *testing.T) {
-	inv, err := tools.NewInventory([]tools.Resource{
-		{ID: "node:delly", Name: "delly", Kind: tools.KindNode, Reach: tools.Reach{Local: true}},
-		{ID: "lxc:delly:141", Name: "media", Kind: tools.KindLXC, Parent: "node:delly", UID: "141"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv := nodeWithContainer(t)
 	path := filepath.Join(t.TempDir(), "app.conf")
 	h := start(t, policy.LevelControlled, func(o *testkit.Options) { o.Inventory = inv })
 	h.model.Script(

@@ -16,6 +16,7 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
 )
 
 const wait = 15 * time.Second
@@ -162,4 +163,18 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// nodeWithContainer is an inventory of this machine as node delly, with an
+// LXC container, media, on it.
+func nodeWithContainer(t *testing.T) *tools.Inventory {
+	t.Helper()
+	inv, err := tools.NewInventory([]tools.Resource{
+		{ID: "node:delly", Name: "delly", Kind: tools.KindNode, Reach: tools.Reach{Local: true}},
+		{ID: "lxc:delly:141", Name: "media", Kind: tools.KindLXC, Parent: "node:delly", UID: "141"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
 }
