@@ -10,8 +10,8 @@ import (
 // readVerb is a verb that only reads, with the tool's options.
 var readVerb = &verbRule{class: ruleRead}
 
-// netReadVerb is a read verb that talks over the network.
-var netReadVerb = &verbRule{class: ruleRead, net: true}
+// localVerb is a read verb of a network tool that connects nowhere.
+var localVerb = &verbRule{class: ruleRead, local: true}
 
 // verbGroup is verbs sharing one rule.
 type verbGroup struct {
