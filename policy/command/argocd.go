@@ -91,7 +91,7 @@ var argocdTool = &tool{
 		vrule(nestedVerb(&tool{name: "argocd repo", style: stylePflag, globalsAfterVerb: true,
 			verbs: verbTable(vrule(argocdRead(`-o|--output=`), "list"),
 				vwrites(RiskMedium, "add rm"))}), "repo"),
-		vrule(checkWith(opts(reads(`--client --short -o|--output=`)), checkKubectlVersion), "version"),
+		vrule(readCheck(opts(reads(`--client --short -o|--output=`)), checkKubectlVersion), "version"),
 		vwrites(RiskMedium, "login logout relogin context account admin cert gpg appset"),
 	),
 }

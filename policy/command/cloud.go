@@ -306,7 +306,7 @@ var terraformTool = &tool{
 		), checkTerraformPlan), "plan"),
 		vrule(readWith(opts(reads(`-json -no-color -show-sensitive`))), "show"),
 		vrule(readWith(opts(reads(`-json -raw -no-color -state=`))), "output"),
-		vrule(checkWith(opts(reads(`-json`)), checkTerraformVersion), "version"),
+		vrule(readCheck(opts(reads(`-json`)), checkTerraformVersion), "version"),
 		vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`-json -no-color -test-directory=`))}, "validate"),
 		vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`-type= -plan= -draw-cycles -module-depth=`))}, "graph"),
 		vrule(nestedVerb(&tool{name: "terraform providers", style: styleGoFlag, noVerb: localVerb,

@@ -82,7 +82,7 @@ var dockerTool = &tool{
 		vrule(&verbRule{class: ruleRead, style: &stylePflagStop}, "top"),
 		vrule(dockerRead(nil), "port diff"),
 		vrule(dockerRead(dockerHistory), "history"),
-		vrule(&verbRule{class: ruleCheck, opts: dockerSearch, net: true, check: checkDockerSearch}, "search"),
+		vrule(netReadCheck(dockerSearch, checkDockerSearch), "search"),
 		vrule(checkWith(dockerLogs, checkDockerLogs), "logs"),
 		vrule(checkWith(dockerStats, checkDockerStats), "stats"),
 		vrule(checkWith(dockerEvents, checkUntil), "events"),
@@ -172,7 +172,7 @@ var (
 		vwrites(RiskLow, "use create rm update import export"),
 	)
 	dockerManifestTool = dockerSub(
-		vrule(&verbRule{class: ruleCheck, opts: opts(reads(`--insecure -v|--verbose`)), net: true, check: checkManifestInspect}, "inspect"),
+		vrule(netReadCheck(opts(reads(`--insecure -v|--verbose`)), checkManifestInspect), "inspect"),
 		vwrites(RiskMedium, "create annotate push rm sign revoke key signer"),
 	)
 	dockerBuildxTool = dockerSub(
@@ -429,7 +429,7 @@ var kubectlTool = &tool{
 			unknowns("the objects come from a file the classifier cannot see (it may name a Secret)", `-f|--filename=`),
 			kubectlKustomize,
 		), checkKubectlGet), "get"),
-		vrule(checkWith(opts(reads(`-A|--all-namespaces --chunk-size= -R|--recursive -l|--selector=
+		vrule(readCheck(opts(reads(`-A|--all-namespaces --chunk-size= -R|--recursive -l|--selector=
 			--show-events`), unknowns("the objects come from a file the classifier cannot see (it may name a Secret)", `-f|--filename=`),
 			kubectlKustomize), checkKubectlDescribe), "describe"),
 		vrule(checkWith(opts(reads(`--all-containers --all-pods -c|--container= -f|--follow
@@ -437,7 +437,7 @@ var kubectlTool = &tool{
 			--pod-running-timeout= --prefix -p|--previous -l|--selector= --since= --since-time=
 			--tail= --timestamps`)), checkKubectlLogs), "logs"),
 		vrule(nestedVerb(kubectlTopTool), "top"),
-		vrule(checkWith(opts(reads(`--client -o|--output=`)), checkKubectlVersion), "version"),
+		vrule(readCheck(opts(reads(`--client -o|--output=`)), checkKubectlVersion), "version"),
 		vrule(readWith(opts(reads(`--api-version= -o|--output= --recursive`))), "explain"),
 		vrule(readWith(opts(reads(`--api-group= --cached --categories= --namespaced -o|--output=
 			--sort-by= --verbs= --no-headers`))), "api-resources"),
@@ -592,16 +592,11 @@ func checkKubectlDescribe(c *classifier, k *call) {
 func (c *classifier) kubeSecrets(k *call) bool {
 	for n, i := range k.p.ops {
 		a := k.args[i]
-		types := ""
-		switch {
-		case strings.Contains(a.s, "/"):
-			types, _, _ = strings.Cut(a.s, "/")
-		case n == 0:
-			types = a.s
-		default:
-			continue
+		if n > 0 && !strings.Contains(a.s, "/") {
+			continue // a name of the first operand's type
 		}
-		for _, t := range strings.Split(types, ",") {
+		for _, t := range strings.Split(a.s, ",") {
+			t, _, _ = strings.Cut(t, "/")
 			base, _, _ := strings.Cut(strings.ToLower(t), ".")
 			if base == "secret" || base == "secrets" {
 				c.writer(k.name+" "+a.s, RiskHigh, "reads Kubernetes Secrets, whose data the kube tool refuses to show; ask for the object's metadata with the kube tool")
@@ -700,7 +695,7 @@ var helmTool = &tool{
 					"all hooks manifest"))}), "get"),
 		vrule(readWith(opts(reads(`-o|--output= --max=`))), "history hist"),
 		vrule(nestedVerb(&tool{name: "helm show", style: stylePflag, globalsAfterVerb: true,
-			verbs: verbTable(vrule(checkWith(opts(reads(`--version= --devel --username= --password=
+			verbs: verbTable(vrule(readCheck(opts(reads(`--version= --devel --username= --password=
 				--ca-file= --cert-file= --key-file= --insecure-skip-tls-verify --keyring= --verify
 				--pass-credentials --plain-http --jsonpath=`),
 				unknowns("fetches the chart from a repository", `--repo=`)), checkHelmLocalChart),
@@ -709,7 +704,7 @@ var helmTool = &tool{
 			verbs: verbTable(
 				vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--devel --max-col-width=
 					-o|--output= -r|--regexp --version= -l|--versions --fail-on-no-result`))}, "repo"),
-				vrule(checkWith(opts(reads(`--max-col-width= -o|--output= --fail-on-no-result
+				vrule(readCheck(opts(reads(`--max-col-width= -o|--output= --fail-on-no-result
 					--list-repo-url`), readsVal(helmHubEndpoint, `--endpoint=`)), checkHelmHub), "hub"),
 			)}), "search"),
 		vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--short --template=`))}, "version"),
@@ -864,7 +859,7 @@ var etcdctlTool = &tool{
 		nets("finds its servers in DNS SRV records, destinations the command does not name", `--discovery-srv= --discovery-srv-name=`),
 	),
 	verbs: verbTable(
-		vrule(checkWith(opts(reads(`--prefix --from-key --keys-only --count-only --limit= --rev=
+		vrule(readCheck(opts(reads(`--prefix --from-key --keys-only --count-only --limit= --rev=
 			--sort-by= --order= --print-value-only --consistency= --max-create-rev= --min-create-rev=
 			--max-mod-rev= --min-mod-rev=`)), checkEtcdGet), "get"),
 		vrule(localVerb, "version"),
@@ -955,7 +950,7 @@ func checkEtcdWatch(c *classifier, k *call) {
 // etcdSub is an etcdctl command group whose listed verbs read.
 func etcdSub(verbs ...string) *tool {
 	return &tool{name: "etcdctl", style: stylePflag, globalsAfterVerb: true,
-		verbs: verbTable(vrule(checkWith(opts(reads(`--cluster --keys --detail --prefix`)), checkEtcdRead), strings.Join(verbs, " ")))}
+		verbs: verbTable(vrule(readCheck(opts(reads(`--cluster --keys --detail --prefix`)), checkEtcdRead), strings.Join(verbs, " ")))}
 }
 
 // checkEtcdRead: a listing verb connects to the endpoints.

@@ -235,7 +235,7 @@ func (c *classifier) destinationHint(k *call, host string, port int, hint string
 	}
 	if !c.knownDest(h, port) {
 		if c.strict > 0 {
-			hint = "a command run on another machine or in a container may reach only that machine's loopback"
+			hint = "a command run on another machine or in a container may reach only that machine's loopback; to read there, use the read tool's target, which runs the command in that machine's sandbox"
 		}
 		c.writer(k.name, RiskMedium, "destination "+hp+" is not known to vigil ("+hint+")")
 		return false

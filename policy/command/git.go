@@ -168,7 +168,7 @@ var gitTool = &tool{
 		vrule(gitRead(`-t -s -e -p --textconv --filters --path= --batch[=] --batch-check[=]
 			--batch-command[=] --batch-all-objects --buffer --unordered --follow-symlinks -Z -z
 			--allow-unknown-type --use-mailmap --no-use-mailmap --mailmap --no-mailmap`), "cat-file"),
-		vrule(&verbRule{class: ruleCheck, net: true, style: &gitStyle, check: checkGitLsRemote, opts: opts(
+		vrule(&verbRule{class: ruleCheck, net: true, reads: true, style: &gitStyle, check: checkGitLsRemote, opts: opts(
 			reads(`--heads --tags --refs --exit-code --get-url --sort= -o|--server-option= -q|--quiet
 				--symref -h -t -b --branches`),
 			execs("runs a program on the remote side", `--upload-pack=`),
@@ -203,7 +203,7 @@ var gitTool = &tool{
 		vrule(&verbRule{class: ruleCheck, check: checkGitBranch, noScan: true}, "branch"),
 		vrule(&verbRule{class: ruleCheck, check: checkGitTag, noScan: true}, "tag"),
 		vrule(&verbRule{class: ruleCheck, check: checkGitConfig, noScan: true}, "config"),
-		vrule(nestedVerb(gitSub(readVerb, gitVerbose, vrule(&verbRule{class: ruleCheck, net: true, opts: opts(reads(`-n`)), check: checkGitRemoteShow}, "show"),
+		vrule(nestedVerb(gitSub(readVerb, gitVerbose, vrule(netReadCheck(opts(reads(`-n`)), checkGitRemoteShow), "show"),
 			vrule(gitRead(`--push --all`), "get-url"))), "remote"),
 		vrule(nestedVerb(gitSub(nil, nil, vrule(&verbRule{class: ruleRead, opts: gitLogTable, style: &gitStyle}, "list show"))), "stash"),
 		vrule(nestedVerb(gitSub(readVerb, gitLogTable, vrule(readVerb, "show"),

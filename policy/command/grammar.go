@@ -420,6 +420,9 @@ type verbRule struct {
 	service, why string
 	// local: a verb of a network tool that connects nowhere.
 	local bool
+	// reads: a verb judged by a check that only ever reads (it proves
+	// where it connects); an operand spelling it is no extra verb.
+	reads bool
 }
 
 // tool is the grammar of one command.
@@ -584,7 +587,7 @@ func (c *classifier) noExtraVerb(k *call, t *tool) bool {
 			continue
 		}
 		r := t.verbs.get(a.s)
-		if r != nil && r.class != ruleRead && r.sub == nil {
+		if r != nil && r.class != ruleRead && !r.reads && r.sub == nil {
 			c.unknown(k.name+" "+a.s, "extra subcommand after a read-only one")
 			return false
 		}

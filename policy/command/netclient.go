@@ -31,10 +31,6 @@ type netFrame struct {
 // be sent; the caller then does not judge k further. Clients in
 // ownStdin decide about their standard input themselves.
 func (c *classifier) enterNet(k *call, service, why string) bool {
-	if k.ctx.extra {
-		c.construct(k.name, RiskHigh, "arguments are appended at run time (xargs): a network read sends only static text")
-		return false
-	}
 	for _, set := range [2][]arg{k.lead, k.args} {
 		for i, a := range set {
 			if !a.static || a.glob || a.tilde {
@@ -100,10 +96,12 @@ func (c *classifier) setService(service, why string) {
 }
 
 // netWord names a non-static word of a network client for its reason:
-// the option it is the value of, when one can be told, else the command.
+// the option it is attached to (-A$(...), --user-agent=$(...)), or the
+// option before it when the client's grammar says that option takes a
+// value (-A "$(...)"), else the word as written.
 func (c *classifier) netWord(k *call, set []arg, i int) string {
 	a := set[i]
-	if s := a.s; strings.HasPrefix(s, "-") && len(s) > 1 && a.noDash == false && a.w != nil && startsLiteral(a.w) {
+	if s := a.s; strings.HasPrefix(s, "-") && len(s) > 1 && a.w != nil && startsLiteral(a.w) {
 		if name, _, ok := strings.Cut(s, "="); ok {
 			return k.name + " " + name
 		}
@@ -113,11 +111,43 @@ func (c *classifier) netWord(k *call, set []arg, i int) string {
 		return k.name + " " + s
 	}
 	if i > 0 {
-		if p := set[i-1]; p.static && len(p.s) > 1 && p.s[0] == '-' && !strings.Contains(p.s, "=") {
+		if p := set[i-1]; p.static && len(p.s) > 1 && p.s[0] == '-' && !strings.Contains(p.s, "=") && c.takesValue(k.name, p.s) {
 			return k.name + " " + p.s
 		}
 	}
+	if raw := c.raw(a, k.ctx); raw != "" {
+		return k.name + " " + raw
+	}
 	return k.name
+}
+
+// netGrammars are the grammars of network clients judged by a check of
+// their own, for naming options in reasons.
+var netGrammars = map[string]*tool{"curl": curlTool, "wget": wgetTool, "http": httpieTool,
+	"https": httpieTool, "ssh": sshTool, "redis-cli": redisTool, "valkey-cli": redisTool,
+	"keydb-cli": redisTool, "pg_isready": pgIsReadyTool, "ceph": cephTool}
+
+// takesValue reports whether option word opt of the named client takes
+// the next word as its value (the last short option of a cluster, or a
+// long option), by the client's grammar; without one, any option does.
+func (c *classifier) takesValue(name, opt string) bool {
+	t := netGrammars[name]
+	if r, ok := c.table[name]; ok && r.class == ruleTool {
+		t = r.tool
+	}
+	if t == nil || t.opts == nil {
+		return true
+	}
+	var o optRef
+	if strings.HasPrefix(opt, "--") {
+		o, _, _ = lookupLong([]*optTable{t.opts}, opt[2:], t.style.abbrev)
+	} else if t.style.dashLong {
+		o, _, _ = lookupLong([]*optTable{t.opts}, opt[1:], false)
+	}
+	if !o.found() && !strings.HasPrefix(opt, "--") {
+		o = t.opts.shortOpt(opt[len(opt)-1])
+	}
+	return o.found() && (o.opt().arg == argReq || o.opt().arg == argTwo) && !o.opt().shortFlag
 }
 
 // startsLiteral reports a word whose first part is literal text.

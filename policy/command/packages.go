@@ -200,7 +200,7 @@ var dnfTool = &tool{
 	),
 	noVerb: readVerb,
 	verbs: verbTable(
-		vrule(&verbRule{class: ruleCheck, net: true, opts: opts(reads(dnfReadOpts)), check: checkDnfCache},
+		vrule(netReadCheck(opts(reads(dnfReadOpts)), checkDnfCache),
 			`list info search provides whatprovides repolist repoinfo check-update deplist repoquery
 			updateinfo grouplist groupinfo check`),
 		vrule(readVerb, "help"),
@@ -219,7 +219,7 @@ var dnfTool = &tool{
 func dnfSub(reads string, repos bool) *tool {
 	r := readVerb
 	if repos {
-		r = &verbRule{class: ruleCheck, net: true, check: checkDnfCache}
+		r = netReadCheck(nil, checkDnfCache)
 	}
 	return &tool{name: "dnf", style: styleArgparse, globalsAfterVerb: true, noVerb: r,
 		opts: opts(reads2(dnfReadOpts)), verbs: verbTable(vrule(r, reads))}
@@ -336,14 +336,14 @@ var pipTool = &tool{
 		vrule(readWith(opts(reads(`--platform= --python-version= --implementation= --abi=`))), "debug"),
 		vrule(readWith(opts(reads(`--local --user --path=`))), "inspect"),
 		vrule(readWith(opts(reads(`-a|--algorithm=`))), "hash"),
-		vrule(&verbRule{class: ruleCheck, net: true, opts: pipIndexTable, check: checkPipIndex}, "search"),
+		vrule(netReadCheck(pipIndexTable, checkPipIndex), "search"),
 		vrule(nestedVerb(&tool{name: "pip config", style: styleExact, globalsAfterVerb: true,
 			opts:  opts(reads(`--editor= --global --user --site`)),
 			verbs: verbTable(vreads("list get debug"))}), "config"),
 		vrule(nestedVerb(&tool{name: "pip cache", style: styleExact, globalsAfterVerb: true,
 			verbs: verbTable(vrule(readWith(opts(reads(`--format=`))), "list info dir"))}), "cache"),
 		vrule(nestedVerb(&tool{name: "pip index", style: styleExact, globalsAfterVerb: true,
-			verbs: verbTable(vrule(&verbRule{class: ruleCheck, net: true, opts: pipIndexTable, check: checkPipIndex}, "versions"))}), "index"),
+			verbs: verbTable(vrule(netReadCheck(pipIndexTable, checkPipIndex), "versions"))}), "index"),
 		vwrites(RiskMedium, "install uninstall download wheel"),
 	),
 }
@@ -407,7 +407,7 @@ var npmTool = &tool{
 	opts: npmGlobals,
 	verbs: verbTable(
 		vreads("ls list ll la root prefix explain why help query"),
-		vrule(&verbRule{class: ruleCheck, net: true, check: checkNpmRegistry}, "view show info v search ping"),
+		vrule(netReadCheck(nil, checkNpmRegistry), "view show info v search ping"),
 		vrule(localVerb, "fund"),
 		vrule(nestedVerb(&tool{name: "npm config", style: styleExact, globalsAfterVerb: true,
 			verbs: verbTable(vreads("get list ls"))}), "config c"),

@@ -301,9 +301,9 @@ var lxdTool = &tool{
 	opts: opts(reads(`--debug --force-local -h|--help -p|--project= -q|--quiet --sub-commands
 		-v|--verbose --version`)),
 	verbs: verbTable(
-		vrule(checkWith(opts(reads(`-c|--columns= -f|--format= --all-projects --fast`)), checkLxdLocal), "list ls"),
-		vrule(checkWith(opts(reads(`--resources --show-log --target=`)), checkLxdLocal), "info"),
-		vrule(checkWith(nil, checkLxdLocal), "version help"),
+		vrule(readCheck(opts(reads(`-c|--columns= -f|--format= --all-projects --fast`)), checkLxdLocal), "list ls"),
+		vrule(readCheck(opts(reads(`--resources --show-log --target=`)), checkLxdLocal), "info"),
+		vrule(readCheck(nil, checkLxdLocal), "version help"),
 		vrule(&verbRule{class: ruleCheck, check: checkLxdExec, noScan: true}, "exec"),
 		vrule(interactiveVerb, "console shell"),
 		vrule(nestedVerb(lxdSub("show get")), "config"),
@@ -317,7 +317,7 @@ var lxdTool = &tool{
 
 func lxdSub(reads string) *tool {
 	return &tool{name: "lxc", style: stylePflag, globalsAfterVerb: true,
-		verbs: verbTable(vrule(checkWith(opts(reads2(lxdReadOpts)), checkLxdLocal), reads))}
+		verbs: verbTable(vrule(readCheck(opts(reads2(lxdReadOpts)), checkLxdLocal), reads))}
 }
 
 // checkLxdLocal: the client talks to the local daemon over its socket; an

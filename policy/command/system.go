@@ -307,7 +307,7 @@ var (
 			--cache= --zone= --trust-anchor= --network= --search= --stale-data= --relax-single-label=
 			--raw[=] --legend= --no-pager --json= -j`)),
 		verbs: verbTable(
-			vrule(&verbRule{class: ruleCheck, net: true, check: checkResolveQuery}, "query service openpgp tlsa"),
+			vrule(netReadCheck(nil, checkResolveQuery), "query service openpgp tlsa"),
 			vreads("status statistics show-cache show-server-state monitor"),
 			vwrites(RiskMedium, "flush-caches reset-statistics reset-server-features revert"),
 			vrule(&verbRule{class: ruleCheck, check: resolvectlLinkSetting}, "dns domain default-route llmnr mdns dnssec dnsovertls nta"),

@@ -71,6 +71,17 @@ func verbTable(groups ...verbGroup) *verbSet {
 // readWith is a read verb with its own options.
 func readWith(t *optTable) *verbRule { return &verbRule{class: ruleRead, opts: t} }
 
+// readCheck is a read verb whose check proves where it connects or which
+// of its forms read (an operand spelling it is no extra verb).
+func readCheck(t *optTable, check checkFunc) *verbRule {
+	return &verbRule{class: ruleCheck, opts: t, check: check, reads: true}
+}
+
+// netReadCheck is readCheck for a verb that talks over the network.
+func netReadCheck(t *optTable, check checkFunc) *verbRule {
+	return &verbRule{class: ruleCheck, opts: t, check: check, reads: true, net: true}
+}
+
 // checkWith is a verb decided by check after a scan with its own options.
 func checkWith(t *optTable, check checkFunc) *verbRule {
 	return &verbRule{class: ruleCheck, opts: t, check: check}

@@ -301,18 +301,15 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 		// alone if the other is taken as an option's value.
 		rest = append(rest[:len(rest):len(rest)], arg{}, arg{})
 	}
+	extra := ctx.extra
 	ctx.extra = false
-	if known && r.class == ruleCheck {
-		for _, a := range rest {
-			if a.split {
-				c.unknown(name, "unquoted expansion may split into more options")
-				return
-			}
-		}
-	}
 	k := c.newCall(call{name: name, word: word, args: rest, ctx: ctx})
 	defer c.freeCall()
 	if known && r.class != ruleWrite && (r.net || r.class == ruleTool && r.tool.net) {
+		if extra {
+			c.construct(name, RiskHigh, "arguments are appended at run time (xargs): a network read sends only static text")
+			return
+		}
 		svc, why := "", ""
 		if r.class == ruleTool {
 			svc, why = r.tool.service, r.tool.serviceWhy
@@ -321,6 +318,14 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 			return
 		}
 		defer c.leaveNet(k)
+	}
+	if known && r.class == ruleCheck {
+		for _, a := range rest {
+			if a.split {
+				c.unknown(name, "unquoted expansion may split into more options")
+				return
+			}
+		}
 	}
 	switch {
 	case !known && c.funcs[name] && trusted && ctx.chain == 0 && ctx.nest == 0:
