@@ -330,6 +330,13 @@ func checkInvariants(t testing.TB, cmd string, v Verdict) {
 	if v.Command != cmd {
 		t.Errorf("%q: verdict for %q", cmd, v.Command)
 	}
+	// A network read names where it connects; nothing else does.
+	if v.Network != (len(v.Destinations) > 0) {
+		t.Errorf("%q: network=%v with destinations %v", cmd, v.Network, v.Destinations)
+	}
+	if !v.ReadOnly() && v.Network {
+		t.Errorf("%q: a write verdict says network", cmd)
+	}
 }
 
 // TestConcurrentClassify runs the classifier from many goroutines (with

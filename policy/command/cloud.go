@@ -98,7 +98,12 @@ func checkAws(c *classifier, k *call) {
 		c.writer(name, RiskMedium, "service "+service+" has no operation known to be read-only")
 		return
 	case op == "wait":
-		// Waiters poll the service's own describe and get calls.
+		// Waiters poll the service's own describe and get calls; the
+		// waiter's name comes first.
+		if len(params) > 0 && !strings.HasPrefix(params[0].s, "-") {
+			name += " " + params[0].s
+			params = params[1:]
+		}
 	case !awsReadOps[service][op]:
 		c.writer(name, RiskMedium, "operation not known to be read-only (see the list of "+service+" reads)")
 		return

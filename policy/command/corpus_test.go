@@ -12,8 +12,12 @@ import (
 	"testing"
 )
 
-// corpusFiles are the labelled shell corpora under testdata/commands.
+// corpusFiles are the labelled shell corpora under testdata/commands that
+// the corpus benchmark measures (BENCHMARKS.md compares builds on them).
 var corpusFiles = []string{"mutating.tsv", "readonly.tsv", "bounded.tsv", "adversarial.tsv"}
+
+// confidentialityCorpus is issue 22's corpus (TestCorpusConfidentiality).
+const confidentialityCorpus = "confidentiality.tsv"
 
 // sqlCorpus is the labelled corpus of SQL-client commands, whose SQL the
 // real grammars decide (and whose cost is theirs, measured apart).
@@ -21,7 +25,7 @@ const sqlCorpus = "sql.tsv"
 
 // allCorpusFiles are every labelled corpus, for properties every command
 // must have.
-var allCorpusFiles = append(append([]string(nil), corpusFiles...), sqlCorpus)
+var allCorpusFiles = append(append([]string(nil), corpusFiles...), confidentialityCorpus, sqlCorpus)
 
 // corpusRow is one line of a labelled command corpus.
 type corpusRow struct {
@@ -169,6 +173,24 @@ func TestCorpusAdversarial(t *testing.T) {
 	writes, reads := checkIntentCorpus(t, rows)
 	if writes < 200 || reads < 100 {
 		t.Errorf("adversarial.tsv: %d write rows and %d read rows, want at least 200 and 100", writes, reads)
+	}
+	for _, r := range rows {
+		if strings.TrimSpace(r.note) == "" {
+			t.Errorf("%s: %q has no note naming its trick", r.where, r.command)
+		}
+	}
+}
+
+// TestCorpusConfidentiality is issue 22's corpus: network clients fed
+// expansions or local data, unknown destinations, vigil's own store, and
+// each allowlist (URLs, environment names, shell state, cloud
+// operations, connection parameters), the audited reader tables and
+// Kubernetes Secrets, with the daily reads that must stay allowed.
+func TestCorpusConfidentiality(t *testing.T) {
+	rows := mustLoad(t, "testdata/commands/"+confidentialityCorpus)
+	writes, reads := checkIntentCorpus(t, rows)
+	if writes < 200 || reads < 100 {
+		t.Errorf("confidentiality.tsv: %d write rows and %d read rows, want at least 200 and 100", writes, reads)
 	}
 	for _, r := range rows {
 		if strings.TrimSpace(r.note) == "" {

@@ -228,7 +228,7 @@ func (c *classifier) destinationHint(k *call, host string, port int, hint string
 		c.writer(k.name, RiskMedium, fmt.Sprintf("destination %q is not a plain host name and port", hostPort(host, port)))
 		return false
 	}
-	hp := hostPort(h, port)
+	hp := Destination{Host: h, Port: port}.String()
 	if f, bad := c.forbidden(h, port); bad {
 		c.construct(k.name, RiskHigh, "destination "+hp+" is vigil's own store ("+f.String()+", store.redis): a read never reaches it")
 		return false
@@ -257,10 +257,11 @@ func (c *classifier) addDest(d Destination) {
 // ceph.conf) or the provider's API (aws, gcloud, az). Without a
 // declaration it is not a read.
 func (c *classifier) service(k *call, name, why string) bool {
-	list := c.opts.Services[name]
 	if c.strict > 0 {
-		list = nil
+		c.writer(k.name, RiskMedium, why+"; run on another machine or in a container, that is not this host's configuration (to read there, use the read tool's target, which runs the command in that machine's sandbox)")
+		return false
 	}
+	list := c.opts.Services[name]
 	if len(list) == 0 {
 		c.writer(k.name, RiskMedium, why+", which vigil does not know; declare them in policy.read_destinations as "+name+"=HOST:PORT")
 		return false

@@ -304,9 +304,6 @@ func (c *classifier) gitRemoteDest(k *call, repo string) bool {
 		if at := strings.LastIndexByte(authority, '@'); at >= 0 && scheme == "ssh" {
 			authority = authority[at+1:]
 		}
-		if strings.HasPrefix(scheme, "http") {
-			return c.httpDest(k, scheme, authority)
-		}
 		return c.urlDest(k, scheme, authority)
 	}
 	if colon := strings.IndexByte(repo, ':'); colon > 0 && !strings.Contains(repo[:colon], "/") {

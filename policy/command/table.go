@@ -238,7 +238,7 @@ var pureReaders = map[string]string{
 	"sestatus":            "prints SELinux status",
 	"getenforce":          "prints the SELinux mode (setenforce is the writer)",
 	"aa-status":           "prints AppArmor status",
-	"apparmor_status":     "aa-status",
+	"apparmor_status":     "another name of aa-status: prints AppArmor status",
 	"pveversion":          "prints Proxmox VE package versions",
 	"named-checkconf":     "parses a BIND configuration; -z only loads the zones it names",
 	"atq":                 "lists queued at jobs (atrm is the writer)",
