@@ -73,11 +73,13 @@ type classifier struct {
 	// command (dest.go); netFrames the network clients being judged.
 	dests     []Destination
 	netFrames []netFrame
-	destHits  int // destinations proven so far, counting repeats
 	// strict counts the commands around this one that run it on another
 	// machine or in another namespace (ssh, docker exec, nsenter...):
-	// there only the loopback is a known destination.
-	strict uint8
+	// there only the loopback is a known destination. remote counts
+	// those that run it outside this host's process tree (ssh, docker and
+	// kubectl exec): what it connects to there is not a destination of
+	// this host's sandbox.
+	strict, remote uint8
 
 	// Exit-boundedness: the first unbounded finding wins; a rewrite is only
 	// offered when exactly one part of the command is unbounded.
@@ -168,8 +170,8 @@ func (c *classifier) reset() {
 	c.src, c.dialect, c.parser = "", "", nil
 	clear(c.funcs)
 	c.category, c.rewrite, c.unboundedN = BoundOK, "", 0
-	c.substDepth, c.strict = 0, 0
-	c.dests, c.netFrames, c.destHits = c.dests[:0], c.netFrames[:0], 0
+	c.substDepth, c.strict, c.remote = 0, 0, 0
+	c.dests, c.netFrames = c.dests[:0], c.netFrames[:0]
 	c.opts = Options{}
 	c.reader.Reset("")
 }

@@ -40,6 +40,10 @@ func TestStrictestOptions(t *testing.T) {
 		{"argocd app list", false},
 		{"ping -c 1 gateway", false},
 		{"dig @10.0.0.1 example.com", false},
+		// The command kubectl runs in a pod reaches that pod's loopback;
+		// kubectl itself still needs a known API server.
+		{"kubectl exec api-0 -- curl -s http://localhost:8080/healthz", false},
+		{"docker exec web curl -s http://localhost/healthz", true},
 	} {
 		v := Options{}.Classify(tc.cmd, DialectBash)
 		if v.ReadOnly() != tc.read {
@@ -137,6 +141,12 @@ func TestDestinationsNamed(t *testing.T) {
 		{"git ls-remote https://git.internal/app.git", d("git.internal:443")},
 		{"git ls-remote git@git.internal:app.git", d("git.internal:22")},
 		{"openssl s_client -connect web1:443 </dev/null", d("web1:443")},
+		// What a command run elsewhere connects to is not this host's
+		// sandbox's business; only the client that takes it there is.
+		{"ssh web1 'curl -s http://localhost:9100/metrics'", d("web1:22")},
+		{"kubectl exec api-0 -- curl -s http://localhost:8080/healthz", d("kube-api.internal:6443")},
+		{"docker exec web curl -s http://localhost/healthz", nil},
+		{"nsenter -t 1 -n curl -s http://localhost:9100/metrics", d("localhost:9100")},
 		{"ls -la", nil},
 		{"psql -c 'SELECT 1'", nil},
 		{"kubectl version --client", nil},

@@ -241,13 +241,15 @@ func (c *classifier) destinationHint(k *call, host string, port int, hint string
 		return false
 	}
 	c.addDest(Destination{Host: h, Port: port})
-	c.destHits++
+	c.hit()
 	return true
 }
 
-// addDest records a proven destination once.
+// addDest records a proven destination once, unless the command runs on
+// another machine or in a container (the local sandbox never sees that
+// connection).
 func (c *classifier) addDest(d Destination) {
-	if !slices.Contains(c.dests, d) {
+	if c.remote == 0 && !slices.Contains(c.dests, d) {
 		c.dests = append(c.dests, d)
 	}
 }
@@ -275,14 +277,21 @@ func (c *classifier) service(k *call, name, why string) bool {
 	for _, d := range list {
 		c.addDest(d)
 	}
-	c.destHits++
+	c.hit()
 	return true
 }
 
 // resolver records a name lookup through the host's own resolver.
 func (c *classifier) resolver() {
 	c.addDest(resolverDest)
-	c.destHits++
+	c.hit()
+}
+
+// hit counts a destination proven for the network client being judged.
+func (c *classifier) hit() {
+	if n := len(c.netFrames); n > 0 {
+		c.netFrames[n-1].hits++
+	}
 }
 
 // resolverDest is the destination of a name lookup through the host's

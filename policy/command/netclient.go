@@ -18,7 +18,9 @@ import (
 
 // netFrame is one network client being judged.
 type netFrame struct {
-	hits     int  // c.destHits when it started
+	// hits counts the destinations proven for this client itself (not
+	// for the clients it runs, such as the command of kubectl exec).
+	hits     int
 	findings int  // len(c.findings) when it started
 	local    bool // the form judged connects nowhere (kubectl version --client)
 	// service is where the client connects when its command line names no
@@ -43,7 +45,7 @@ func (c *classifier) enterNet(k *call, service, why string) bool {
 		c.construct(k.name, RiskHigh, "local data on its standard input (a pipe, redirection, here-document or here-string): a network read sends nothing local")
 		return false
 	}
-	c.netFrames = append(c.netFrames, netFrame{hits: c.destHits, findings: len(c.findings), service: service, why: why})
+	c.netFrames = append(c.netFrames, netFrame{findings: len(c.findings), service: service, why: why})
 	return true
 }
 
@@ -69,7 +71,7 @@ func (c *classifier) leaveNet(k *call) {
 			return
 		}
 	}
-	if f.local || c.destHits > f.hits {
+	if f.local || f.hits > 0 {
 		return
 	}
 	if f.service != "" {

@@ -113,8 +113,10 @@ func checkSSH(c *classifier, k *call) {
 		return
 	}
 	c.strict++
+	c.remote++
 	c.shScript(script, k.ctx.nested())
 	c.strict--
+	c.remote--
 }
 
 // sshHostKeys refuses settings with which ssh writes the known_hosts
@@ -300,8 +302,10 @@ func (c *classifier) execInto(k *call, argv []arg, fed, stdin bool, tty follow) 
 		ctx.fed = false
 	}
 	c.strict++
+	c.remote++
 	c.argv(argv, ctx)
 	c.strict--
+	c.remote--
 	if tty.found {
 		c.unbounded(k.ctx, BoundTTYFlag, c.rebuildDropTTY(k, tty))
 	}

@@ -293,7 +293,7 @@ func checkHash(c *classifier, k *call) {
 // alias NAME=VALUE redefines a command.
 func checkAlias(c *classifier, k *call) {
 	for _, a := range k.args {
-		if !a.static || strings.Contains(a.s, "=") || strings.HasPrefix(a.s, "-") && a.s != "-p" {
+		if !a.static || a.s == "" || strings.Contains(a.s, "=") || strings.HasPrefix(a.s, "-") && a.s != "-p" {
 			c.construct("alias", RiskMedium, "redefines a command")
 			return
 		}
