@@ -147,6 +147,15 @@ func TestDestinationsNamed(t *testing.T) {
 		{"kubectl exec api-0 -- curl -s http://localhost:8080/healthz", d("kube-api.internal:6443")},
 		{"docker exec web curl -s http://localhost/healthz", nil},
 		{"nsenter -t 1 -n curl -s http://localhost:9100/metrics", d("localhost:9100")},
+		// Local tools that look up the host names they are given ask the
+		// host's resolver; without names they connect nowhere.
+		{"tcpdump -c 10 -n host db1", []Destination{resolverDest}},
+		{"tcpdump -c 10 -n -i eth0", nil},
+		{"ss -tn dst db1", []Destination{resolverDest}},
+		{"ss -tnp", nil},
+		{"arp -n", nil},
+		{"lsof -i @db1:5432", []Destination{resolverDest}},
+		{"lsof -i :80", nil},
 		{"ls -la", nil},
 		{"psql -c 'SELECT 1'", nil},
 		{"kubectl version --client", nil},

@@ -81,6 +81,7 @@ var oracleNetClients = map[string]bool{
 	"redis-cli": true, "valkey-cli": true, "psql": true, "mysql": true, "mariadb": true,
 	"kubectl": true, "helm": true, "aws": true, "gcloud": true, "az": true, "etcdctl": true,
 	"ping": true, "traceroute": true, "mtr": true, "pg_isready": true, "argocd": true,
+	"tcpdump": true, "ss": true, "arp": true, "conntrack": true,
 }
 
 // oracleNetFindings reports why src must not be read-only by the

@@ -850,9 +850,10 @@ var mtrTool = &tool{
 	},
 }
 
-// tcpdump captures what passes an interface; it connects to nothing.
+// tcpdump captures what passes an interface; it connects to nothing but
+// the resolver, which is asked for the host names its filter spells.
 var tcpdumpTool = &tool{
-	name: "tcpdump", style: styleGNU,
+	name: "tcpdump", style: styleGNU, net: true,
 	opts: opts(
 		reads(`-A -b -B|--buffer-size= -c= --count -d -D|--list-interfaces -e -E= -f -F= -h|--help
 			--version -H -i|--interface= --immediate-mode -j|--time-stamp-type= -J|--list-time-stamp-types
@@ -868,12 +869,15 @@ var tcpdumpTool = &tool{
 		if !k.p.hasAny("c", "r", "V", "list-interfaces", "help", "version", "list-time-stamp-types", "list-data-link-types", "d") {
 			c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, edit{insertAfter: -1, insert: "-c 100"}))
 		}
+		c.namesHosts(len(k.p.ops) > 0 || k.p.has("F"))
 		c.readOnly(k)
 	},
 }
 
+// ss lists sockets; its filter may name hosts, which the resolver is
+// asked for.
 var ssTool = &tool{
-	name: "ss", style: styleGNU,
+	name: "ss", style: styleGNU, net: true,
 	opts: opts(
 		reads(`-h|--help -V|--version -n|--numeric -r|--resolve -a|--all -l|--listening -o|--options
 			-e|--extended -m|--memory -p|--processes -T|--threads -i|--info --tipcinfo -s|--summary
@@ -888,6 +892,7 @@ var ssTool = &tool{
 		if k.p.has("events") {
 			c.unbounded(k.ctx, BoundUnboundedStream, "")
 		}
+		c.namesHosts(len(k.p.ops) > 0 || k.p.has("filter"))
 		c.readOnly(k)
 	},
 }
@@ -1303,14 +1308,18 @@ var netstatTool = &tool{
 }
 
 // arp (net-tools): -s and -d change the table, -f loads entries from a
-// file; operands are host names to show.
+// file; operands are host names to show, which the resolver is asked for.
 var arpTool = &tool{
-	name: "arp", style: styleGNU,
+	name: "arp", style: styleGNU, net: true,
 	opts: opts(
 		reads(`-a|--all -e -v|--verbose -n|--numeric -i|--device= -D|--use-device -A|-p|--protocol=
 			-H|-t|--hw-type= -h|--help -V|--version`),
 		states(RiskMedium, "changes the ARP table", `-s|--set -d|--delete -f|--file`),
 	),
+	check: func(c *classifier, k *call) {
+		c.namesHosts(len(k.p.ops) > 0)
+		c.readOnly(k)
+	},
 }
 
 // route (net-tools) lists with options only; an operand (add, del,
@@ -1332,7 +1341,7 @@ var routeTool = &tool{
 // in): -L, -G, -S, -C list; -E streams events; -D, -F, -U, -I, -R change
 // the table, and -z zeroes the counters of what it lists.
 var conntrackTool = &tool{
-	name: "conntrack", style: styleGNU,
+	name: "conntrack", style: styleGNU, net: true,
 	opts: opts(
 		reads(`-L|--dump[=] -G|--get[=] -S|--stats[=] -C|--count[=] -E|--event[=]
 			-s|--orig-src|--src= -d|--orig-dst|--dst= -r|--reply-src= -q|--reply-dst=
@@ -1354,6 +1363,7 @@ var conntrackTool = &tool{
 			c.unknown("conntrack", "no command")
 			return
 		}
+		c.namesHosts(k.p.hasAny("orig-src", "orig-dst", "reply-src", "reply-dst", "tuple-src", "tuple-dst"))
 		c.read("conntrack", "read-only")
 	},
 }

@@ -89,6 +89,17 @@ func (c *classifier) localNet() {
 	}
 }
 
+// namesHosts ends the destinations of a local tool whose words may name
+// hosts it looks up (a capture filter, a socket filter): with names, it
+// asks the host's resolver; without, it connects nowhere.
+func (c *classifier) namesHosts(names bool) {
+	if names {
+		c.resolver()
+		return
+	}
+	c.localNet()
+}
+
 // setService sets where the client being judged connects when its command
 // line names no server (kubectl --context X: that context's cluster).
 func (c *classifier) setService(service, why string) {

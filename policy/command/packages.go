@@ -286,10 +286,11 @@ var snapTool = &tool{
 	opts: opts(reads(`-h|--help --version`)),
 	verbs: verbTable(
 		vrule(readWith(opts(reads(`--all`))), "list"),
-		vrule(readWith(opts(reads(`--verbose --abs-time --color= --unicode=`))), "info"),
-		vrule(readWith(opts(reads(`--narrow --section[=] --private --color= --unicode=`))), "find search"),
+		vrule(netReadCheck(opts(reads(`--verbose --abs-time --color= --unicode=`)), checkSnapStore), "info"),
+		vrule(netReadCheck(opts(reads(`--narrow --section[=] --private --color= --unicode=`)), checkSnapStore), "find search"),
 		vrule(readWith(opts(reads(`--abs-time --verbose --color= --unicode= --all --disconnected
-			--attrs --remote -d -l -t --assertion --serial`))), `version services changes change tasks
+			--attrs -d -l -t --assertion --serial`),
+			nets("asks the snap store (through snapd) for assertions", `--remote`))), `version services changes change tasks
 			connections interface interfaces known get model whoami warnings aliases routine help`),
 		vrule(checkWith(opts(reads(`-f|--follow -n=`)), checkSnapLogs), "logs"),
 		vrule(runsVerb, "run"),
@@ -297,6 +298,15 @@ var snapTool = &tool{
 			connect disconnect alias unalias switch download create-user login logout prefer save
 			restore forget ack abort okay`),
 	),
+}
+
+// checkSnapStore: snap info, find and search have snapd ask the snap
+// store (api.snapcraft.io) about the names they spell; snapd, not the
+// sandbox, makes the connection, so the store must be a known destination.
+func checkSnapStore(c *classifier, k *call) {
+	if c.destination(k, "api.snapcraft.io", 443) {
+		c.readOnly(k)
+	}
 }
 
 func checkSnapLogs(c *classifier, k *call) {
