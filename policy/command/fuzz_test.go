@@ -24,10 +24,12 @@ var oracleWriters = map[string]bool{
 }
 
 // onlyNames reports alias words that only name aliases (alias NAME
-// prints one; NAME=VALUE defines one).
+// prints one, whatever characters it has, such as "0-"; NAME=VALUE
+// defines one; a word starting with "-" is an option, of which only -p
+// lists).
 func onlyNames(ws []*syntax.Word) bool {
 	for _, w := range ws {
-		if l := litOf(w); l == "" || strings.ContainsAny(l, "=-") {
+		if l := litOf(w); l == "" || strings.Contains(l, "=") || strings.HasPrefix(l, "-") && l != "-p" {
 			return false
 		}
 	}
