@@ -1,6 +1,9 @@
 package command
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Cloud and infrastructure-as-code CLIs. Their reading commands are API
 // calls named by convention (describe-*, list, show); every parameter is
@@ -77,6 +80,10 @@ func checkAws(c *classifier, k *call) {
 		c.read(name, "read-only")
 		return
 	case service == "configure":
+		if op == "get" && !awsConfigureGetSafe(params) {
+			c.writer(name, RiskMedium, "prints a setting not known to be free of credentials (it reads only settings such as region and output)")
+			return
+		}
 		if op == "list" || op == "get" || op == "list-profiles" {
 			c.localNet()
 			c.read(name, "reads the CLI's configuration")
@@ -127,6 +134,41 @@ var awsS3LsFlags = opts(reads(`--recursive --human-readable --summarize --page-s
 // words up to the next option as its value, and no value may make the CLI
 // read a local file or fetch a URL. extra are the operation's own flags;
 // maxOps is the most positional words allowed (a path for s3 ls).
+// awsConfigKeys are the settings aws configure get may print: none holds a
+// credential (aws_secret_access_key, aws_session_token and the like are
+// not among them). A name may carry a profile prefix (profile.NAME.region).
+var awsConfigKeys = []string{"region", "output", "role_arn", "source_profile", "role_session_name",
+	"mfa_serial", "duration_seconds", "sso_start_url", "sso_region", "sso_account_id", "sso_role_name",
+	"sso_session", "ca_bundle", "cli_pager", "cli_timestamp_format", "max_attempts", "retry_mode",
+	"endpoint_url", "use_fips_endpoint", "use_dualstack_endpoint"}
+
+// awsConfigureGetSafe reports whether aws configure get's words name one
+// listed setting, with at most --profile NAME.
+func awsConfigureGetSafe(params []arg) bool {
+	names := 0
+	for i := 0; i < len(params); i++ {
+		a := params[i]
+		switch {
+		case !a.static:
+			return false
+		case a.s == "--profile" && i+1 < len(params) && params[i+1].static:
+			i++
+		case strings.HasPrefix(a.s, "-"):
+			return false
+		default:
+			key := a.s
+			if rest, ok := strings.CutPrefix(key, "profile."); ok {
+				_, key, _ = strings.Cut(rest, ".")
+			}
+			if !slices.Contains(awsConfigKeys, key) {
+				return false
+			}
+			names++
+		}
+	}
+	return names == 1
+}
+
 func (c *classifier) awsParams(k *call, name string, params []arg, flags *optTable, maxOps int) {
 	positional := 0
 	afterOpt := false

@@ -492,8 +492,8 @@ var (
 	kubectlConfigTool = &tool{name: "kubectl config", style: stylePflag, globalsAfterVerb: true,
 		verbs: verbTable(
 			vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--allow-missing-template-keys
-				--flatten --merge --minify -o|--output= --show-managed-fields --template=`),
-				nets("prints the kubeconfig's credentials", `--raw`))}, "view"),
+				--merge --minify -o|--output= --show-managed-fields --template=`),
+				nets("prints the kubeconfig's credentials", `--raw --flatten`))}, "view"),
 			vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--no-headers -o|--output=`))}, "get-contexts"),
 			vrule(localVerb, "current-context get-clusters get-users"),
 			vwrites(RiskLow, `use-context use set-context set-cluster set-credentials set unset

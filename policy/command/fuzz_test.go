@@ -109,13 +109,20 @@ func oracleNetFindings(src string) string {
 		if !oracleNetClients[name] && !(name == "git" && hasWordIn(x.Args[1:], "ls-remote")) {
 			return true
 		}
+		// A help or version query connects nowhere, whatever else it
+		// spells (curl -h://0 asks for a help category).
+		query := false
+		for _, w := range x.Args[1:] {
+			l := litOf(w)
+			query = query || strings.HasPrefix(l, "-h") || l == "--help" || l == "-V" || l == "--version"
+		}
 		for _, w := range x.Args[1:] {
 			if wordExpands(w) {
 				why = name + " with a word the shell expands"
 				return false
 			}
 			l := litOf(w)
-			if _, rest, ok := strings.Cut(l, "://"); ok {
+			if _, rest, ok := strings.Cut(l, "://"); ok && !query {
 				host := rest
 				if i := strings.IndexAny(host, "/?#"); i >= 0 {
 					host = host[:i]

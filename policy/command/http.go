@@ -25,7 +25,7 @@ var curlTool = &tool{
 			--connect-timeout= -C|--continue-at= --crlfile= --curves=
 			--digest -q|--disable --disable-eprt --disable-epsv --disallow-username-in-url
 			--dns-interface= --dns-ipv4-addr= --dns-ipv6-addr= --doh-cert-status
-			--doh-insecure --egd-file= --etag-compare= --expect100-timeout= -f|--fail
+			--doh-insecure --egd-file= --expect100-timeout= -f|--fail
 			--fail-early --fail-with-body --false-start --ftp-pasv -P|--ftp-port= --ftp-pret
 			--ftp-skip-pasv-ip --ftp-ssl-ccc --ftp-ssl-ccc-mode= --ftp-ssl-control -G|--get
 			-g|--globoff --happy-eyeballs-timeout-ms= --haproxy-protocol -I|--head -h|--help[=]
@@ -51,7 +51,7 @@ var curlTool = &tool{
 			-Y|--speed-limit= -y|--speed-time= --ssl --ssl-allow-beast --ssl-auto-client-cert
 			--ssl-no-revoke --ssl-reqd --ssl-revoke-best-effort -2|--sslv2 -3|--sslv3
 			--styled-output --suppress-connect-headers --tcp-fastopen --tcp-nodelay
-			--tftp-blksize= --tftp-no-options -z|--time-cond= --tls-max= --tls13-ciphers=
+			--tftp-blksize= --tftp-no-options --tls-max= --tls13-ciphers=
 			--tlsauthtype= --tlspassword= --tlsuser= -1|--tlsv1 --tlsv1.0 --tlsv1.1 --tlsv1.2
 			--tlsv1.3 --tr-encoding --trace-time -B|--use-ascii -v|--verbose
 			-V|--version --create-file-mode= --ca-native --proxy-ca-native --mail-rcpt-allowfails
@@ -74,6 +74,7 @@ var curlTool = &tool{
 			-Q|--quote= --mail-rcpt= --mail-from= --mail-auth= -t|--telnet-option= -a|--append
 			--post301 --post302 --post303 --ftp-account= --ftp-alternative-to-user= --ftp-method=
 			--ftp-create-dirs --crlf`),
+		writes(RiskMedium, "sends the ETag a local file holds (its first line) in If-None-Match", `--etag-compare=`),
 		writes(RiskLow, "writes a file", `-O|--remote-name --remote-name-all -J|--remote-header-name
 			--output-dir= -c|--cookie-jar= --libcurl= --etag-save= --hsts= --alt-svc= --create-dirs
 			--xattr`),
@@ -81,6 +82,7 @@ var curlTool = &tool{
 		nets("delegates the local Kerberos credentials to the server", `--delegation=`),
 		nets("sends its credentials to every host a redirect names", `--location-trusted`),
 		execs("loads code or runs a helper program", `--engine= --ntlm-wb`),
+		unknowns("sends the modification time of the file a value that is not a date names", `-z|--time-cond=`),
 		unknowns("option not known to be read-only", `-K|--config= --proto-default= --request-target=
 			--variable= --metalink --ipfs-gateway=`),
 	),
