@@ -146,13 +146,7 @@ var swaponTool = &tool{
 		states(RiskMedium, "turns swap on", `-a|--all -d|--discard[=] -e|--ifexists -f|--fixpgsz
 			-o|--options= -p|--priority= -v|--verbose -T|--fstab=`),
 	),
-	check: func(c *classifier, k *call) {
-		if len(k.p.ops) > 0 || !k.p.hasAny("show", "summary", "help", "version") {
-			c.writer("swapon", RiskMedium, "turns swap on (only --show lists)")
-			return
-		}
-		c.read("swapon --show", "lists swap areas")
-	},
+	check: listingMode("swapon", RiskMedium, "turns swap on (only --show lists)", "swapon --show", "lists swap areas", "show", "summary", "help", "version"),
 }
 
 // tune2fs -l lists a file system's superblock; every other option
@@ -181,13 +175,7 @@ var ldconfigTool = &tool{
 		reads(`-p|--print-cache -c|--format= -?|--help --usage -V|--version`),
 		states(RiskMedium, "rebuilds the linker cache", `-v|--verbose -n -N -X -f= -C= -r= -l -i|--ignore-aux-cache`),
 	),
-	check: func(c *classifier, k *call) {
-		if len(k.p.ops) > 0 || !k.p.hasAny("print-cache", "help", "usage", "version") {
-			c.writer("ldconfig", RiskMedium, "rebuilds the linker cache (only -p prints it)")
-			return
-		}
-		c.read("ldconfig -p", "prints the linker cache")
-	},
+	check: listingMode("ldconfig", RiskMedium, "rebuilds the linker cache (only -p prints it)", "ldconfig -p", "prints the linker cache", "print-cache", "help", "usage", "version"),
 }
 
 // certbot certificates lists the certificates it manages (reading its
@@ -217,13 +205,7 @@ var sshAddTool = &tool{
 		reads(`-l -L -E= -v -q`),
 		states(RiskLow, "changes the agent's keys", `-c -C -D -d -e= -H= -h= -K -k -M -m= -S= -s= -T -t= -X -x`),
 	),
-	check: func(c *classifier, k *call) {
-		if len(k.p.ops) > 0 || !k.p.hasAny("l", "L") {
-			c.writer("ssh-add", RiskLow, "adds keys to the agent (only -l and -L list)")
-			return
-		}
-		c.read("ssh-add -l", "lists the agent's keys")
-	},
+	check: listingMode("ssh-add", RiskLow, "adds keys to the agent (only -l and -L list)", "ssh-add -l", "lists the agent's keys", "l", "L"),
 }
 
 // hwclock --show (-r, --get, --predict) reads the hardware clock; every
@@ -237,13 +219,7 @@ var hwclockTool = &tool{
 			--systz --set --update-drift --epoch= --getepoch --setepoch --param-get= --param-set=
 			--param-index= --vl-read --vl-clear`),
 	),
-	check: func(c *classifier, k *call) {
-		if len(k.p.ops) > 0 || !k.p.hasAny("show", "get", "predict", "help", "version") {
-			c.writer("hwclock", RiskMedium, "sets a clock (only --show reads)")
-			return
-		}
-		c.read("hwclock --show", "reads the hardware clock")
-	},
+	check: listingMode("hwclock", RiskMedium, "sets a clock (only --show reads)", "hwclock --show", "reads the hardware clock", "show", "get", "predict", "help", "version"),
 }
 
 // e2fsck -n opens the file system read-only and answers no to every
@@ -306,13 +282,7 @@ var postqueueTool = &tool{
 		reads(`-p -j -c= -v`),
 		states(RiskMedium, "delivers queued mail", `-f -i= -s=`),
 	),
-	check: func(c *classifier, k *call) {
-		if len(k.p.ops) > 0 || !k.p.hasAny("p", "j") {
-			c.writer("postqueue", RiskMedium, "delivers queued mail (only -p and -j list)")
-			return
-		}
-		c.read("postqueue -p", "lists the mail queue")
-	},
+	check: listingMode("postqueue", RiskMedium, "delivers queued mail (only -p and -j list)", "postqueue -p", "lists the mail queue", "p", "j"),
 }
 
 // ntpqReads are ntpq's commands that only query (-c); :config,
@@ -375,4 +345,17 @@ var showmountTool = &tool{
 			c.readOnly(k)
 		}
 	},
+}
+
+// listingMode is the check of an administration tool that only lists
+// with one of the given options and no operand; any other form is a
+// write, for why.
+func listingMode(name string, risk Risk, why, readName, readWhy string, modes ...string) checkFunc {
+	return func(c *classifier, k *call) {
+		if len(k.p.ops) > 0 || !k.p.hasAny(modes...) {
+			c.writer(name, risk, why)
+			return
+		}
+		c.read(readName, readWhy)
+	}
 }

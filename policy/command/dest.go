@@ -302,6 +302,11 @@ var resolverDest = Destination{Host: "resolver", Port: 53}
 // urlDest records the destination of an absolute URL: its host and its
 // port or the scheme's default.
 func (c *classifier) urlDest(k *call, scheme, authority string) bool {
+	return c.urlDestHint(k, scheme, authority, declareHint)
+}
+
+// urlDestHint is urlDest with its own advice for an unknown host.
+func (c *classifier) urlDestHint(k *call, scheme, authority, hint string) bool {
 	host, port, err := splitAuthority(authority)
 	if err != nil {
 		c.writer(k.name, RiskMedium, "URL authority "+strconv.Quote(authority)+": "+err.Error())
@@ -314,7 +319,7 @@ func (c *classifier) urlDest(k *call, scheme, authority string) bool {
 		c.unknown(k.name+" "+scheme+"://", "URL scheme not known to be read-only")
 		return false
 	}
-	return c.destination(k, host, port)
+	return c.destinationHint(k, host, port, hint)
 }
 
 // splitAuthority splits a URL authority into host and port; credentials

@@ -3,7 +3,6 @@ package command
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -243,7 +242,7 @@ func (c *classifier) checkURL(k *call, a arg, use urlUse) bool {
 	path, query, _ := strings.Cut(target, "?")
 	if use.socket {
 		c.localNet()
-	} else if !c.httpDest(k, scheme, authority) {
+	} else if !c.urlDestHint(k, scheme, authority, "declare it in policy.http_read_urls") {
 		return false
 	}
 	host, herr := normalHost(scheme, authority)
@@ -256,19 +255,6 @@ func (c *classifier) checkURL(k *call, a arg, use urlUse) bool {
 	}
 	c.writer(k.name+" "+raw, RiskMedium, "URL is not a known read endpoint (health, readiness, metrics, version, Prometheus or Alertmanager reads, ...); list it in policy.http_read_urls if a GET of it only reads")
 	return false
-}
-
-// httpDest records the destination of a URL's authority for an HTTP client.
-func (c *classifier) httpDest(k *call, scheme, authority string) bool {
-	host, port, err := splitAuthority(authority)
-	if err != nil {
-		c.writer(k.name, RiskMedium, "URL authority "+strconv.Quote(authority)+": "+err.Error())
-		return false
-	}
-	if port == 0 {
-		port = defaultPorts[scheme]
-	}
-	return c.destinationHint(k, host, port, "declare it in policy.http_read_urls")
 }
 
 // endpoint is one well-known read endpoint: its path, "*" standing for
