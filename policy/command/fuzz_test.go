@@ -110,11 +110,12 @@ func oracleNetFindings(src string) string {
 			return true
 		}
 		// A help or version query connects nowhere, whatever else it
-		// spells (curl -h://0 asks for a help category).
+		// spells (curl -h://0 and -0h000://0 ask for a help category).
 		query := false
 		for _, w := range x.Args[1:] {
 			l := litOf(w)
-			query = query || strings.HasPrefix(l, "-h") || l == "--help" || l == "-V" || l == "--version"
+			curlHelp := name == "curl" && len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.Contains(l, "h")
+			query = query || curlHelp || l == "--help" || l == "-V" || l == "--version"
 		}
 		for _, w := range x.Args[1:] {
 			if wordExpands(w) {
