@@ -110,11 +110,12 @@ func oracleNetFindings(src string) string {
 			return true
 		}
 		// A help or version query connects nowhere, whatever else it
-		// spells (curl -h://0 and -0h000://0 ask for a help category).
+		// spells (curl -h://0 and -0h000://0 ask for a help category;
+		// wget -ht://0 prints its help before it reads -t).
 		query := false
 		for _, w := range x.Args[1:] {
 			l := litOf(w)
-			curlHelp := name == "curl" && len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.Contains(l, "h")
+			curlHelp := (name == "curl" || name == "wget") && len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.Contains(l, "h")
 			query = query || curlHelp || l == "--help" || l == "-V" || l == "--version"
 		}
 		for _, w := range x.Args[1:] {
