@@ -124,7 +124,7 @@ func oracleNetFindings(src string) string {
 				return false
 			}
 			l := litOf(w)
-			if _, rest, ok := strings.Cut(l, "://"); ok && !query {
+			if before, rest, ok := strings.Cut(l, "://"); ok && !query && oracleSchemes[trailingLetters(before)] {
 				host := rest
 				if i := strings.IndexAny(host, "/?#"); i >= 0 {
 					host = host[:i]
@@ -145,6 +145,25 @@ func oracleNetFindings(src string) string {
 		return true
 	})
 	return why
+}
+
+// oracleSchemes are URL schemes whose URLs name a server to connect to.
+// Text such as pg_isready -d'://0' is no URL (a database name): the
+// scheme must be one of these, spelled right before "://".
+var oracleSchemes = map[string]bool{"http": true, "https": true, "ftp": true, "ftps": true,
+	"sftp": true, "scp": true, "ssh": true, "git": true, "postgres": true, "postgresql": true,
+	"mysql": true, "redis": true, "rediss": true, "ldap": true, "ldaps": true, "ws": true,
+	"wss": true, "smtp": true, "smtps": true, "imap": true, "imaps": true, "pop3": true,
+	"telnet": true, "dict": true, "gopher": true, "tftp": true, "mongodb": true}
+
+// trailingLetters is the run of ASCII letters and digits that ends s,
+// lower-cased.
+func trailingLetters(s string) string {
+	i := len(s)
+	for i > 0 && (s[i-1] >= 'a' && s[i-1] <= 'z' || s[i-1] >= 'A' && s[i-1] <= 'Z' || s[i-1] >= '0' && s[i-1] <= '9') {
+		i--
+	}
+	return strings.ToLower(s[i:])
 }
 
 // wordExpands reports a word the shell expands: anything but plain and
