@@ -167,12 +167,27 @@ func trailingLetters(s string) string {
 }
 
 // wordExpands reports a word the shell expands: anything but plain and
-// quoted literal text, or unquoted text with a glob, brace or tilde.
+// quoted literal text, or unquoted text with a glob, brace expansion or
+// tilde.
 func wordExpands(w *syntax.Word) bool {
+	// mvdan.cc/sh's own reading of brace expansion ("a{b" is none), on
+	// a copy: SplitBraces rewrites the word it is given (and reports true
+	// for any "{", expansion or not).
+	cp := *w
+	cp.Parts = slices.Clone(w.Parts)
+	if syntax.SplitBraces(&cp) && slices.ContainsFunc(cp.Parts, func(p syntax.WordPart) bool {
+		_, ok := p.(*syntax.BraceExp)
+		return ok
+	}) {
+		return true
+	}
 	for i, p := range w.Parts {
 		switch x := p.(type) {
 		case *syntax.Lit:
-			if strings.ContainsAny(x.Value, "*?[{") || i == 0 && strings.HasPrefix(x.Value, "~") {
+			// A bracket is a pattern only when a "]" closes it.
+			open := strings.IndexByte(x.Value, '[')
+			if strings.ContainsAny(x.Value, "*?") || open >= 0 && strings.IndexByte(x.Value[open:], ']') > 0 ||
+				i == 0 && strings.HasPrefix(x.Value, "~") {
 				return true
 			}
 		case *syntax.SglQuoted:
