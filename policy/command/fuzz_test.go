@@ -135,7 +135,7 @@ func oracleNetFindings(src string) string {
 				if h, _, err := net.SplitHostPort(host); err == nil {
 					host = h
 				}
-				host = strings.Trim(host, "[]")
+				host = strings.ToLower(strings.Trim(host, "[]")) // host names ignore case
 				if host != "localhost" && !strings.HasPrefix(host, "127.") && host != "::1" && host != "" {
 					why = name + " to " + host + ", not a destination the zero Options know"
 					return false
