@@ -116,7 +116,11 @@ func oracleNetFindings(src string) string {
 		for _, w := range x.Args[1:] {
 			l := litOf(w)
 			curlHelp := (name == "curl" || name == "wget") && len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.Contains(l, "h")
-			query = query || curlHelp || l == "--help" || l == "-V" || l == "--version"
+			// curl over a local socket (--unix-socket, abbreviated as
+			// GNU getopt allows: --un) connects to no host.
+			opt, _, _ := strings.Cut(l, "=")
+			curlSocket := name == "curl" && len(opt) > 3 && (strings.HasPrefix("--unix-socket", opt) || strings.HasPrefix("--abstract-unix-socket", opt))
+			query = query || curlHelp || curlSocket || l == "--help" || l == "-V" || l == "--version"
 		}
 		for _, w := range x.Args[1:] {
 			if wordExpands(w) {
