@@ -122,13 +122,16 @@ func oracleNetFindings(src string) string {
 			curlSocket := name == "curl" && len(opt) > 3 && (strings.HasPrefix("--unix-socket", opt) || strings.HasPrefix("--abstract-unix-socket", opt))
 			query = query || curlHelp || curlSocket || l == "--help" || l == "-V" || l == "--version"
 		}
-		for _, w := range x.Args[1:] {
+		for i, w := range x.Args[1:] {
 			if wordExpands(w) {
 				why = name + " with a word the shell expands"
 				return false
 			}
 			l := litOf(w)
-			if before, rest, ok := strings.Cut(l, "://"); ok && !query && oracleSchemes[trailingLetters(before)] {
+			// The value of a curl option that names no server (-A
+			// http://0 is a user agent) is no URL.
+			text := i > 0 && name == "curl" && curlTextOpts[litOf(x.Args[i])]
+			if before, rest, ok := strings.Cut(l, "://"); ok && !query && !text && oracleSchemes[trailingLetters(before)] {
 				host := rest
 				if i := strings.IndexAny(host, "/?#"); i >= 0 {
 					host = host[:i]
@@ -150,6 +153,12 @@ func oracleNetFindings(src string) string {
 	})
 	return why
 }
+
+// curlTextOpts are curl options whose value (the next word) is text the
+// request carries or a local file, never a server.
+var curlTextOpts = map[string]bool{"-A": true, "--user-agent": true, "-e": true, "--referer": true,
+	"-H": true, "--header": true, "-u": true, "--user": true, "-b": true, "--cookie": true,
+	"-o": true, "--output": true, "-w": true, "--write-out": true, "-X": true, "--request": true}
 
 // oracleSchemes are URL schemes whose URLs name a server to connect to.
 // Text such as pg_isready -d'://0' is no URL (a database name): the
