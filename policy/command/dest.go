@@ -40,7 +40,9 @@ func ParseDestination(s string) (Destination, error) {
 	if wild {
 		name = host[2:]
 	}
-	h, ok := normalDestHost(name)
+	// A declared "db.internal." is the operator's db.internal; in a
+	// command, the dotted name stays another destination (normalDestHost).
+	h, ok := normalDestHost(strings.TrimSuffix(name, "."))
 	if !ok {
 		return bad("host must be a host name, an address or *.domain")
 	}
@@ -90,11 +92,14 @@ func splitHostPort(s string) (host string, port int, err error) {
 	return s, p, nil
 }
 
-// normalDestHost is a host lower-cased, without brackets or a final dot,
-// if it is a plain host name or an IP address.
+// normalDestHost is a host lower-cased, without brackets, if it is a
+// plain host name or an IP address. A final dot stays: "localhost." and
+// "web1." are absolute names the resolver is asked for as written (not
+// through /etc/hosts' or the search domains' reading of the bare name),
+// so they are other destinations than localhost and web1.
 func normalDestHost(h string) (string, bool) {
 	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	h = strings.ToLower(h)
 	if h == "" || len(h) > 253 {
 		return "", false
 	}
