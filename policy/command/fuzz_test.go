@@ -131,7 +131,7 @@ func oracleNetFindings(src string) string {
 			// The value of a curl option that names no server (-A
 			// http://0 is a user agent) is no URL.
 			text := i > 0 && name == "curl" && curlTextOpts[litOf(x.Args[i])]
-			if before, rest, ok := strings.Cut(l, "://"); ok && !query && !text && oracleSchemes[trailingLetters(before)] {
+			if before, rest, ok := strings.Cut(l, "://"); ok && !query && !text && !oracleLookupOnly[name] && oracleSchemes[trailingLetters(before)] {
 				host := rest
 				if i := strings.IndexAny(host, "/?#"); i >= 0 {
 					host = host[:i]
@@ -153,6 +153,10 @@ func oracleNetFindings(src string) string {
 	})
 	return why
 }
+
+// oracleLookupOnly are clients that only ask the resolver about the names
+// they are given (a filter's host), never connect to them.
+var oracleLookupOnly = map[string]bool{"tcpdump": true, "ss": true, "arp": true, "conntrack": true}
 
 // curlTextOpts are curl options whose value (the next word) is text the
 // request carries or a local file, never a server.
