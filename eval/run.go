@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
 )
 
@@ -180,6 +182,40 @@ func mentionContext(inv *tools.Inventory, s *agent.Session, text string, now tim
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// evalCluster is the API server of the simulated deployment's Kubernetes
+// cluster, the one kubectl on its hosts reaches.
+var evalCluster = command.Destination{Host: "kube-api.eval.invalid", Port: 6443}
+
+// scenarioRules are the configured rules with the classifier told the
+// simulated deployment's destinations (SPEC R1), as internal/app tells it
+// a real one's: the scenario's machines, its declared read_destinations
+// and its Kubernetes cluster.
+func scenarioRules(sc *Scenario, r policy.Rules) policy.Rules {
+	o := r.Command
+	o.Destinations = slices.Clone(o.Destinations)
+	for _, res := range sc.inv.All() {
+		switch res.Kind {
+		case tools.KindNode, tools.KindHost, tools.KindVM, tools.KindLXC:
+			if d, err := command.ParseDestination(res.Name); err == nil {
+				o.Destinations = append(o.Destinations, d)
+			}
+		}
+	}
+	for _, s := range sc.ReadDestinations {
+		if d, err := command.ParseDestination(s); err == nil {
+			o.Destinations = append(o.Destinations, d)
+		}
+	}
+	services := make(map[string][]command.Destination, len(o.Services)+1)
+	for k, v := range o.Services {
+		services[k] = v
+	}
+	services["kubernetes"] = append(slices.Clone(services["kubernetes"]), evalCluster)
+	o.Services = services
+	r.Command = o
+	return r
+}
+
 // maxApprovals bounds the approvals one run may ask for.
 const maxApprovals = 6
 
@@ -187,7 +223,9 @@ const maxApprovals = 6
 // playing the approver, and grades it.
 func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run int) Result {
 	start := time.Now()
+	rules := scenarioRules(sc, o.Rules)
 	world := NewWorld(sc)
+	world.classify = rules.Command
 	all := tools.Builtins(sc.inv, world, tools.NewMemoryStore())
 	if len(sc.kube) > 0 {
 		all = append(all, kubeTool(sc))
@@ -197,7 +235,7 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 		return Result{Scenario: sc.Name, Category: sc.Category, Run: run, Status: "failed",
 			Grade: Grade{Reasons: []string{"building the tools: " + err.Error()}}}
 	}
-	ag := agent.New(model, reg, o.Agent, agent.WithGate(policy.NewGate(o.Rules)))
+	ag := agent.New(model, reg, o.Agent, agent.WithGate(policy.NewGate(rules)))
 	rec := &recorder{inv: sc.inv}
 	env := agent.RunEnv{Sink: rec}
 	sess := &agent.Session{Key: "eval:" + sc.Name, Policy: policy.NewSessionState()}

@@ -24,6 +24,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
 )
 
@@ -56,10 +57,13 @@ type Scenario struct {
 	Files     map[string]map[string]string `yaml:"files" json:"-"`
 	// Kube holds Kubernetes objects (manifests) for the kube tool; with
 	// none, the kube tool is not offered.
-	Kube      []yaml.Node  `yaml:"kube" json:"-"`
-	Expect    Expect       `yaml:"expect" json:"expect"`
-	Reference []Turn       `yaml:"reference" json:"-"`
-	Wrong     []Trajectory `yaml:"wrong" json:"-"`
+	Kube []yaml.Node `yaml:"kube" json:"-"`
+	// ReadDestinations are servers of the simulated deployment that reads
+	// may reach besides its inventory, as in policy.read_destinations.
+	ReadDestinations []string     `yaml:"read_destinations" json:"-"`
+	Expect           Expect       `yaml:"expect" json:"expect"`
+	Reference        []Turn       `yaml:"reference" json:"-"`
+	Wrong            []Trajectory `yaml:"wrong" json:"-"`
 
 	// file is where it was loaded from, for errors.
 	file string
@@ -293,6 +297,11 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	}
 	if s.kube, err = parseKube(s.Kube); err != nil {
 		return nil, bad("kube", "%v", err)
+	}
+	for i, d := range s.ReadDestinations {
+		if _, err := command.ParseDestination(d); err != nil {
+			return nil, bad(fmt.Sprintf("read_destinations[%d]", i), "%v", err)
+		}
 	}
 	if err := s.Expect.compile(&s); err != nil {
 		var e *Error

@@ -24,6 +24,9 @@ import (
 // violation; nothing changes.
 type World struct {
 	sc *Scenario
+	// classify are the classifier's options the gate uses, so that what
+	// the gate proves read-only the world treats as a read.
+	classify command.Options
 
 	mu         sync.Mutex
 	flags      map[string]bool
@@ -87,7 +90,7 @@ func (w *World) Run(ctx context.Context, res tools.Resource, spec tools.RunSpec,
 	if d == "" {
 		d = command.DialectBash
 	}
-	write := stdin != nil || !command.ClassifyAs(spec.Command, d).ReadOnly()
+	write := stdin != nil || !w.classify.Classify(spec.Command, d).ReadOnly()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if write {

@@ -103,6 +103,11 @@ type ReadOnlyCommand struct {
 	Words []string
 	// Network lets the command connect over TCP (a client of a server).
 	Network bool
+	// Hosts are the servers a network command connects to (host[:port];
+	// no port: any port of the host). They are destinations vigil knows
+	// for every read (command.Options.Destinations), and where the
+	// sandbox lets this command connect.
+	Hosts []command.Destination
 }
 
 // Pattern is the entry as written.
@@ -112,8 +117,9 @@ func (c ReadOnlyCommand) Pattern() string { return strings.Join(c.Words, " ") }
 // or expansion, so that it means the same to every shell.
 var declaredWord = regexp.MustCompile(`^[A-Za-z0-9_./:@%+,=-]+$`)
 
-// ParseReadOnlyCommand checks one policy.read_only_commands pattern.
-func ParseReadOnlyCommand(pattern string, network bool) (ReadOnlyCommand, error) {
+// ParseReadOnlyCommand checks one policy.read_only_commands pattern and
+// the hosts it connects to (host[:port], only for a network command).
+func ParseReadOnlyCommand(pattern string, network bool, hosts ...string) (ReadOnlyCommand, error) {
 	words := strings.Fields(pattern)
 	if len(words) == 0 {
 		return ReadOnlyCommand{}, errors.New("is empty; give a command and its read-only verb")
@@ -126,7 +132,18 @@ func ParseReadOnlyCommand(pattern string, network bool) (ReadOnlyCommand, error)
 	if strings.Contains(words[0], "=") || strings.HasPrefix(words[0], "-") {
 		return ReadOnlyCommand{}, fmt.Errorf("%q: must start with a command name", pattern)
 	}
-	return ReadOnlyCommand{Words: words, Network: network}, nil
+	if len(hosts) > 0 && !network {
+		return ReadOnlyCommand{}, fmt.Errorf("%q: hosts are given but network is false; set network: true for a client of those hosts", pattern)
+	}
+	var dests []command.Destination
+	for _, h := range hosts {
+		d, err := command.ParseDestination(h)
+		if err != nil {
+			return ReadOnlyCommand{}, fmt.Errorf("%q: host %w", pattern, err)
+		}
+		dests = append(dests, d)
+	}
+	return ReadOnlyCommand{Words: words, Network: network, Hosts: dests}, nil
 }
 
 // declared reports whether cmd, read in dialect d, is a pipeline in which

@@ -142,7 +142,10 @@ func readToolSpec() Spec {
 		Name: "read",
 		Description: "Read from a resource without changing it: run a read-only command, read a file's first or last lines, " +
 			"find files, or read recent logs. Commands that may change anything, or that would not exit by themselves " +
-			"(follow modes, pagers, interactive shells), are refused; use control for changes.",
+			"(follow modes, pagers, interactive shells), are refused; use control for changes. A command that talks over " +
+			"the network must be static text sent to a server vigil knows (the target itself, the inventory's hosts, " +
+			"the datasources, declared destinations). To read on an inventory host, a container or a pod, set target to " +
+			"it instead of running ssh, docker exec or kubectl exec: the command then runs in that host's sandbox.",
 		Parameters: mustSchema[ReadArgs](),
 		Kinds: policy.ActionKinds{Actions: map[string]policy.Kind{
 			string(ReadExec): policy.KindRead, string(ReadFile): policy.KindRead, string(ReadFind): policy.KindRead,

@@ -139,7 +139,8 @@ func New(ctx context.Context, o Options) (*App, error) {
 	}
 	a.Inventory = inv
 	exec := tools.NewRouter(inv, tools.RouterOptions{NoLocalSandbox: o.NoLocalSandbox})
-	logSandbox(log, cfg.Policy.Rules().ReadSandbox, exec)
+	rules := policyRules(cfg, inv, log)
+	logSandbox(log, rules.ReadSandbox, exec)
 	all := tools.Builtins(inv, exec, extras.memory)
 	obs, err := observabilityTools(ctx, cfg, inv, exec, log)
 	if err != nil {
@@ -163,7 +164,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 
 	// Each run's checkpoints and events are the bot's, passed per run
 	// (agent.RunEnv); the agent holds only what every run shares.
-	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithGate(policy.NewGate(cfg.Policy.Rules()))}
+	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithGate(policy.NewGate(rules))}
 	if cfg.LLM.DailyTokenBudget > 0 {
 		agentOpts = append(agentOpts, agent.WithDailyBudget(extras.budget(cfg.LLM.DailyTokenBudget)))
 	}

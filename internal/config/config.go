@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -171,6 +173,13 @@ type Policy struct {
 	// HTTP clients (http://host:port/path) and kubectl get --raw (/path):
 	// see command.ParseURLPrefix. Validate refuses a malformed one.
 	HTTPReadURLs []string `mapstructure:"http_read_urls"`
+	// ReadDestinations are servers reads may connect to besides the
+	// loopback, the inventory and the datasources: "host[:port]" (no
+	// port: any port of the host; "*.domain" for every name below it),
+	// or "SERVICE=host[:port]" for a tool whose server is not on its
+	// command line (ceph's monitors, a cloud CLI's API, Argo CD; see
+	// ServiceNames). Validate refuses a malformed one.
+	ReadDestinations []string `mapstructure:"read_destinations"`
 	// RedactModelInput redacts secrets from tool results before the model
 	// receives them (default true). Turn it off only for a model that runs
 	// where the secrets already are.
@@ -183,6 +192,9 @@ type ReadOnlyCommand struct {
 	Command string `mapstructure:"command"`
 	// Network lets it connect over TCP inside the sandbox.
 	Network bool `mapstructure:"network"`
+	// Hosts are the servers it connects to, host[:port] (with network).
+	// They are destinations every read may reach.
+	Hosts []string `mapstructure:"hosts"`
 }
 
 // Rules are the policy gate's settings from policy.*. Call it on a
@@ -197,11 +209,97 @@ func (p Policy) Rules() policy.Rules {
 	}
 	r := policy.Rules{ReadSandbox: mode, Command: command.Options{HTTPReadURLs: prefixes}}
 	for _, c := range p.ReadOnlyCommands {
-		if rc, err := policy.ParseReadOnlyCommand(c.Command, c.Network); err == nil {
+		if rc, err := policy.ParseReadOnlyCommand(c.Command, c.Network, c.Hosts...); err == nil {
 			r.ReadOnlyCommands = append(r.ReadOnlyCommands, rc)
+			r.Command.Destinations = append(r.Command.Destinations, rc.Hosts...)
+		}
+	}
+	for _, s := range p.ReadDestinations {
+		service, d, err := ParseReadDestination(s)
+		switch {
+		case err != nil:
+		case service == "":
+			r.Command.Destinations = append(r.Command.Destinations, d)
+		default:
+			if r.Command.Services == nil {
+				r.Command.Services = map[string][]command.Destination{}
+			}
+			r.Command.Services[service] = append(r.Command.Services[service], d)
 		}
 	}
 	return r
+}
+
+// ServiceNames are the services a policy.read_destinations entry may
+// declare servers for (SERVICE=host[:port]): the tools whose servers come
+// from their own configuration rather than their command line.
+// "kubernetes" is filled from kubernetes.clusters and may be added to
+// (kubernetes/CONTEXT for kubectl --context CONTEXT).
+var ServiceNames = []string{"kubernetes", "ceph", "aws", "gcloud", "azure", "argocd", "terraform"}
+
+// ParseReadDestination parses one policy.read_destinations entry:
+// host[:port], or SERVICE=host[:port] with SERVICE one of ServiceNames
+// (kubernetes/CONTEXT too).
+func ParseReadDestination(s string) (service string, d command.Destination, err error) {
+	dest := s
+	if name, rest, ok := strings.Cut(s, "="); ok {
+		base, context, hasContext := strings.Cut(name, "/")
+		if !slices.Contains(ServiceNames, base) || hasContext && (base != "kubernetes" || context == "") {
+			return "", command.Destination{}, fmt.Errorf("%q: service %q is not one of %s (or kubernetes/CONTEXT)", s, name, strings.Join(ServiceNames, ", "))
+		}
+		service, dest = name, rest
+	}
+	d, err = command.ParseDestination(dest)
+	if err != nil {
+		return "", command.Destination{}, err
+	}
+	return service, d, nil
+}
+
+// CommandOptions are the classifier's options for this configuration:
+// policy.* (Policy.Rules), the datasources' hosts as known destinations,
+// and vigil's own Redis store (store.redis, when the backend is redis)
+// as forbidden ones. The caller adds what the configuration does not
+// hold: the inventory's hosts and the Kubernetes API servers.
+func (c *Config) CommandOptions() command.Options {
+	o := c.Policy.Rules().Command
+	for _, p := range c.Observability.Prometheus {
+		if d, ok := urlDestination(p.URL); ok {
+			o.Destinations = append(o.Destinations, d)
+		}
+	}
+	if d, ok := urlDestination(c.Observability.Alertmanager.URL); ok {
+		o.Destinations = append(o.Destinations, d)
+	}
+	if c.Store.Backend == "redis" {
+		addrs := c.Store.Redis.Addrs
+		if len(addrs) == 0 {
+			addrs = []string{c.Store.Redis.Addr}
+		}
+		for _, a := range addrs {
+			if d, err := command.ParseDestination(a); err == nil && d.Port != 0 {
+				o.Forbidden = append(o.Forbidden, d)
+			}
+		}
+	}
+	return o
+}
+
+// urlDestination is the host and port of an http(s) URL.
+func urlDestination(raw string) (command.Destination, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return command.Destination{}, false
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	d, err := command.ParseDestination(net.JoinHostPort(u.Hostname(), port))
+	return d, err == nil
 }
 
 // readOnlyCommandHook lets a policy.read_only_commands entry be a plain
@@ -346,6 +444,7 @@ var defaults = map[string]any{
 	"policy.read_only_commands":       []string{},
 	"policy.redact_model_input":       true,
 	"policy.http_read_urls":           []string{},
+	"policy.read_destinations":        []string{},
 	"audit.file":                      "",
 	"audit.key":                       "",
 	"audit.key_file":                  "",
@@ -551,8 +650,13 @@ func (c *Config) Validate() error {
 		bad("policy.read_sandbox", "%v", err)
 	}
 	for i, rc := range c.Policy.ReadOnlyCommands {
-		if _, err := policy.ParseReadOnlyCommand(rc.Command, rc.Network); err != nil {
+		if _, err := policy.ParseReadOnlyCommand(rc.Command, rc.Network, rc.Hosts...); err != nil {
 			bad(fmt.Sprintf("policy.read_only_commands[%d]", i), "%v", err)
+		}
+	}
+	for i, s := range c.Policy.ReadDestinations {
+		if _, _, err := ParseReadDestination(s); err != nil {
+			bad(fmt.Sprintf("policy.read_destinations[%d]", i), "%v", err)
 		}
 	}
 	for i, u := range c.Policy.HTTPReadURLs {

@@ -143,6 +143,11 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"unknown plugin key", "plugins:\n  - name: ops\n    command: /bin/true\n    cmd: x\n", "plugins[0].cmd"},
 		{"bad read sandbox", "policy:\n  read_sandbox: strict\n", `policy.read_sandbox = "strict" (from file`},
 		{"bad read-only command", "policy:\n  read_only_commands:\n    - mytool status\n    - \"rm $(x)\"\n", `policy.read_only_commands[1] = "rm $(x)" (from file`},
+		{"read-only command host without network", "policy:\n  read_only_commands:\n    - command: kafka-topics --describe\n      hosts: [kafka-1:9092]\n", "network is false"},
+		{"read-only command bad host", "policy:\n  read_only_commands:\n    - command: kafka-topics --describe\n      network: true\n      hosts: ['kafka 1:9092']\n", "policy.read_only_commands[0]"},
+		{"read destination bad port", "policy:\n  read_destinations: ['kafka-1:99999']\n", `policy.read_destinations[0] = "kafka-1:99999"`},
+		{"read destination unknown service", "policy:\n  read_destinations: ['mongo=db:27017']\n", "is not one of kubernetes, ceph"},
+		{"read destination bad host", "policy:\n  read_destinations: ['http://x']\n", "policy.read_destinations[0]"},
 		{"empty read-only command", "policy:\n  read_only_commands:\n    - command: \"\"\n      network: true\n", `policy.read_only_commands[0] = (a section) (from file`},
 		{"unknown read-only command key", "policy:\n  read_only_commands:\n    - cmd: mytool status\n", "cmd"},
 	}
@@ -436,11 +441,11 @@ func TestUnknownEnvironmentVariables(t *testing.T) {
 // TestHTTPReadURLs: listed prefixes reach the classifier through the
 // gate's rules, from the file and from the environment.
 func TestHTTPReadURLs(t *testing.T) {
-	c, err := Load(write(t, "policy:\n  http_read_urls: ['http://prom:9090/api/v1/', /readyz]\n"))
+	c, err := Load(write(t, "policy:\n  http_read_urls: ['http://prom:9090/api/v1/', /readyz]\n  read_destinations: [kubernetes=kube-api:6443]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := c.Policy.Rules().Command
+	opts := c.CommandOptions()
 	if len(opts.HTTPReadURLs) != 2 {
 		t.Fatalf("rules carry %d prefixes, want 2: %v", len(opts.HTTPReadURLs), opts.HTTPReadURLs)
 	}
@@ -462,6 +467,71 @@ func TestHTTPReadURLs(t *testing.T) {
 	}
 	if got := c.Policy.HTTPReadURLs; len(got) != 2 || got[0] != "http://a:8080/health" || got[1] != "/livez" {
 		t.Fatalf("from the environment: %q", got)
+	}
+}
+
+// TestReadDestinations: policy.read_destinations, the hosts of network
+// read_only_commands, the datasources and vigil's own Redis store reach
+// the classifier's options; a read reaches what they declare and never
+// the store.
+func TestReadDestinations(t *testing.T) {
+	c, err := Load(write(t, `policy:
+  read_destinations: ["10.0.0.5", "ceph=mon1:3300", "aws=*.amazonaws.com:443", "kubernetes/prod=kube-prod:6443"]
+  read_only_commands:
+    - command: kafka-topics --describe
+      network: true
+      hosts: [kafka-1:9092]
+observability:
+  prometheus:
+    - name: main
+      url: http://prom.internal:9090
+  alertmanager:
+    url: https://am.internal/
+store:
+  backend: redis
+  redis:
+    addr: 10.0.0.5:6379
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := c.CommandOptions()
+	for _, tc := range []struct {
+		cmd  string
+		read bool
+	}{
+		{"nc -z 10.0.0.5 22", true},
+		{"nc -z kafka-1 9092", true},
+		{"nc -z kafka-1 9093", false},
+		{"curl -s http://prom.internal:9090/-/healthy", true},
+		{"curl -s https://am.internal/api/v2/status", true},
+		{"curl -s http://am.internal/api/v2/status", false},
+		{"redis-cli -h 10.0.0.5 -p 6379 INFO", false},
+		{"redis-cli -h 10.0.0.5 -p 6380 INFO", true},
+		{"ceph -s", true},
+		{"aws sts get-caller-identity", true},
+		{"kubectl --context prod get pods", true},
+		{"kubectl get pods", false},
+	} {
+		if v := opts.Classify(tc.cmd, command.DialectBash); v.ReadOnly() != tc.read {
+			t.Errorf("%q: read=%v %v, want %v", tc.cmd, v.ReadOnly(), v.Reasons, tc.read)
+		}
+	}
+	rules := c.Policy.Rules()
+	if len(rules.ReadOnlyCommands) != 1 || len(rules.ReadOnlyCommands[0].Hosts) != 1 || rules.ReadOnlyCommands[0].Hosts[0].String() != "kafka-1:9092" {
+		t.Errorf("declared command: %+v", rules.ReadOnlyCommands)
+	}
+
+	t.Setenv("VIGIL_POLICY_READ_DESTINATIONS", "web9:8080,ceph=mon2:6789")
+	c, err = Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Policy.ReadDestinations; len(got) != 2 || got[1] != "ceph=mon2:6789" {
+		t.Fatalf("from the environment: %q", got)
+	}
+	if v := c.CommandOptions().Classify("nc -z web9 8080", command.DialectBash); !v.ReadOnly() {
+		t.Errorf("a destination from the environment is not known: %v", v.Reasons)
 	}
 }
 
@@ -503,7 +573,7 @@ func TestReadSandboxSettings(t *testing.T) {
 	}
 	r := c.Policy.Rules()
 	got := fmt.Sprintln(r.ReadSandbox, r.ReadOnlyCommands)
-	if want := "required [{[mytool status] false} {[kafka-topics --describe] true}]\n"; got != want {
+	if want := "required [{[mytool status] false []} {[kafka-topics --describe] true []}]\n"; got != want {
 		t.Errorf("rules = %s, want %s", got, want)
 	}
 	t.Setenv("VIGIL_POLICY_READ_ONLY_COMMANDS", "mytool status, other list")
@@ -513,7 +583,7 @@ func TestReadSandboxSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = c.Policy.Rules()
-	if got := fmt.Sprintln(r.ReadSandbox, r.ReadOnlyCommands); got != "off [{[mytool status] false} {[other list] false}]\n" {
+	if got := fmt.Sprintln(r.ReadSandbox, r.ReadOnlyCommands); got != "off [{[mytool status] false []} {[other list] false []}]\n" {
 		t.Errorf("rules from the environment = %s", got)
 	}
 }

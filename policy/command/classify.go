@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,8 +69,17 @@ type classifier struct {
 	substDepth uint8
 	opts       Options // the operator's settings
 	opIdx      []int   // arena for operand indices, likewise
-	// net: a part of the command talks over the network.
-	net bool
+	// dests are the destinations proven for the network reads of the
+	// command (dest.go); netFrames the network clients being judged.
+	dests     []Destination
+	netFrames []netFrame
+	// strict counts the commands around this one that run it on another
+	// machine or in another namespace (ssh, docker exec, nsenter...):
+	// there only the loopback is a known destination. remote counts
+	// those that run it outside this host's process tree (ssh, docker and
+	// kubectl exec): what it connects to there is not a destination of
+	// this host's sandbox.
+	strict, remote uint8
 
 	// Exit-boundedness: the first unbounded finding wins; a rewrite is only
 	// offered when exactly one part of the command is unbounded.
@@ -119,6 +129,23 @@ type Options struct {
 	// paths, and paths for kubectl get --raw. Build them with
 	// ParseURLPrefix.
 	HTTPReadURLs []URLPrefix
+	// Destinations are where a read may connect besides the loopback: the
+	// inventory's hosts, the datasources, the hosts of
+	// policy.read_only_commands and policy.read_destinations. Port 0
+	// admits every port of the host. Build them with ParseDestination.
+	Destinations []Destination
+	// Services are the servers of tools that name none on their command
+	// line, by service: "kubernetes" (kubectl, helm: the configured
+	// clusters' API servers), "ceph", "aws", "gcloud", "azure", "argocd",
+	// ... (see services.go). A tool whose service has none is not a read.
+	Services map[string][]Destination
+	// Forbidden are vigil's own store (store.redis addresses): no read may
+	// connect to them, on any name of their machine.
+	Forbidden []Destination
+	// Aliases are groups of names of one machine (an inventory resource's
+	// name, aliases and SSH host), so that a forbidden address is
+	// recognised under another of its names.
+	Aliases [][]string
 }
 
 // Classify is ClassifyAs under these options.
@@ -143,7 +170,8 @@ func (c *classifier) reset() {
 	c.src, c.dialect, c.parser = "", "", nil
 	clear(c.funcs)
 	c.category, c.rewrite, c.unboundedN = BoundOK, "", 0
-	c.net, c.substDepth = false, 0
+	c.substDepth, c.strict, c.remote = 0, 0, 0
+	c.dests, c.netFrames = c.dests[:0], c.netFrames[:0]
 	c.opts = Options{}
 	c.reader.Reset("")
 }
@@ -340,7 +368,10 @@ func (c *classifier) verdict(cmd string) Verdict {
 		v.Reasons = []string{"command: nothing to run"}
 	default:
 		v.Intent, v.Risk = IntentReadOnlyCertain, RiskReadOnly
-		v.Network = c.net
+		if len(c.dests) > 0 {
+			v.Network = true
+			v.Destinations = slices.Clone(c.dests)
+		}
 		if inspected {
 			v.Intent = IntentReadOnlyConditional
 		}

@@ -28,7 +28,7 @@ func TestClassifyVerdicts(t *testing.T) {
 		{"mysql -e 'SELECT 1'", IntentReadOnlyConditional, RiskReadOnly, "mysql: SELECT is read-only"},
 		{"psql -c 'SELECT 1; SHOW server_version'", IntentReadOnlyConditional, RiskReadOnly, "psql: SELECT, SHOW are read-only"},
 		{"redis-cli -h cache GET k", IntentReadOnlyConditional, RiskReadOnly, "redis-cli GET: read-only"},
-		{"sqlite3 db .tables", IntentReadOnlyConditional, RiskReadOnly, "sqlite3: dot-command .tables is read-only"},
+		{"sqlite3 -readonly db .tables", IntentReadOnlyConditional, RiskReadOnly, "sqlite3: dot-command .tables is read-only"},
 		// Phase 1 constructs, graded.
 		{"echo hi > /etc/motd", IntentWriteOrUnknown, RiskHigh, "> /etc/motd: output redirection"},
 		{"echo hi > /tmp/x", IntentWriteOrUnknown, RiskMedium, "> /tmp/x: output redirection"},
@@ -67,7 +67,7 @@ func TestClassifyVerdicts(t *testing.T) {
 		{"# just a comment", IntentWriteOrUnknown, RiskMedium, "command: nothing to run"},
 	}
 	for _, tt := range tests {
-		v := Classify(tt.cmd)
+		v := labOptions.Classify(tt.cmd, DialectBash)
 		if v.Intent != tt.intent || v.Risk != tt.risk || !hasReasonPrefix(v.Reasons, tt.reason) {
 			t.Errorf("Classify(%q) = %s/%s %q, want %s/%s with reason %q", tt.cmd, v.Intent, v.Risk, v.Reasons, tt.intent, tt.risk, tt.reason)
 		}
@@ -273,7 +273,7 @@ func TestTableNames(t *testing.T) {
 		}
 		seen[name] = where
 	}
-	for _, n := range pureReaders {
+	for n := range pureReaders {
 		add(n, "pureReaders")
 	}
 	for n := range knownWriters {
@@ -329,6 +329,13 @@ func checkInvariants(t testing.TB, cmd string, v Verdict) {
 	}
 	if v.Command != cmd {
 		t.Errorf("%q: verdict for %q", cmd, v.Command)
+	}
+	// A network read names where it connects; nothing else does.
+	if v.Network != (len(v.Destinations) > 0) {
+		t.Errorf("%q: network=%v with destinations %v", cmd, v.Network, v.Destinations)
+	}
+	if !v.ReadOnly() && v.Network {
+		t.Errorf("%q: a write verdict says network", cmd)
 	}
 }
 

@@ -1,6 +1,9 @@
 package command
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Cloud and infrastructure-as-code CLIs. Their reading commands are API
 // calls named by convention (describe-*, list, show); every parameter is
@@ -30,17 +33,22 @@ var awsGlobals = opts(
 
 var awsTool = &tool{
 	name: "aws", style: styleExactStop, net: true, noVerb: nil,
+	service: "aws", serviceWhy: "connects to the AWS APIs (their hosts come from the region and the CLI's configuration)",
 	opts:  awsGlobals,
 	check: checkAws,
 }
 
-// checkAws: "aws SERVICE OPERATION [--param value]...": describe-*,
-// list-*, get-* (and sts get-caller-identity) read; the high-level s3
-// command reads with ls; configure reads with list and get.
+// checkAws: "aws SERVICE OPERATION [--param value]...": an operation
+// reads only when awsReadOps lists it for its service (names are no
+// proof: ec2 get-password-data reveals a secret, cognito-identity get-id
+// creates an identity, redshift get-cluster-credentials creates a user);
+// the high-level s3 command reads with ls; configure reads its local
+// configuration with list and get.
 func checkAws(c *classifier, k *call) {
 	ops := k.p.ops
 	if len(ops) == 0 {
 		if k.p.has("version") {
+			c.localNet()
 			c.readOnly(k)
 			return
 		}
@@ -49,10 +57,6 @@ func checkAws(c *classifier, k *call) {
 	}
 	words := k.args[ops[0]:]
 	for _, a := range words {
-		if !a.static {
-			c.unknown("aws", "dynamic argument")
-			return
-		}
 		if !c.noControl(k, a) {
 			return
 		}
@@ -60,6 +64,7 @@ func checkAws(c *classifier, k *call) {
 	service := words[0].s
 	if len(words) < 2 || strings.HasPrefix(words[1].s, "-") {
 		if service == "help" || len(words) > 1 && words[1].s == "help" {
+			c.localNet()
 			c.read("aws help", "read-only")
 			return
 		}
@@ -71,11 +76,17 @@ func checkAws(c *classifier, k *call) {
 	params := words[2:]
 	switch {
 	case op == "help" || service == "help":
+		c.localNet()
 		c.read(name, "read-only")
 		return
 	case service == "configure":
+		if op == "get" && !awsConfigureGetSafe(params) {
+			c.writer(name, RiskMedium, "prints a setting not known to be free of credentials (it reads only settings such as region and output)")
+			return
+		}
 		if op == "list" || op == "get" || op == "list-profiles" {
-			c.read(name, "read-only")
+			c.localNet()
+			c.read(name, "reads the CLI's configuration")
 			return
 		}
 		c.writer(name, RiskLow, "changes the CLI configuration")
@@ -87,32 +98,33 @@ func checkAws(c *classifier, k *call) {
 		}
 		c.awsParams(k, name, params, awsS3LsFlags, 1)
 		return
-	case service == "sts":
-		if op != "get-caller-identity" && op != "get-access-key-info" {
-			c.unknown(name, "issues credentials")
-			return
-		}
-	case op == "wait":
 	case awsStreaming[op]:
 		c.writer(name, RiskLow, "writes the response to an output file")
 		return
-	case strings.HasPrefix(op, "describe-") || strings.HasPrefix(op, "list-") || strings.HasPrefix(op, "get-"):
-	default:
-		c.writer(name, RiskMedium, "operation not known to be read-only")
+	case awsReadOps[service] == nil:
+		c.writer(name, RiskMedium, "service "+service+" has no operation known to be read-only")
 		return
+	case op == "wait":
+		// Waiters poll the service's own describe and get calls; the
+		// waiter's name comes first.
+		if len(params) > 0 && !strings.HasPrefix(params[0].s, "-") {
+			name += " " + params[0].s
+			params = params[1:]
+		}
+	case !awsReadOps[service][op]:
+		c.writer(name, RiskMedium, "operation not known to be read-only (see the list of "+service+" reads)")
+		return
+	}
+	for _, p := range params {
+		if service == "ssm" && p.s == "--with-decryption" {
+			c.writer(name+" --with-decryption", RiskHigh, "decrypts SecureString parameters, which are secrets")
+			return
+		}
 	}
 	// API operations take only --parameters; a positional argument is an
 	// output file (s3api get-object BUCKET KEY OUTFILE).
 	c.awsParams(k, name, params, nil, 0)
 }
-
-// awsStreaming are the get-* operations whose response is a stream the
-// CLI writes to a file named by a positional argument (the API models'
-// streaming outputs); their other words cannot be told from that file.
-var awsStreaming = wordSet(`get-object get-object-torrent get-job-output get-media get-clip
-	get-media-for-fragment-list get-export get-sdk get-snapshot-block get-package-version-asset
-	get-configuration get-latest-configuration get-work-unit-results get-raw-message-content
-	get-images get-hls-streaming-session-url`)
 
 // awsS3LsFlags are aws s3 ls's value-less flags.
 var awsS3LsFlags = opts(reads(`--recursive --human-readable --summarize --page-size= --request-payer=
@@ -122,6 +134,41 @@ var awsS3LsFlags = opts(reads(`--recursive --human-readable --summarize --page-s
 // words up to the next option as its value, and no value may make the CLI
 // read a local file or fetch a URL. extra are the operation's own flags;
 // maxOps is the most positional words allowed (a path for s3 ls).
+// awsConfigKeys are the settings aws configure get may print: none holds a
+// credential (aws_secret_access_key, aws_session_token and the like are
+// not among them). A name may carry a profile prefix (profile.NAME.region).
+var awsConfigKeys = []string{"region", "output", "role_arn", "source_profile", "role_session_name",
+	"mfa_serial", "duration_seconds", "sso_start_url", "sso_region", "sso_account_id", "sso_role_name",
+	"sso_session", "ca_bundle", "cli_pager", "cli_timestamp_format", "max_attempts", "retry_mode",
+	"endpoint_url", "use_fips_endpoint", "use_dualstack_endpoint"}
+
+// awsConfigureGetSafe reports whether aws configure get's words name one
+// listed setting, with at most --profile NAME.
+func awsConfigureGetSafe(params []arg) bool {
+	names := 0
+	for i := 0; i < len(params); i++ {
+		a := params[i]
+		switch {
+		case !a.static:
+			return false
+		case a.s == "--profile" && i+1 < len(params) && params[i+1].static:
+			i++
+		case strings.HasPrefix(a.s, "-"):
+			return false
+		default:
+			key := a.s
+			if rest, ok := strings.CutPrefix(key, "profile."); ok {
+				_, key, _ = strings.Cut(rest, ".")
+			}
+			if !slices.Contains(awsConfigKeys, key) {
+				return false
+			}
+			names++
+		}
+	}
+	return names == 1
+}
+
 func (c *classifier) awsParams(k *call, name string, params []arg, flags *optTable, maxOps int) {
 	positional := 0
 	afterOpt := false
@@ -169,31 +216,9 @@ func awsValue(c *classifier, k *call, name, v string) bool {
 	return true
 }
 
-// gcloudGroups are gcloud command groups that may come before a list or
-// describe command.
-var gcloudGroups = wordSet(`alpha beta compute instances disks images snapshots networks subnets
-	firewall-rules routes routers addresses forwarding-rules backend-services backend-buckets
-	instance-groups managed unmanaged instance-templates machine-types regions zones operations
-	target-pools target-http-proxies target-https-proxies health-checks http-health-checks
-	ssl-certificates ssl-policies url-maps vpn-gateways vpn-tunnels interconnects reservations
-	resource-policies security-policies project-info container clusters node-pools
-	get-server-config projects config configurations auth iam service-accounts roles keys sql
-	databases users backups tiers flags storage buckets objects run services revisions jobs
-	executions domain-mappings functions dns managed-zones record-sets policies logging logs sinks
-	metrics pubsub topics subscriptions secrets versions kms keyrings artifacts repositories docker
-	packages tags builds triggers worker-pools app deployment-manager deployments resources
-	manifests redis memcache spanner bigtable dataproc dataflow composer environments monitoring
-	dashboards channels uptime scheduler tasks queues filestore organizations folders
-	resource-manager billing accounts endpoints ai-platform ml-engine notebooks workbench source
-	repos components recommender recommendations insights asset access-context-manager
-	network-connectivity network-management network-security certificate-manager
-	certificates maps edge-cache privateca org-policies`)
-
-// gcloudReads are gcloud's reading commands.
-var gcloudReads = wordSet(`list describe get-iam-policy get-value info version`)
-
 var gcloudTool = &tool{
 	name: "gcloud", style: styleArgparseExact, net: true,
+	service: "gcloud", serviceWhy: "connects to the Google Cloud APIs",
 	opts: opts(
 		reads(`--account= --billing-project= --configuration= --flatten= --format= -h|--help
 			--impersonate-service-account= --log-http --project= -q|--quiet --trace-token=
@@ -202,37 +227,47 @@ var gcloudTool = &tool{
 			--global --cluster= --instance= --database= --namespace= --service= --platform=
 			--repository= --keyring= --key= --topic= --subscription= --bucket= --dataset=
 			--network= --subnet= --folder= --organization= --billing-account= --iam-account=
-			--show-labels --all --show-secret= --version= --show-config --show-log --run-diagnostics
+			--show-labels --all --version= --show-config --show-log --run-diagnostics
 			--anonymize --show-versions --only-local-state --show-unconfigured-properties
-			--recursive --long -l --readable-sizes --etag --raw --show-default-values`),
+			--recursive --long -l --readable-sizes --etag --raw --show-default-values --freshness=
+			--order= --port= --start=`),
 		unknowns("reads flags or a token from a file", `--flags-file= --access-token-file=`),
+		nets("prints a secret's value", `--show-secret=`),
 	),
-	check: func(c *classifier, k *call) {
-		ops := k.p.ops
-		for n, i := range ops {
-			a := k.args[i]
-			if !a.static {
-				c.unknown("gcloud", "dynamic argument")
-				return
-			}
-			prev := ""
-			if n > 0 {
-				prev = k.args[ops[n-1]].s
-			}
-			if gcloudReads[a.s] && (a.s != "get-value" || prev == "config") || a.s == "ls" && prev == "storage" {
-				c.read("gcloud "+joinOps(k, ops[:n+1]), "read-only")
-				return
-			}
-			if !gcloudGroups[a.s] {
-				break
-			}
-		}
-		if len(ops) == 0 && k.p.has("help") {
+	check: checkGcloud,
+}
+
+// checkGcloud: the command's groups and verb (before its resource names)
+// must be one of gcloudReads; alpha and beta in front do not change that.
+// The configuration, version and info commands are local.
+func checkGcloud(c *classifier, k *call) {
+	ops := k.p.ops
+	if len(ops) == 0 {
+		if k.p.has("help") {
+			c.localNet()
 			c.readOnly(k)
 			return
 		}
-		c.unknown("gcloud "+joinOps(k, ops), "command not known to be read-only")
-	},
+		c.unknown("gcloud", "no command")
+		return
+	}
+	start := 0
+	if w := k.args[ops[0]].s; w == "alpha" || w == "beta" {
+		start = 1
+	}
+	for n := start; n < len(ops); n++ {
+		path := joinOps(k, ops[start:n+1])
+		switch gcloudReads[path] {
+		case cloudRead:
+			c.read("gcloud "+path, "read-only API call")
+			return
+		case cloudLocal:
+			c.localNet()
+			c.read("gcloud "+path, "reads gcloud's local configuration")
+			return
+		}
+	}
+	c.writer("gcloud "+joinOps(k, ops), RiskMedium, "command not known to be read-only")
 }
 
 // joinOps joins the operands at indices ops.
@@ -247,57 +282,50 @@ func joinOps(k *call, ops []int) string {
 	return b.String()
 }
 
-// azGroups are az command groups that may come before show or list.
-var azGroups = wordSet(`vm vmss network vnet subnet nsg rule nic public-ip lb application-gateway
-	dns zone record-set private-dns storage account container blob share queue table group
-	resource aks nodepool acr repository keyvault secret key certificate webapp functionapp
-	appservice plan sql server db elastic-pool cosmosdb monitor metrics activity-log diagnostic-settings
-	log-analytics workspace role assignment definition ad sp app user disk snapshot image
-	redis postgres mysql flexible-server eventhubs eventhub servicebus namespace topic
-	subscription identity policy state tag lock deployment sub extension feature provider
-	vm-image location`)
-
 var azTool = &tool{
 	name: "az", style: styleArgparseExact, net: true,
+	service: "azure", serviceWhy: "connects to the Azure APIs",
 	opts: opts(reads(`--debug -h|--help --only-show-errors -o|--output= --query= --subscription=
 		--verbose -g|--resource-group= -n|--name= --ids= -l|--location= --top= --all --resource-type=
 		--namespace= --vault-name= --account-name= --auth-mode= --container-name= --server=
 		--cluster-name= --registry= --zone-name= --vnet-name= --nsg-name= --lb-name= --plan=
 		--show-details -d --include-deleted --include-inherited --assignee= --role= --scope=
 		--start-time= --end-time= --offset= --max-events= --resource= --metrics= --interval=
-		--aggregation= --filter= --expand= --version=`)),
-	check: func(c *classifier, k *call) {
-		ops := k.p.ops
-		for _, u := range k.p.uses {
-			if u.hasVal && strings.HasPrefix(u.val.s, "@") {
-				c.writer("az "+u.as+" "+u.val.s, RiskMedium, "parameter value is read from a file and sent")
-				return
-			}
+		--aggregation= --filter= --expand= --version= --nodepool-name= --gateway-name=
+		--namespace-name= --workspace-name= --vm-name= --instance-id= --image-name=`)),
+	check: checkAz,
+}
+
+// checkAz: the command's groups and verb (every operand: az takes
+// resource names as options) must be one of azReads. A parameter value
+// @file is read from a file and sent.
+func checkAz(c *classifier, k *call) {
+	ops := k.p.ops
+	for _, u := range k.p.uses {
+		if u.hasVal && strings.HasPrefix(u.val.s, "@") {
+			c.writer("az "+u.as+" "+u.val.s, RiskMedium, "parameter value is read from a file and sent")
+			return
 		}
-		for n, i := range ops {
-			a := k.args[i]
-			if !a.static {
-				c.unknown("az", "dynamic argument")
-				return
-			}
-			if a.s == "show" || a.s == "list" || a.s == "version" && n == 0 {
-				if n+1 < len(ops) {
-					c.unknown("az "+joinOps(k, ops), "extra argument after a read-only command")
-					return
-				}
-				c.read("az "+joinOps(k, ops[:n+1]), "read-only")
-				return
-			}
-			if !azGroups[a.s] {
-				break
-			}
-		}
-		if len(ops) == 0 && k.p.has("help") {
+	}
+	if len(ops) == 0 {
+		if k.p.has("help") {
+			c.localNet()
 			c.readOnly(k)
 			return
 		}
-		c.unknown("az "+joinOps(k, ops), "command not known to be read-only")
-	},
+		c.unknown("az", "no command")
+		return
+	}
+	path := joinOps(k, ops)
+	switch azReads[path] {
+	case cloudRead:
+		c.read("az "+path, "read-only API call")
+	case cloudLocal:
+		c.localNet()
+		c.read("az "+path, "reads the CLI's local state")
+	default:
+		c.writer("az "+path, RiskMedium, "command not known to be read-only")
+	}
 }
 
 // terraform (Go's flag package): state list/show/pull, show, output,
@@ -308,8 +336,9 @@ var azTool = &tool{
 // memory without saving it.
 var terraformTool = &tool{
 	name: "terraform", style: styleGoFlag, net: true,
-	opts:   opts(reads(`-chdir= -help|-h -version|-v`)),
-	noVerb: readVerb,
+	service: "terraform", serviceWhy: "reads its state from the backend and runs the providers its configuration names",
+	opts:   opts(reads(`-chdir= -help|-h`), readsVal(terraformVersionFlag, `-version|-v`)),
+	noVerb: localVerb,
 	verbs: verbTable(
 		vrule(nestedVerb(&tool{name: "terraform state", style: styleGoFlag,
 			opts: opts(reads(`-state= -id=`)), globalsAfterVerb: true,
@@ -324,15 +353,15 @@ var terraformTool = &tool{
 		), checkTerraformPlan), "plan"),
 		vrule(readWith(opts(reads(`-json -no-color -show-sensitive`))), "show"),
 		vrule(readWith(opts(reads(`-json -raw -no-color -state=`))), "output"),
-		vrule(readWith(opts(reads(`-json`))), "version"),
-		vrule(readWith(opts(reads(`-json -no-color -test-directory=`))), "validate"),
-		vrule(readWith(opts(reads(`-type= -plan= -draw-cycles -module-depth=`))), "graph"),
-		vrule(nestedVerb(&tool{name: "terraform providers", style: styleGoFlag, noVerb: readVerb,
-			verbs: verbTable(vrule(readWith(opts(reads(`-json`))), "schema"),
+		vrule(readCheck(opts(reads(`-json`)), checkTerraformVersion), "version"),
+		vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`-json -no-color -test-directory=`))}, "validate"),
+		vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`-type= -plan= -draw-cycles -module-depth=`))}, "graph"),
+		vrule(nestedVerb(&tool{name: "terraform providers", style: styleGoFlag, noVerb: localVerb,
+			verbs: verbTable(vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`-json`))}, "schema"),
 				vwrites(RiskLow, "lock mirror"))}), "providers"),
 		vrule(nestedVerb(&tool{name: "terraform workspace", style: styleGoFlag,
 			verbs: verbTable(vreads("list show"), vwrites(RiskMedium, "select new delete"))}), "workspace"),
-		vrule(checkWith(opts(reads(`-check -diff -list= -write= -recursive -no-color`)), checkTerraformFmt), "fmt"),
+		vrule(&verbRule{class: ruleCheck, local: true, opts: opts(reads(`-check -diff -list= -write= -recursive -no-color`)), check: checkTerraformFmt}, "fmt"),
 		vrule(interactiveVerb, "console"),
 		vwrites(RiskMedium, `init get apply import taint untaint refresh login logout force-unlock test
 			metadata modules`),
@@ -358,6 +387,20 @@ func checkTerraformPlan(c *classifier, k *call) {
 		return
 	}
 	c.read(k.name, "plans without saving or locking")
+}
+
+// terraformVersionFlag: -version prints the version and asks HashiCorp's
+// checkpoint service whether a newer one exists.
+func terraformVersionFlag(c *classifier, k *call, u *optUse) bool {
+	return c.destination(k, "checkpoint-api.hashicorp.com", 443)
+}
+
+// checkTerraformVersion: version asks HashiCorp's checkpoint service
+// whether a newer one exists.
+func checkTerraformVersion(c *classifier, k *call) {
+	if c.destination(k, "checkpoint-api.hashicorp.com", 443) {
+		c.readOnly(k)
+	}
 }
 
 // checkTerraformFmt: fmt rewrites files unless -check or -write=false.

@@ -40,9 +40,10 @@ func dockerHost(c *classifier, k *call, u *optUse) bool {
 }
 
 var dockerGlobals = opts(
-	reads(`-c|--context= -D|--debug -l|--log-level= --tls --tlscacert= --tlscert= --tlskey= --tlsverify
+	reads(`-D|--debug -l|--log-level= --tls --tlscacert= --tlscert= --tlskey= --tlsverify
 		-v|--version -h|--help`),
 	readsVal(dockerHost, `-H|--host=`),
+	unknowns("selects a context, which may name a remote daemon", `-c|--context=`),
 	unknowns("reads a configuration that names credential helpers and plugins", `--config=`),
 )
 
@@ -81,7 +82,7 @@ var dockerTool = &tool{
 		vrule(&verbRule{class: ruleRead, style: &stylePflagStop}, "top"),
 		vrule(dockerRead(nil), "port diff"),
 		vrule(dockerRead(dockerHistory), "history"),
-		vrule(&verbRule{class: ruleRead, opts: dockerSearch, net: true}, "search"),
+		vrule(netReadCheck(dockerSearch, checkDockerSearch), "search"),
 		vrule(checkWith(dockerLogs, checkDockerLogs), "logs"),
 		vrule(checkWith(dockerStats, checkDockerStats), "stats"),
 		vrule(checkWith(dockerEvents, checkUntil), "events"),
@@ -171,7 +172,7 @@ var (
 		vwrites(RiskLow, "use create rm update import export"),
 	)
 	dockerManifestTool = dockerSub(
-		vrule(&verbRule{class: ruleRead, opts: opts(reads(`--insecure -v|--verbose`)), net: true}, "inspect"),
+		vrule(netReadCheck(opts(reads(`--insecure -v|--verbose`)), checkManifestInspect), "inspect"),
 		vwrites(RiskMedium, "create annotate push rm sign revoke key signer"),
 	)
 	dockerBuildxTool = dockerSub(
@@ -218,6 +219,44 @@ var dockerComposeTool = &tool{
 			attach wait`),
 		vwrites(RiskHigh, "down stop rm kill"),
 	),
+}
+
+// checkDockerSearch: the daemon asks Docker Hub's index for the term.
+func checkDockerSearch(c *classifier, k *call) {
+	if c.readVerbOperands(k) && c.destination(k, "index.docker.io", 443) {
+		c.readOnly(k)
+	}
+}
+
+// checkManifestInspect: the client asks the image's registry (its first
+// component when that is a host name, else Docker Hub).
+func checkManifestInspect(c *classifier, k *call) {
+	if !c.readVerbOperands(k) {
+		return
+	}
+	if len(k.p.ops) == 0 {
+		c.unknown(k.name, "no image")
+		return
+	}
+	for _, i := range k.p.ops {
+		ref := k.args[i].s
+		host, port := "registry-1.docker.io", 443
+		if first, _, ok := strings.Cut(ref, "/"); ok && (strings.ContainsAny(first, ".:") || first == "localhost") {
+			h, p, err := splitHostPort(first)
+			if err != nil {
+				c.writer(k.name+" "+ref, RiskMedium, "registry: "+err.Error())
+				return
+			}
+			host = h
+			if p != 0 {
+				port = p
+			}
+		}
+		if !c.destination(k, host, port) {
+			return
+		}
+	}
+	c.readOnly(k)
 }
 
 // checkDockerLogs: docker logs reads; -f/--follow never ends.
@@ -289,7 +328,7 @@ func checkDockerExec(c *classifier, k *call) {
 		return
 	}
 	interactive := k.p.has("interactive")
-	c.execInto(k, k.args[k.p.ops[0]+1:], !interactive || k.ctx.fed, execTTY(c, k))
+	c.execInto(k, k.args[k.p.ops[0]+1:], !interactive || k.ctx.fed, interactive, execTTY(c, k))
 }
 
 // containerEnvValue vets an environment setting passed into a container.
@@ -336,12 +375,14 @@ func checkComposeExec(c *classifier, k *call) {
 // (users[].user.exec); the profile, log and cache options write files.
 var kubectlGlobals = opts(
 	reads(`--as= --as-group= --as-uid= --certificate-authority= --client-certificate= --client-key=
-		--cluster= --context= --disable-compression --insecure-skip-tls-verify --log-flush-frequency=
+		--disable-compression --insecure-skip-tls-verify --log-flush-frequency=
 		--match-server-version -n|--namespace= --password= --request-timeout= --tls-server-name=
 		--token= --user= --username= -v|--v= --vmodule= --warnings-as-errors -h|--help
 		--alsologtostderr --logtostderr --one-output --skip-headers --skip-log-headers
 		--stderrthreshold= --add-dir-header --log-backtrace-at= --log-file-max-size=`),
 	readsVal(kubectlProfile, `--profile=`),
+	readsVal(kubeContext, `--context=`),
+	unknowns("selects a cluster of the kubeconfig by name, so the server it reaches cannot be told", `--cluster=`),
 	nets("sends the configured credentials to a server the command names", `-s|--server=`),
 	execs("a kubeconfig can run credential plugins", `--kubeconfig=`),
 	writes(RiskLow, "writes files", `--profile-output= --cache-dir= --log-file= --log-dir=`),
@@ -356,12 +397,28 @@ func kubectlProfile(c *classifier, k *call, u *optUse) bool {
 	return false
 }
 
+// kubeService and kubeWhy are where kubectl and helm connect without a
+// --context: the API servers of the configured clusters.
+const (
+	kubeService = "kubernetes"
+	kubeWhy     = "connects to the API server of the cluster its kubeconfig names"
+)
+
+// kubeContext: --context NAME selects a cluster of the kubeconfig; it is
+// known when a configured cluster uses that context
+// (Options.Services["kubernetes/NAME"]).
+func kubeContext(c *classifier, k *call, u *optUse) bool {
+	c.setService(kubeService+"/"+u.val.s, "connects to the API server of kubeconfig context "+u.val.s)
+	return true
+}
+
 // kubectlPrint are the output options of reading verbs.
 const kubectlPrint = `-o|--output= --template= --allow-missing-template-keys --show-managed-fields
 	--no-headers --show-kind --show-labels --sort-by= -L|--label-columns=`
 
 var kubectlTool = &tool{
 	name: "kubectl", style: stylePflag, globalsAfterVerb: true, net: true,
+	service: kubeService, serviceWhy: kubeWhy,
 	opts: kubectlGlobals,
 	verbs: verbTable(
 		vrule(checkWith(opts(
@@ -369,21 +426,23 @@ var kubectlTool = &tool{
 				--ignore-not-found --output-watch-events -R|--recursive -l|--selector=
 				--server-print --subresource= -w|--watch --watch-only`),
 			readsVal(kubectlRaw, `--raw=`),
-			readsVal(kubectlFilename, `-f|--filename=`),
+			unknowns("the objects come from a file the classifier cannot see (it may name a Secret)", `-f|--filename=`),
 			kubectlKustomize,
-		), checkKubectlWatch), "get"),
-		vrule(readWith(opts(reads(`-A|--all-namespaces --chunk-size= -R|--recursive -l|--selector=
-			--show-events`), readsVal(kubectlFilename, `-f|--filename=`), kubectlKustomize)), "describe"),
+		), checkKubectlGet), "get"),
+		vrule(readCheck(opts(reads(`-A|--all-namespaces --chunk-size= -R|--recursive -l|--selector=
+			--show-events`), unknowns("the objects come from a file the classifier cannot see (it may name a Secret)", `-f|--filename=`),
+			kubectlKustomize), checkKubectlDescribe), "describe"),
 		vrule(checkWith(opts(reads(`--all-containers --all-pods -c|--container= -f|--follow
 			--ignore-errors --insecure-skip-tls-verify-backend --limit-bytes= --max-log-requests=
 			--pod-running-timeout= --prefix -p|--previous -l|--selector= --since= --since-time=
 			--tail= --timestamps`)), checkKubectlLogs), "logs"),
 		vrule(nestedVerb(kubectlTopTool), "top"),
-		vrule(readWith(opts(reads(`--client -o|--output=`))), "version"),
+		vrule(readCheck(opts(reads(`--client -o|--output=`)), checkKubectlVersion), "version"),
 		vrule(readWith(opts(reads(`--api-version= -o|--output= --recursive`))), "explain"),
 		vrule(readWith(opts(reads(`--api-group= --cached --categories= --namespaced -o|--output=
 			--sort-by= --verbs= --no-headers`))), "api-resources"),
-		vrule(readVerb, "api-versions options completion"),
+		vrule(readVerb, "api-versions"),
+		vrule(localVerb, "options completion"),
 		vrule(readWith(opts(reads(kubectlPrint+` --all -A|--all-namespaces --field-selector=
 			--for= --local -R|--recursive -l|--selector= --timeout=`),
 			readsVal(kubectlFilename, `-f|--filename=`))), "wait"),
@@ -396,7 +455,7 @@ var kubectlTool = &tool{
 		vrule(nestedVerb(kubectlConfigTool), "config"),
 		vrule(nestedVerb(kubectlRolloutTool), "rollout"),
 		vrule(nestedVerb(&tool{name: "kubectl plugin", style: stylePflag, globalsAfterVerb: true,
-			verbs: verbTable(vrule(readWith(opts(reads(`--name-only`))), "list"))}), "plugin"),
+			verbs: verbTable(vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--name-only`))}, "list"))}), "plugin"),
 		vrule(editVerb, "edit"),
 		vrule(interactiveVerb, "attach"),
 		vrule(&verbRule{class: ruleCheck, check: checkLongRunning}, "port-forward proxy"),
@@ -432,10 +491,11 @@ var (
 		)}
 	kubectlConfigTool = &tool{name: "kubectl config", style: stylePflag, globalsAfterVerb: true,
 		verbs: verbTable(
-			vrule(readWith(opts(reads(`--allow-missing-template-keys --flatten --merge --minify
-				-o|--output= --raw --show-managed-fields --template=`))), "view"),
-			vrule(readWith(opts(reads(`--no-headers -o|--output=`))), "get-contexts"),
-			vrule(readVerb, "current-context get-clusters get-users"),
+			vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--allow-missing-template-keys
+				--merge --minify -o|--output= --show-managed-fields --template=`),
+				nets("prints the kubeconfig's credentials", `--raw --flatten`))}, "view"),
+			vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--no-headers -o|--output=`))}, "get-contexts"),
+			vrule(localVerb, "current-context get-clusters get-users"),
 			vwrites(RiskLow, `use-context use set-context set-cluster set-credentials set unset
 				delete-context delete-cluster delete-user rename-context`),
 		)}
@@ -450,14 +510,14 @@ var (
 )
 
 // kubectlFilename: -f names manifests to read; a URL is fetched with a
-// GET, which must name no action.
+// GET, which must be a listed read URL on a known host.
 func kubectlFilename(c *classifier, k *call, u *optUse) bool {
 	if !u.val.static {
 		c.unknown(k.name+" "+u.as, "dynamic file name")
 		return false
 	}
 	if strings.Contains(u.val.s, "://") {
-		return c.checkURL(k, u.val, "")
+		return c.checkURL(k, u.val, urlUse{})
 	}
 	return true
 }
@@ -467,14 +527,96 @@ func kubectlFilename(c *classifier, k *call, u *optUse) bool {
 var kubectlKustomize = unknowns("kustomize may fetch and build remote bases", `-k|--kustomize=`)
 
 // kubectlRaw: get --raw sends a GET to any API path, including services
-// and pods through the API proxy, which act on GET as they please; only
-// paths an operator listed in policy.http_read_urls are read-only.
+// and pods through the API proxy, which act on GET as they please, and
+// Secrets. Only the API server's own health, version, metrics and
+// discovery endpoints, and paths an operator listed in
+// policy.http_read_urls, are read-only.
 func kubectlRaw(c *classifier, k *call, u *optUse) bool {
-	if u.val.static && c.listedAPIPath(u.val.s) {
+	path, query, _ := strings.Cut(u.val.s, "?")
+	if u.val.static && (c.listedAPIPath(u.val.s) || kubeRawEndpoint(path, query)) {
 		return true
 	}
-	c.unknown(k.name+" --raw "+u.val.s, "raw API path not listed in policy.http_read_urls")
+	c.unknown(k.name+" --raw "+u.val.s, "raw API path is not one of the API server's health, version, metrics or discovery endpoints; list it in policy.http_read_urls if a GET of it only reads")
 	return false
+}
+
+// kubeRawEndpoints are the API server's own read endpoints.
+var kubeRawEndpoints = []endpoint{
+	{"/healthz", "verbose exclude"}, {"/healthz/*", "verbose"}, {"/livez", "verbose exclude"},
+	{"/livez/*", "verbose"}, {"/readyz", "verbose exclude"}, {"/readyz/*", "verbose"},
+	{"/version", ""}, {"/metrics", ""}, {"/api", ""}, {"/apis", ""},
+}
+
+// kubeRawEndpoint reports a clean path of kubeRawEndpoints with only the
+// parameters it reads.
+func kubeRawEndpoint(path, query string) bool {
+	if !cleanPath(path) {
+		return false
+	}
+	for _, e := range kubeRawEndpoints {
+		if !pathShape(path, e.path) {
+			continue
+		}
+		for _, kv := range strings.Split(query, "&") {
+			if name, _, _ := strings.Cut(kv, "="); kv != "" && !hasWord(e.params, name) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// checkKubectlGet: get reads (checkKubectlWatch) unless it names Secrets:
+// their data is what the kube tool refuses to show, and so does the shell
+// path (the -o formats print it, base64 being no protection).
+func checkKubectlGet(c *classifier, k *call) {
+	if c.kubeSecrets(k) {
+		return
+	}
+	checkKubectlWatch(c, k)
+}
+
+// checkKubectlDescribe: describe reads, but not Secrets.
+func checkKubectlDescribe(c *classifier, k *call) {
+	if c.kubeSecrets(k) || !c.readVerbOperands(k) {
+		return
+	}
+	c.readOnly(k)
+}
+
+// kubeSecrets reports (recording a finding) a get or describe of Secrets:
+// a resource type secret or secrets (any case, any version or group
+// suffix, in a comma-separated list, or as secret/NAME) among the
+// operands.
+func (c *classifier) kubeSecrets(k *call) bool {
+	for n, i := range k.p.ops {
+		a := k.args[i]
+		if n > 0 && !strings.Contains(a.s, "/") {
+			continue // a name of the first operand's type
+		}
+		for _, t := range strings.Split(a.s, ",") {
+			t, _, _ = strings.Cut(t, "/")
+			base, _, _ := strings.Cut(strings.ToLower(t), ".")
+			if base == "secret" || base == "secrets" {
+				c.writer(k.name+" "+a.s, RiskHigh, "reads Kubernetes Secrets, whose data the kube tool refuses to show; ask for the object's metadata with the kube tool")
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkKubectlVersion: version --client asks no server.
+func checkKubectlVersion(c *classifier, k *call) {
+	if len(k.p.ops) > 0 {
+		c.unknown(k.name+" "+k.args[k.p.ops[0]].s, "unexpected argument")
+		return
+	}
+	if k.p.has("client") {
+		c.localNet()
+	}
+	c.readOnly(k)
 }
 
 // checkLongRunning: port-forward and proxy serve until stopped.
@@ -521,16 +663,17 @@ func checkKubectlExec(c *classifier, k *call) {
 		return
 	}
 	interactive := k.p.has("stdin")
-	c.execInto(k, k.args[cmd[0]:], !interactive || k.ctx.fed, execTTY(c, k))
+	c.execInto(k, k.args[cmd[0]:], !interactive || k.ctx.fed, interactive, execTTY(c, k))
 }
 
 // helm's global options; --kube-apiserver sends the configured
 // credentials to the server it names, a kubeconfig can run credential
 // plugins.
 var helmGlobals = opts(
-	reads(`--burst-limit= --debug --kube-as-group= --kube-as-user= --kube-ca-file= --kube-context=
+	reads(`--burst-limit= --debug --kube-as-group= --kube-as-user= --kube-ca-file=
 		--kube-insecure-skip-tls-verify --kube-tls-server-name= --kube-token= -n|--namespace= --qps=
 		--registry-config= --repository-config= -h|--help`),
+	readsVal(kubeContext, `--kube-context=`),
 	nets("sends the configured credentials to a server the command names", `--kube-apiserver=`),
 	execs("a kubeconfig can run credential plugins", `--kubeconfig=`),
 	writes(RiskLow, "writes the repository cache", `--repository-cache= --content-cache=`),
@@ -538,6 +681,7 @@ var helmGlobals = opts(
 
 var helmTool = &tool{
 	name: "helm", style: stylePflag, globalsAfterVerb: true, net: true,
+	service: kubeService, serviceWhy: kubeWhy,
 	opts: helmGlobals,
 	verbs: verbTable(
 		vrule(readWith(opts(reads(`-a|--all -A|--all-namespaces -d|--date --deployed --failed
@@ -546,20 +690,28 @@ var helmTool = &tool{
 		vrule(readWith(opts(reads(`-o|--output= --revision= --show-desc --show-resources`))), "status"),
 		vrule(nestedVerb(&tool{name: "helm get", style: stylePflag, globalsAfterVerb: true,
 			verbs: verbTable(vrule(readWith(opts(reads(`-a|--all -o|--output= --revision= --template=`))),
-				"all hooks manifest notes values metadata"))}), "get"),
+				"notes values metadata"),
+				vrule(&verbRule{class: ruleWrite, risk: RiskHigh, msg: "prints the release's manifests, Secrets' data included"},
+					"all hooks manifest"))}), "get"),
 		vrule(readWith(opts(reads(`-o|--output= --max=`))), "history hist"),
 		vrule(nestedVerb(&tool{name: "helm show", style: stylePflag, globalsAfterVerb: true,
-			verbs: verbTable(vrule(readWith(opts(reads(`--version= --devel --repo= --username= --password=
+			verbs: verbTable(vrule(readCheck(opts(reads(`--version= --devel --username= --password=
 				--ca-file= --cert-file= --key-file= --insecure-skip-tls-verify --keyring= --verify
-				--pass-credentials --plain-http --jsonpath=`))), "all chart readme values crds"))}), "show inspect"),
+				--pass-credentials --plain-http --jsonpath=`),
+				unknowns("fetches the chart from a repository", `--repo=`)), checkHelmLocalChart),
+				"all chart readme values crds"))}), "show inspect"),
 		vrule(nestedVerb(&tool{name: "helm search", style: stylePflag, globalsAfterVerb: true,
-			verbs: verbTable(vrule(readWith(opts(reads(`--devel --max-col-width= -o|--output= -r|--regexp
-				--version= -l|--versions --endpoint= --fail-on-no-result --list-repo-url`))), "hub repo"))}), "search"),
-		vrule(readWith(opts(reads(`--short --template=`))), "version"),
-		vrule(readVerb, "env completion"),
-		vrule(readWith(opts(reads(`--quiet --strict --with-subcharts --kube-version= --set=
-			--set-string= --set-file= --set-json= --set-literal= -f|--values=`))), "lint"),
-		vrule(readWith(opts(reads(`--keyring=`))), "verify"),
+			verbs: verbTable(
+				vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--devel --max-col-width=
+					-o|--output= -r|--regexp --version= -l|--versions --fail-on-no-result`))}, "repo"),
+				vrule(readCheck(opts(reads(`--max-col-width= -o|--output= --fail-on-no-result
+					--list-repo-url`), readsVal(helmHubEndpoint, `--endpoint=`)), checkHelmHub), "hub"),
+			)}), "search"),
+		vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--short --template=`))}, "version"),
+		vrule(localVerb, "env completion"),
+		vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--quiet --strict --with-subcharts
+			--kube-version= --set= --set-string= --set-file= --set-json= --set-literal= -f|--values=`))}, "lint"),
+		vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--keyring=`))}, "verify"),
 		vrule(checkWith(opts(
 			reads(`-a|--api-versions= --atomic --ca-file= --cert-file= --create-namespace
 				--description= --devel --disable-openapi-validation --dry-run[=]
@@ -568,16 +720,17 @@ var helmTool = &tool{
 				--pass-credentials --password= --plain-http --release-name --render-subchart-notes
 				--replace --repo= --set= --set-file= --set-json= --set-literal= --set-string=
 				-s|--show-only= --skip-crds --skip-schema-validation --skip-tests --timeout=
-				--username= --validate -f|--values= --verify --version= --wait --wait-for-jobs
+				--username= -f|--values= --verify --version= --wait --wait-for-jobs
 				--hide-notes`),
+			nets("asks the cluster's API server to validate the manifests", `--validate`),
 			writes(RiskLow, "writes files", `--output-dir= --dependency-update`),
 			execs("runs a post-renderer program", `--post-renderer= --post-renderer-args=`),
-		), func(c *classifier, k *call) { c.readOnly(k) }), "template"),
+		), checkHelmTemplate), "template"),
 		vrule(nestedVerb(&tool{name: "helm repo", style: stylePflag, globalsAfterVerb: true,
-			verbs: verbTable(vrule(readWith(opts(reads(`-o|--output=`))), "list ls"),
+			verbs: verbTable(vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`-o|--output=`))}, "list ls"),
 				vwrites(RiskLow, "add remove rm update up index"))}), "repo"),
 		vrule(nestedVerb(&tool{name: "helm plugin", style: stylePflag, globalsAfterVerb: true,
-			verbs: verbTable(vrule(readVerb, "list ls"),
+			verbs: verbTable(vrule(localVerb, "list ls"),
 				vwrites(RiskMedium, "install uninstall rm remove update up package verify"))}), "plugin"),
 		vrule(nestedVerb(helmDependencyTool), "dependency dep"),
 		vwrites(RiskMedium, "install upgrade rollback test push pull fetch package create registry"),
@@ -586,15 +739,67 @@ var helmTool = &tool{
 }
 
 var helmDependencyTool = &tool{name: "helm dependency", style: stylePflag, globalsAfterVerb: true,
-	verbs: verbTable(vrule(readWith(opts(reads(`--max-col-width=`))), "list ls"),
+	verbs: verbTable(vrule(&verbRule{class: ruleRead, local: true, opts: opts(reads(`--max-col-width=`))}, "list ls"),
 		vwrites(RiskLow, "update up build"))}
+
+// checkHelmLocalChart: show and template read a chart from a local
+// directory or archive; any other chart reference is fetched from a
+// repository (a destination the command does not name).
+func checkHelmLocalChart(c *classifier, k *call) {
+	if !c.readVerbOperands(k) {
+		return
+	}
+	for _, i := range k.p.ops {
+		if s := k.args[i].s; !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, ".") {
+			c.writer(k.name+" "+s, RiskMedium, "fetches the chart from a repository; give a local chart path")
+			return
+		}
+	}
+	c.localNet()
+	c.readOnly(k)
+}
+
+// checkHelmTemplate: template renders a local chart without a cluster;
+// its operands are the release name and the chart.
+func checkHelmTemplate(c *classifier, k *call) {
+	ops := k.p.ops
+	if len(ops) > 0 {
+		chart := k.args[ops[len(ops)-1]].s
+		if !strings.HasPrefix(chart, "/") && !strings.HasPrefix(chart, ".") {
+			c.writer(k.name+" "+chart, RiskMedium, "fetches the chart from a repository; give a local chart path")
+			return
+		}
+	}
+	c.localNet()
+	c.readOnly(k)
+}
+
+// helmHubEndpoint: search hub asks the hub at --endpoint.
+func helmHubEndpoint(c *classifier, k *call, u *optUse) bool {
+	scheme, rest, ok := strings.Cut(u.val.s, "://")
+	if !ok {
+		c.writer(k.name+" --endpoint "+u.val.s, RiskMedium, "endpoint must be a URL")
+		return false
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	return c.urlDest(k, strings.ToLower(scheme), authority)
+}
+
+// checkHelmHub: search hub asks Artifact Hub (hub.helm.sh) or --endpoint.
+func checkHelmHub(c *classifier, k *call) {
+	if !k.p.has("endpoint") && !c.destination(k, "hub.helm.sh", 443) {
+		return
+	}
+	c.readOnly(k)
+}
 
 // crictl (urfave/cli): options before the operands, -name or --name.
 var crictlTool = &tool{
 	name: "crictl", style: styleGoFlag, globalsAfterVerb: false,
 	opts: opts(
-		reads(`-r|-runtime-endpoint= -i|-image-endpoint= -t|-timeout= -D|-debug -c|-config=
-			-tracing-sampling-rate-per-million= -h|-help -v|-version`),
+		reads(`-t|-timeout= -D|-debug -c|-config= -tracing-sampling-rate-per-million= -h|-help
+			-v|-version`),
+		readsVal(crictlEndpoint, `-r|-runtime-endpoint= -i|-image-endpoint=`),
 		nets("sends traces to a collector", `-enable-tracing -tracing-endpoint=`),
 	),
 	verbs: verbTable(
@@ -613,6 +818,16 @@ var crictlTool = &tool{
 		vwrites(RiskMedium, "start run runp create pull update update-runtime-config"),
 		vwrites(RiskHigh, "rm rmp rmi stop stopp"),
 	),
+}
+
+// crictlEndpoint: the runtime is reached over a local socket; a TCP
+// endpoint is a server the command names.
+func crictlEndpoint(c *classifier, k *call, u *optUse) bool {
+	if strings.HasPrefix(u.val.s, "unix://") || strings.HasPrefix(u.val.s, "/") {
+		return true
+	}
+	c.writer(k.name+" "+u.as+" "+u.val.s, RiskMedium, "runtime endpoint is not a local socket")
+	return false
 }
 
 // checkCrictlStats: -w/-watch streams.
@@ -635,18 +850,21 @@ func checkCrictlConfig(c *classifier, k *call) {
 
 var etcdctlTool = &tool{
 	name: "etcdctl", style: stylePflag, globalsAfterVerb: true, net: true,
-	opts: opts(reads(`--endpoints= --cacert= --cert= --key= --user= --password= --command-timeout=
-		--dial-timeout= -w|--write-out= --discovery-srv= --discovery-srv-name=
-		--insecure-skip-tls-verify --insecure-transport --insecure-discovery --debug --hex
-		--keepalive-time= --keepalive-timeout= --max-request-bytes= --max-recv-bytes=
-		--auth-jwt-token= -h|--help`)),
+	opts: opts(
+		reads(`--cacert= --cert= --key= --user= --password= --command-timeout=
+		--dial-timeout= -w|--write-out= --insecure-skip-tls-verify --insecure-transport
+		--insecure-discovery --debug --hex --keepalive-time= --keepalive-timeout=
+		--max-request-bytes= --max-recv-bytes= --auth-jwt-token= -h|--help`),
+		readsVal(etcdEndpoints, `--endpoints=`),
+		nets("finds its servers in DNS SRV records, destinations the command does not name", `--discovery-srv= --discovery-srv-name=`),
+	),
 	verbs: verbTable(
-		vrule(readWith(opts(reads(`--prefix --from-key --keys-only --count-only --limit= --rev=
+		vrule(readCheck(opts(reads(`--prefix --from-key --keys-only --count-only --limit= --rev=
 			--sort-by= --order= --print-value-only --consistency= --max-create-rev= --min-create-rev=
-			--max-mod-rev= --min-mod-rev=`))), "get"),
-		vrule(readVerb, "version"),
+			--max-mod-rev= --min-mod-rev=`)), checkEtcdGet), "get"),
+		vrule(localVerb, "version"),
 		vrule(checkWith(opts(reads(`--prefix --rev= --prev-kv --progress-notify`),
-			unknowns("reads watch commands from stdin", `-i|--interactive`)), streamVerb), "watch"),
+			unknowns("reads watch commands from stdin", `-i|--interactive`)), checkEtcdWatch), "watch"),
 		vrule(nestedVerb(etcdSub("list")), "member alarm"),
 		vrule(nestedVerb(etcdSub("status", "health", "hashkv")), "endpoint"),
 		vrule(nestedVerb(etcdSub("list", "get")), "user role"),
@@ -658,8 +876,86 @@ var etcdctlTool = &tool{
 	),
 }
 
+// etcdEndpoints: the servers etcdctl connects to (comma-separated
+// [scheme://]host:port; 127.0.0.1:2379 without the option).
+func etcdEndpoints(c *classifier, k *call, u *optUse) bool {
+	for _, e := range strings.Split(u.val.s, ",") {
+		scheme, rest, ok := strings.Cut(e, "://")
+		if !ok {
+			scheme, rest = "http", e
+		}
+		authority, _, _ := strings.Cut(rest, "/")
+		host, port, err := splitAuthority(authority)
+		if err != nil || scheme != "http" && scheme != "https" && scheme != "unix" && scheme != "unixs" {
+			c.writer(k.name+" --endpoints "+e, RiskMedium, "endpoint must be [http(s)://]HOST:PORT")
+			return false
+		}
+		if port == 0 {
+			port = 2379
+		}
+		if !c.destination(k, host, port) {
+			return false
+		}
+	}
+	return true
+}
+
+// etcdDefault records etcdctl's default endpoint when none is given.
+func (c *classifier) etcdDefault(k *call) bool {
+	for _, u := range k.p.uses {
+		if u.key == "endpoints" {
+			return true
+		}
+	}
+	return c.destination(k, "127.0.0.1", 2379)
+}
+
+// checkEtcdGet: get reads keys, but not a range holding Kubernetes
+// Secrets (/registry/secrets/...), whose data the kube tool refuses to
+// show: a key under it, or a prefix or --from-key range that covers it.
+func checkEtcdGet(c *classifier, k *call) {
+	const secrets = "/registry/secrets/"
+	if !c.readVerbOperands(k) {
+		return
+	}
+	ranged := k.p.hasAny("prefix", "from-key") || len(k.p.ops) > 1
+	for n, i := range k.p.ops {
+		key := k.args[i].s
+		if strings.HasPrefix(key, secrets) || n == 0 && ranged && (strings.HasPrefix(secrets, key) || k.p.has("from-key") && key <= secrets) {
+			c.writer(k.name+" "+key, RiskHigh, "reads the keys of Kubernetes Secrets, whose data the kube tool refuses to show")
+			return
+		}
+	}
+	if !c.etcdDefault(k) {
+		return
+	}
+	c.readOnly(k)
+}
+
+// checkEtcdWatch: watch streams; "watch KEY -- CMD" runs CMD on every
+// event.
+func checkEtcdWatch(c *classifier, k *call) {
+	for _, a := range k.args {
+		if a.static && a.s == "--" {
+			c.construct(k.name+" --", RiskMedium, "runs a command on every event")
+			return
+		}
+	}
+	if !c.etcdDefault(k) {
+		return
+	}
+	streamVerb(c, k)
+}
+
 // etcdSub is an etcdctl command group whose listed verbs read.
 func etcdSub(verbs ...string) *tool {
 	return &tool{name: "etcdctl", style: stylePflag, globalsAfterVerb: true,
-		verbs: verbTable(vrule(readWith(opts(reads(`--cluster --keys --detail --prefix`))), strings.Join(verbs, " ")))}
+		verbs: verbTable(vrule(readCheck(opts(reads(`--cluster --keys --detail --prefix`)), checkEtcdRead), strings.Join(verbs, " ")))}
+}
+
+// checkEtcdRead: a listing verb connects to the endpoints.
+func checkEtcdRead(c *classifier, k *call) {
+	if c.readVerbOperands(k) && c.etcdDefault(k) {
+		c.readOnly(k)
+	}
 }

@@ -12,8 +12,12 @@ import (
 	"testing"
 )
 
-// corpusFiles are the labelled shell corpora under testdata/commands.
+// corpusFiles are the labelled shell corpora under testdata/commands that
+// the corpus benchmark measures (BENCHMARKS.md compares builds on them).
 var corpusFiles = []string{"mutating.tsv", "readonly.tsv", "bounded.tsv", "adversarial.tsv"}
+
+// confidentialityCorpus is issue 22's corpus (TestCorpusConfidentiality).
+const confidentialityCorpus = "confidentiality.tsv"
 
 // sqlCorpus is the labelled corpus of SQL-client commands, whose SQL the
 // real grammars decide (and whose cost is theirs, measured apart).
@@ -21,7 +25,7 @@ const sqlCorpus = "sql.tsv"
 
 // allCorpusFiles are every labelled corpus, for properties every command
 // must have.
-var allCorpusFiles = append(append([]string(nil), corpusFiles...), sqlCorpus)
+var allCorpusFiles = append(append([]string(nil), corpusFiles...), confidentialityCorpus, sqlCorpus)
 
 // corpusRow is one line of a labelled command corpus.
 type corpusRow struct {
@@ -74,15 +78,56 @@ func mustLoad(t testing.TB, path string) []corpusRow {
 	return rows
 }
 
+// labOptions is the deployment the labelled corpora are written for
+// (SPEC R1: a read connects only to destinations vigil knows). Its
+// inventory holds the hosts the rows name (web1, db1, cache, ...), its
+// Prometheus and Alertmanager run on the loopback, one Kubernetes cluster
+// is configured, the operator declared the Ceph monitors, the Argo CD
+// server and the cloud APIs, and vigil's own Redis store runs on its own
+// host. Public hosts (example.com, 8.8.8.8) are not declared: a row that
+// reaches one is a write. Writes must stay writes under these options,
+// which are the widest the corpora use (an option only ever widens what
+// is read-only).
+var labOptions = func() Options {
+	var o Options
+	for _, d := range []string{"web1", "web2", "web", "db", "db1", "db2", "cache", "host", "gateway",
+		"api", "app", "app1", "node1", "mon1", "kafka-1:9092", "10.0.0.1", "10.0.0.5", "10.0.0.9",
+		"192.168.1.10", "registry.internal:5000", "git.internal", "prometheus:9090", "alertmanager:9093",
+		"x"} {
+		o.Destinations = append(o.Destinations, mustDest(d))
+	}
+	o.Services = map[string][]Destination{
+		"kubernetes":      {mustDest("kube-api.internal:6443")},
+		"kubernetes/prod": {mustDest("kube-api.internal:6443")},
+		"ceph":            {mustDest("mon1:3300"), mustDest("mon1:6789")},
+		"argocd":          {mustDest("argocd.internal:443")},
+		"aws":             {mustDest("*.amazonaws.com:443")},
+		"gcloud":          {mustDest("*.googleapis.com:443")},
+		"azure":           {mustDest("management.azure.com:443"), mustDest("login.microsoftonline.com:443")},
+		"terraform":       {mustDest("*.amazonaws.com:443")},
+	}
+	o.Forbidden = []Destination{mustDest("redis-store.internal:6379")}
+	o.Aliases = [][]string{{"db1", "10.0.0.5"}}
+	return o
+}()
+
+func mustDest(s string) Destination {
+	d, err := ParseDestination(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
 // checkIntentCorpus applies the safety rule to a labelled corpus: no
 // command labelled write may come out read-only, and at least 95% of the
-// commands labelled read must.
+// commands labelled read must, under labOptions.
 func checkIntentCorpus(t *testing.T, rows []corpusRow) (writes, reads int) {
 	t.Helper()
 	var misses []string
 	readOK := 0
 	for _, r := range rows {
-		v := Classify(r.command)
+		v := labOptions.Classify(r.command, DialectBash)
 		switch {
 		case r.expected == "write" || strings.HasPrefix(r.expected, "write"):
 			writes++
@@ -128,6 +173,24 @@ func TestCorpusAdversarial(t *testing.T) {
 	writes, reads := checkIntentCorpus(t, rows)
 	if writes < 200 || reads < 100 {
 		t.Errorf("adversarial.tsv: %d write rows and %d read rows, want at least 200 and 100", writes, reads)
+	}
+	for _, r := range rows {
+		if strings.TrimSpace(r.note) == "" {
+			t.Errorf("%s: %q has no note naming its trick", r.where, r.command)
+		}
+	}
+}
+
+// TestCorpusConfidentiality is issue 22's corpus: network clients fed
+// expansions or local data, unknown destinations, vigil's own store, and
+// each allowlist (URLs, environment names, shell state, cloud
+// operations, connection parameters), the audited reader tables and
+// Kubernetes Secrets, with the daily reads that must stay allowed.
+func TestCorpusConfidentiality(t *testing.T) {
+	rows := mustLoad(t, "testdata/commands/"+confidentialityCorpus)
+	writes, reads := checkIntentCorpus(t, rows)
+	if writes < 200 || reads < 100 {
+		t.Errorf("confidentiality.tsv: %d write rows and %d read rows, want at least 200 and 100", writes, reads)
 	}
 	for _, r := range rows {
 		if strings.TrimSpace(r.note) == "" {
@@ -193,7 +256,7 @@ func TestCorpusBoundedness(t *testing.T) {
 	rows := mustLoad(t, "testdata/commands/bounded.tsv")
 	blocked := 0
 	for _, r := range rows {
-		v := Classify(r.command)
+		v := labOptions.Classify(r.command, DialectBash)
 		want := BoundCategory(r.expected)
 		if r.expected == "bounded" {
 			want = BoundOK

@@ -8,22 +8,25 @@ type envKind uint8
 const (
 	envInert   envKind = iota // cannot change what a command does to the world
 	envInjects                // can load code or change which program runs
-	envUnknown                // not known either way
+	envUnknown                // not known to be inert
 )
 
-// inertEnv are upper-case variables known only to change formatting,
-// locale, time zone or which server a client talks to.
+// inertEnv are the environment variables a command may be given: each
+// only changes formatting, locale, time zone or terminal size, or hands a
+// client a credential or name for the server the command itself names
+// (PGPASSWORD, PGUSER, MYSQL_PWD, REDISCLI_AUTH: sent only to where the
+// command connects, which the classifier judges). Every other name,
+// whatever its case, is unknown: programs read variables no list could
+// name (TF_CLI_ARGS_plan adds arguments to terraform plan,
+// npm_config_logs_dir moves npm's log, http_proxy reroutes curl, PGHOST
+// moves psql to another server).
 var inertEnv = map[string]bool{
 	"LANG": true, "LANGUAGE": true, "TZ": true, "TERM": true,
 	"COLUMNS": true, "LINES": true, "NO_COLOR": true, "CLICOLOR": true,
 	"CLICOLOR_FORCE": true, "FORCE_COLOR": true, "SYSTEMD_COLORS": true,
 	"SYSTEMD_PAGERSECURE": true, "SYSTEMD_URLIFY": true,
-	"DOCKER_CONTEXT": true,
-	"PGPASSWORD":     true, "PGHOST": true, "PGPORT": true, "PGUSER": true,
-	"PGDATABASE": true, "PGCONNECT_TIMEOUT": true, "PGSSLMODE": true,
-	"PGAPPNAME": true, "MYSQL_PWD": true, "MYSQL_HOST": true,
-	"MYSQL_TCP_PORT": true, "REDISCLI_AUTH": true,
-	"AWS_PROFILE": true, "AWS_REGION": true, "AWS_DEFAULT_REGION": true,
+	"PGPASSWORD": true, "PGUSER": true, "PGDATABASE": true, "PGCONNECT_TIMEOUT": true,
+	"PGAPPNAME": true, "MYSQL_PWD": true, "REDISCLI_AUTH": true,
 }
 
 // pagerEnv name programs a tool runs to show output; only an empty value
@@ -34,7 +37,9 @@ var pagerEnv = map[string]bool{
 }
 
 // injectingEnvPrefixes and injectingEnv can load code into a process,
-// change which program a name runs, or run a program by themselves.
+// change which program a name runs, or run a program by themselves. They
+// only choose how a refusal is worded (construct, high risk): every name
+// not in inertEnv is refused anyway.
 var injectingEnvPrefixes = []string{"LD_", "BASH_", "GIT_", "PYTHON", "PERL", "RUBY", "NODE_", "LESS", "DYLD_", "MALLOC_", "GCONV", "GLIBC_"}
 
 var injectingEnv = map[string]bool{
@@ -48,18 +53,21 @@ var injectingEnv = map[string]bool{
 	"HOME": true, "XDG_CONFIG_HOME": true, "SHELL": true, "TMPDIR": true,
 	"SYSTEMD_EDITOR": true, "SYSTEMD_LESS": true, "MYSQL_HOME": true,
 	"OPENSSL_CONF": true, "OPENSSL_ENGINES": true, "RUSTC_WRAPPER": true,
-	// A kubeconfig can run credential plugins; DOCKER_HOST=ssh:// runs ssh.
 	"KUBECONFIG": true, "DOCKER_HOST": true,
 }
 
-// envClass classifies an assignment of value to name. static says whether
-// the value is known.
+// envClass classifies an assignment of value to name given to a
+// program's environment (NAME=value cmd, env NAME=value, export NAME).
+// static says whether the value is known.
 func envClass(name, value string, static bool) envKind {
 	if pagerEnv[name] {
 		if static && (value == "" || value == "cat") {
 			return envInert
 		}
 		return envInjects
+	}
+	if inertEnv[name] || strings.HasPrefix(name, "LC_") && isIdentifier(name) {
+		return envInert
 	}
 	if injectingEnv[name] || strings.HasSuffix(name, "_PAGER") || strings.HasSuffix(name, "_EDITOR") ||
 		strings.HasSuffix(name, "_COMMAND") || strings.HasSuffix(name, "PRELOAD") {
@@ -70,22 +78,33 @@ func envClass(name, value string, static bool) envKind {
 			return envInjects
 		}
 	}
-	if inertEnv[name] || strings.HasPrefix(name, "LC_") {
-		return envInert
-	}
-	// Shell-local lower-case variables are not part of any program's
-	// contract; upper-case ones may be read by a tool and are unknown.
-	if hasLower(name) {
-		return envInert
-	}
 	return envUnknown
 }
 
-func hasLower(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 'a' && s[i] <= 'z' {
-			return true
+// shellLocal reports a name a command may set as a shell variable (a
+// standalone assignment, a loop variable, read's target): lower-case
+// letters and digits only. bash exports a variable only when it came from
+// the environment or is exported, and the names programs read from the
+// environment are upper-case or hold an underscore (http_proxy,
+// npm_config_*); vigil runs local reads with a fixed environment of
+// upper-case names.
+func shellLocal(name string) bool {
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if ch := name[i]; !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9') {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// shellVarClass classifies a variable the shell itself sets (name=value
+// alone, for NAME in, read NAME): a shell-local name, or an inert one.
+func shellVarClass(name string) envKind {
+	if shellLocal(name) {
+		return envInert
+	}
+	return envClass(name, "", false)
 }

@@ -43,6 +43,18 @@ var fileTools = map[string]*tool{
 	"mawk":    awkTool("mawk"),
 	"nawk":    awkTool("nawk"),
 	"sed":     sedTool,
+	"diff3":   diff3Tool,
+}
+
+// diff3 (GNU) compares three files to stdout; --diff-program names the
+// program it runs to compare them.
+var diff3Tool = &tool{
+	name: "diff3", style: styleGNU,
+	opts: opts(
+		reads(`-A|--show-all -e|--ed -E|--show-overlap -3|--easy-only -x|--overlap-only -X -i
+			-m|--merge -a|--text --strip-trailing-cr -T|--initial-tab -L|--label= --help -v|--version`),
+		execs("runs a program to compare the files", `--diff-program=`),
+	),
 }
 
 // fileCheckers are file tools with parsers of their own.

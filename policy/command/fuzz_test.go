@@ -1,6 +1,7 @@
 package command
 
 import (
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -16,10 +17,211 @@ var oracleWriters = map[string]bool{
 	"truncate": true, "chmod": true, "chown": true, "chgrp": true, "ln": true, "mkdir": true,
 	"touch": true, "rmdir": true, "reboot": true, "shutdown": true, "halt": true, "poweroff": true,
 	"pkill": true, "killall": true, "useradd": true, "userdel": true,
-	"install": true, "rsync": true, "scp": true, "wipefs": true, "fdisk": true, "parted": true,
+	"install": true, "rsync": true, "scp": true, "wipefs": true,
 	"swapoff": true, "modprobe": true, "insmod": true, "rmmod": true, "umount": true,
 	"chattr": true, "setfacl": true, "fallocate": true, "tee": true, "eval": true, "exec": true,
-	"doas": true, "source": true, ".": true, "alias": true,
+	"doas": true, "source": true, ".": true,
+}
+
+// onlyNames reports alias words that only name aliases (alias NAME
+// prints one, whatever characters it has, such as "0-"; NAME=VALUE
+// defines one; a word starting with "-" is an option, of which only -p
+// lists).
+func onlyNames(ws []*syntax.Word) bool {
+	for _, w := range ws {
+		if l := litOf(w); l == "" || strings.Contains(l, "=") || strings.HasPrefix(l, "-") && l != "-p" {
+			return false
+		}
+	}
+	return true
+}
+
+// hasWordIn reports whether one of the words is literally one of lits.
+func hasWordIn(ws []*syntax.Word, lits ...string) bool {
+	for _, w := range ws {
+		if slices.Contains(lits, litOf(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// partedPrints reports parted's listing forms: -l alone, or a device
+// followed by print (after unit settings), with only -s, -m and -j.
+func partedPrints(ws []*syntax.Word) bool {
+	var ops []string
+	list := false
+	for _, w := range ws {
+		switch l := litOf(w); {
+		case l == "-l" || l == "--list":
+			list = true
+		case l == "-s" || l == "-m" || l == "-j" || l == "-sm" || l == "-ms":
+		case strings.HasPrefix(l, "-") || l == "":
+			return false
+		default:
+			ops = append(ops, l)
+		}
+	}
+	if list && len(ops) == 0 {
+		return true
+	}
+	if len(ops) < 2 {
+		return false
+	}
+	ops = ops[1:]
+	for len(ops) >= 2 && ops[0] == "unit" {
+		ops = ops[2:]
+	}
+	return len(ops) >= 1 && ops[0] == "print" && len(ops) <= 2
+}
+
+// oracleNetClients are programs that send their words to a server, listed
+// independently of the classifier's tables (git counts for ls-remote).
+var oracleNetClients = map[string]bool{
+	"curl": true, "wget": true, "http": true, "https": true, "ssh": true, "nc": true,
+	"ncat": true, "netcat": true, "dig": true, "nslookup": true, "host": true, "whois": true,
+	"redis-cli": true, "valkey-cli": true, "psql": true, "mysql": true, "mariadb": true,
+	"kubectl": true, "helm": true, "aws": true, "gcloud": true, "az": true, "etcdctl": true,
+	"ping": true, "traceroute": true, "mtr": true, "pg_isready": true, "argocd": true,
+	"tcpdump": true, "ss": true, "arp": true, "conntrack": true,
+}
+
+// oracleNetFindings reports why src must not be read-only by the
+// confidentiality rule (SPEC R1) under the zero Options: a network client
+// with a word the shell expands (parameter, command, arithmetic or
+// process substitution, a glob, brace or tilde), or with a URL whose host
+// is not the loopback.
+func oracleNetFindings(src string) string {
+	f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
+	if err != nil {
+		return ""
+	}
+	why := ""
+	syntax.Walk(f, func(n syntax.Node) bool {
+		x, ok := n.(*syntax.CallExpr)
+		if !ok || len(x.Args) == 0 || why != "" {
+			return why == ""
+		}
+		name := litOf(x.Args[0])
+		if i := strings.LastIndexByte(name, '/'); i >= 0 {
+			name = name[i+1:]
+		}
+		if !oracleNetClients[name] && !(name == "git" && hasWordIn(x.Args[1:], "ls-remote")) {
+			return true
+		}
+		// A help or version query connects nowhere, whatever else it
+		// spells (curl -h://0 and -0h000://0 ask for a help category;
+		// wget -ht://0 prints its help before it reads -t).
+		query := false
+		for _, w := range x.Args[1:] {
+			l := litOf(w)
+			curlHelp := (name == "curl" || name == "wget") && len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.Contains(l, "h")
+			// curl over a local socket (--unix-socket, abbreviated as
+			// GNU getopt allows: --un) connects to no host.
+			opt, _, _ := strings.Cut(l, "=")
+			curlSocket := name == "curl" && len(opt) > 3 && (strings.HasPrefix("--unix-socket", opt) || strings.HasPrefix("--abstract-unix-socket", opt))
+			query = query || curlHelp || curlSocket || l == "--help" || l == "-V" || l == "--version"
+		}
+		for i, w := range x.Args[1:] {
+			if wordExpands(w) {
+				why = name + " with a word the shell expands"
+				return false
+			}
+			l := litOf(w)
+			// The value of a curl option that names no server (-A
+			// http://0 is a user agent) is no URL.
+			text := i > 0 && name == "curl" && curlTextOpts[litOf(x.Args[i])]
+			if before, rest, ok := strings.Cut(l, "://"); ok && !query && !text && !oracleLookupOnly[name] && oracleSchemes[trailingLetters(before)] {
+				host := rest
+				if i := strings.IndexAny(host, "/?#"); i >= 0 {
+					host = host[:i]
+				}
+				if i := strings.LastIndexByte(host, '@'); i >= 0 {
+					host = host[i+1:]
+				}
+				if h, _, err := net.SplitHostPort(host); err == nil {
+					host = h
+				}
+				host = strings.ToLower(strings.Trim(host, "[]")) // host names ignore case
+				if host != "localhost" && !strings.HasPrefix(host, "127.") && host != "::1" && host != "" {
+					why = name + " to " + host + ", not a destination the zero Options know"
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return why
+}
+
+// oracleLookupOnly are clients that only ask the resolver about the names
+// they are given (a filter's host), never connect to them.
+var oracleLookupOnly = map[string]bool{"tcpdump": true, "ss": true, "arp": true, "conntrack": true}
+
+// curlTextOpts are curl options whose value (the next word) is text the
+// request carries or a local file, never a server.
+var curlTextOpts = map[string]bool{"-A": true, "--user-agent": true, "-e": true, "--referer": true,
+	"-H": true, "--header": true, "-u": true, "--user": true, "-b": true, "--cookie": true,
+	"-o": true, "--output": true, "-w": true, "--write-out": true, "-X": true, "--request": true}
+
+// oracleSchemes are URL schemes whose URLs name a server to connect to.
+// Text such as pg_isready -d'://0' is no URL (a database name): the
+// scheme must be one of these, spelled right before "://".
+var oracleSchemes = map[string]bool{"http": true, "https": true, "ftp": true, "ftps": true,
+	"sftp": true, "scp": true, "ssh": true, "git": true, "postgres": true, "postgresql": true,
+	"mysql": true, "redis": true, "rediss": true, "ldap": true, "ldaps": true, "ws": true,
+	"wss": true, "smtp": true, "smtps": true, "imap": true, "imaps": true, "pop3": true,
+	"telnet": true, "dict": true, "gopher": true, "tftp": true, "mongodb": true}
+
+// trailingLetters is the run of ASCII letters and digits that ends s,
+// lower-cased.
+func trailingLetters(s string) string {
+	i := len(s)
+	for i > 0 && (s[i-1] >= 'a' && s[i-1] <= 'z' || s[i-1] >= 'A' && s[i-1] <= 'Z' || s[i-1] >= '0' && s[i-1] <= '9') {
+		i--
+	}
+	return strings.ToLower(s[i:])
+}
+
+// wordExpands reports a word the shell expands: anything but plain and
+// quoted literal text, or unquoted text with a glob, brace expansion or
+// tilde.
+func wordExpands(w *syntax.Word) bool {
+	// mvdan.cc/sh's own reading of brace expansion ("a{b" is none), on
+	// a copy: SplitBraces rewrites the word it is given (and reports true
+	// for any "{", expansion or not).
+	cp := *w
+	cp.Parts = slices.Clone(w.Parts)
+	if syntax.SplitBraces(&cp) && slices.ContainsFunc(cp.Parts, func(p syntax.WordPart) bool {
+		_, ok := p.(*syntax.BraceExp)
+		return ok
+	}) {
+		return true
+	}
+	for i, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			// A bracket is a pattern only when a "]" closes it.
+			open := strings.IndexByte(x.Value, '[')
+			if strings.ContainsAny(x.Value, "*?") || open >= 0 && strings.IndexByte(x.Value[open:], ']') > 0 ||
+				i == 0 && strings.HasPrefix(x.Value, "~") {
+				return true
+			}
+		case *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			if x.Dollar {
+				return true
+			}
+			for _, q := range x.Parts {
+				if _, ok := q.(*syntax.Lit); !ok {
+					return true
+				}
+			}
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // oracleFindings walks src independently of the classifier and returns
@@ -54,6 +256,12 @@ func oracleFindings(src string) (writers []string, ok bool) {
 		case word == "passwd" && !passwdShows(x.Args[1:]):
 			writers = append(writers, word)
 		case word == "sudo" && !sudoRunsNothing(x.Args[1:]):
+			writers = append(writers, word)
+		case word == "alias" && !onlyNames(x.Args[1:]):
+			writers = append(writers, word)
+		case word == "fdisk" && !hasWordIn(x.Args[1:], "-l", "--list", "-x", "--list-details"):
+			writers = append(writers, word)
+		case word == "parted" && !partedPrints(x.Args[1:]):
 			writers = append(writers, word)
 		case expands(x.Args[0]):
 			writers = append(writers, "(dynamic command word)")
@@ -273,6 +481,14 @@ func FuzzClassifyCommand(f *testing.F) {
 		why, withUnknown := oracleSecondGen(cmd)
 		if why != "" {
 			t.Fatalf("Classify(%q) = %s %q despite %s", cmd, v.Intent, v.Reasons, why)
+		}
+		if why := oracleNetFindings(cmd); why != "" {
+			t.Fatalf("Classify(%q) = %s %q despite a network read: %s", cmd, v.Intent, v.Reasons, why)
+		}
+		for _, d := range v.Destinations {
+			if !loopbackHost(d.Host) && d != resolverDest {
+				t.Fatalf("Classify(%q) = %s to %v, a destination the zero Options do not know", cmd, v.Intent, d)
+			}
 		}
 		if withUnknown != "" {
 			if u := Classify(withUnknown); u.ReadOnly() {

@@ -168,7 +168,7 @@ var gitTool = &tool{
 		vrule(gitRead(`-t -s -e -p --textconv --filters --path= --batch[=] --batch-check[=]
 			--batch-command[=] --batch-all-objects --buffer --unordered --follow-symlinks -Z -z
 			--allow-unknown-type --use-mailmap --no-use-mailmap --mailmap --no-mailmap`), "cat-file"),
-		vrule(&verbRule{class: ruleRead, net: true, style: &gitStyle, opts: opts(
+		vrule(&verbRule{class: ruleCheck, net: true, reads: true, style: &gitStyle, check: checkGitLsRemote, opts: opts(
 			reads(`--heads --tags --refs --exit-code --get-url --sort= -o|--server-option= -q|--quiet
 				--symref -h -t -b --branches`),
 			execs("runs a program on the remote side", `--upload-pack=`),
@@ -203,7 +203,7 @@ var gitTool = &tool{
 		vrule(&verbRule{class: ruleCheck, check: checkGitBranch, noScan: true}, "branch"),
 		vrule(&verbRule{class: ruleCheck, check: checkGitTag, noScan: true}, "tag"),
 		vrule(&verbRule{class: ruleCheck, check: checkGitConfig, noScan: true}, "config"),
-		vrule(nestedVerb(gitSub(readVerb, gitVerbose, vrule(&verbRule{class: ruleRead, net: true, opts: opts(reads(`-n`))}, "show"),
+		vrule(nestedVerb(gitSub(readVerb, gitVerbose, vrule(netReadCheck(opts(reads(`-n`)), checkGitRemoteShow), "show"),
 			vrule(gitRead(`--push --all`), "get-url"))), "remote"),
 		vrule(nestedVerb(gitSub(nil, nil, vrule(&verbRule{class: ruleRead, opts: gitLogTable, style: &gitStyle}, "list show"))), "stash"),
 		vrule(nestedVerb(gitSub(readVerb, gitLogTable, vrule(readVerb, "show"),
@@ -233,6 +233,89 @@ var gitVerbose = opts(reads(`-v|--verbose -q|--quiet`))
 // without one, with the options in t (which its verbs share).
 func gitSub(bare *verbRule, t *optTable, groups ...verbGroup) *tool {
 	return &tool{name: "git", style: gitStyle, noVerb: bare, opts: t, globalsAfterVerb: true, verbs: verbTable(groups...)}
+}
+
+// checkGitLsRemote: ls-remote connects to the repository it names: a URL
+// or scp-like address must be on a known host; a remote's name takes its
+// URL from the repository's configuration, which the classifier cannot
+// see; a local path connects nowhere. --get-url only prints the URL.
+func checkGitLsRemote(c *classifier, k *call) {
+	if !c.readVerbOperands(k) {
+		return
+	}
+	if k.p.has("get-url") {
+		c.localNet()
+		c.readOnly(k)
+		return
+	}
+	if len(k.p.ops) == 0 {
+		c.writer(k.name, RiskMedium, "connects to the current branch's remote, whose URL comes from the repository's configuration; give a URL of a known host")
+		return
+	}
+	if c.gitRemoteDest(k, k.args[k.p.ops[0]].s) {
+		c.readOnly(k)
+	}
+}
+
+// checkGitRemoteShow: remote show asks each remote for its refs, unless
+// -n; its operands are remote names or URLs.
+func checkGitRemoteShow(c *classifier, k *call) {
+	if !c.readVerbOperands(k) {
+		return
+	}
+	if k.p.has("n") {
+		c.localNet()
+		c.readOnly(k)
+		return
+	}
+	for _, i := range k.p.ops {
+		if !c.gitRemoteDest(k, k.args[i].s) {
+			return
+		}
+	}
+	if len(k.p.ops) == 0 {
+		c.localNet() // lists the remotes' names
+	}
+	c.readOnly(k)
+}
+
+// gitRemoteDest records where git connects for a repository argument.
+func (c *classifier) gitRemoteDest(k *call, repo string) bool {
+	lower := strings.ToLower(repo)
+	switch {
+	case strings.HasPrefix(repo, "/") || strings.HasPrefix(repo, "./") || strings.HasPrefix(repo, "../") ||
+		strings.HasPrefix(lower, "file://"):
+		c.localNet()
+		return true
+	case strings.Contains(repo, "::"):
+		c.writer(k.name+" "+repo, RiskMedium, "a transport::address repository runs a remote helper program")
+		return false
+	}
+	if scheme, _, ok := strings.Cut(lower, "://"); ok {
+		authority, _, _ := strings.Cut(repo[len(scheme)+3:], "/")
+		switch scheme {
+		case "http", "https", "ssh", "git":
+		case "git+ssh", "ssh+git":
+			scheme = "ssh"
+		default:
+			c.writer(k.name+" "+repo, RiskMedium, "transport "+scheme+" not known to be read-only")
+			return false
+		}
+		if at := strings.LastIndexByte(authority, '@'); at >= 0 && scheme == "ssh" {
+			authority = authority[at+1:]
+		}
+		return c.urlDest(k, scheme, authority)
+	}
+	if colon := strings.IndexByte(repo, ':'); colon > 0 && !strings.Contains(repo[:colon], "/") {
+		// scp-like [user@]host:path, over ssh.
+		host := repo[:colon]
+		if at := strings.LastIndexByte(host, '@'); at >= 0 {
+			host = host[at+1:]
+		}
+		return c.destination(k, host, 22)
+	}
+	c.writer(k.name+" "+repo, RiskMedium, "a remote's name takes its URL from the repository's configuration, which the classifier cannot see; give a URL of a known host")
+	return false
 }
 
 func checkGitPush(c *classifier, k *call) {
@@ -279,7 +362,8 @@ func (c *classifier) gitListMode(k *call, listShort string, valued []string) {
 				if !hasVal {
 					i++
 				}
-			case matchOneOf(name, "all", "remotes", "verbose", "show-current", "ignore-case", "no-color", "no-column", "omit-empty"):
+			case matchOneOf(name, "all", "remotes", "verbose", "show-current", "ignore-case", "no-color", "no-column", "omit-empty"),
+				matchOneOf(name, "color", "column") && (hasVal || !strings.Contains(s, "=")):
 			default:
 				c.writer(k.name+" "+s, RiskMedium, "changes refs")
 				return
@@ -305,7 +389,11 @@ func (c *classifier) gitListMode(k *call, listShort string, valued []string) {
 	c.readOnly(k)
 }
 
-var gitListValued = []string{"contains", "no-contains", "merged", "no-merged", "points-at", "sort", "format", "color", "column"}
+// gitListValued are the branch and tag options that take the next word as
+// their value when it is not attached. --color and --column take an
+// optional value only when attached (--color=always): the word after
+// them is an operand, which outside list mode names a new ref.
+var gitListValued = []string{"contains", "no-contains", "merged", "no-merged", "points-at", "sort", "format"}
 
 func checkGitBranch(c *classifier, k *call) { c.gitListMode(k, "arvi", gitListValued) }
 

@@ -414,7 +414,15 @@ type verbRule struct {
 	// (log-level with an argument sets the level, without one shows it).
 	setter bool
 	maxOps int
-	net    bool // talks over the network
+	// net: a network client (netclient.go); service and why are where it
+	// connects when its command line names no server.
+	net          bool
+	service, why string
+	// local: a verb of a network tool that connects nowhere.
+	local bool
+	// reads: a verb judged by a check that only ever reads (it proves
+	// where it connects); an operand spelling it is no extra verb.
+	reads bool
 }
 
 // tool is the grammar of one command.
@@ -437,7 +445,12 @@ type tool struct {
 	check checkFunc
 	// digitOpts: -NUM is a count (head -5, tail -20).
 	digitOpts bool
-	net       bool // talks over the network
+	// net: a network client (netclient.go): its whole command line must
+	// be static text and it must prove where it connects; service and
+	// serviceWhy are where it connects when its command line names no
+	// server (see Options.Services).
+	net                 bool
+	service, serviceWhy string
 }
 
 // tabList is the option tables in force at one point of a scan: inherited
@@ -467,9 +480,6 @@ func (c *classifier) runTool(k *call, t *tool) {
 // a parent tool passes to a nested verb table) and judges the call.
 func (c *classifier) scanTool(k *call, t *tool, inherited tabList, mark, omark int) {
 	tabs := inherited.plus(t.opts)
-	if t.net {
-		c.net = true
-	}
 	i, ok := c.scanOpts(k, t.style, tabs.t[:tabs.n], t.digitOpts, t.verbs != nil)
 	if !ok {
 		return
@@ -520,8 +530,14 @@ func (c *classifier) judgeVerb(vk *call, t *tool, v *verbRule, word, name string
 		c.writer(vk.name, v.risk, msg)
 		return
 	}
-	if v.net {
-		c.net = true
+	if v.net && !t.net {
+		if !c.enterNet(vk, v.service, v.why) {
+			return
+		}
+		defer c.leaveNet(vk)
+	}
+	if v.local {
+		c.localNet()
 	}
 	for j := mark; j < len(c.uses); j++ {
 		c.uses[j].lead = true
@@ -571,7 +587,7 @@ func (c *classifier) noExtraVerb(k *call, t *tool) bool {
 			continue
 		}
 		r := t.verbs.get(a.s)
-		if r != nil && r.class != ruleRead && r.sub == nil {
+		if r != nil && r.class != ruleRead && !r.reads && r.sub == nil {
 			c.unknown(k.name+" "+a.s, "extra subcommand after a read-only one")
 			return false
 		}

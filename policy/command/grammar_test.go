@@ -177,17 +177,29 @@ func TestToolTables(t *testing.T) {
 	}
 }
 
-func TestActionWords(t *testing.T) {
-	tests := map[string]string{
-		"delete": "delete", "deleteAll": "delete", "force_restart": "restart", "UNLOAD": "unload",
-		"undeploy": "undeploy", "restarts": "restart", "cache-purge": "purge", "x": "",
-		"settings": "", "status": "", "offset": "", "runtime": "", "startup": "", "metrics": "",
-		"restart-count": "restart", "doStop": "stop",
+// TestReadEndpoints: a URL is a built-in read only by its exact shape and
+// with only the parameters its endpoint reads.
+func TestReadEndpoints(t *testing.T) {
+	tests := []struct {
+		path, query string
+		read        bool
+	}{
+		{"/healthz", "", true}, {"/healthz", "verbose", true}, {"/healthz/", "", true},
+		{"/-/healthy", "", true}, {"/metrics", "", true}, {"/metrics", "name[]=up", true},
+		{"/api/v1/query", "query=up&time=1", true}, {"/api/v1/label/job/values", "", true},
+		{"/api/v2/alerts", "silenced=false", true}, {"/_cat/indices/logs-1", "v&h=index", true},
+		{"/v1/health/state/critical", "", true}, {"/containers/json", "all=1", true},
+		// Not an endpoint's shape, or a parameter it does not read.
+		{"/", "", false}, {"/healthz/x/y", "", false}, {"/metrics", "action=reset", false},
+		{"/api/v1/admin/tsdb/delete_series", "", false}, {"/api/v1/query", "query=up&x=1", false},
+		{"/manager/text/undeploy", "path=/app", false}, {"/solr/admin/cores", "action=UNLOAD", false},
+		{"/job/x/build", "token=t", false}, {"/metrics/../admin", "", false}, {"/%6detrics", "", false},
+		{"/api/v1/query", "query=up&query=x%26", true}, {"/api/v1/query", "qu%65ry=up", false},
+		{"/readyz", "verbose&", false},
 	}
-	for in, want := range tests {
-		got := actionWord(in)
-		if got != want && !(want != "" && strings.HasPrefix(got, want)) {
-			t.Errorf("actionWord(%q) = %q, want %q", in, got, want)
+	for _, tc := range tests {
+		if _, got := readEndpoint(tc.path, tc.query, nil); got != tc.read {
+			t.Errorf("readEndpoint(%q, %q) = %v, want %v", tc.path, tc.query, got, tc.read)
 		}
 	}
 }
@@ -227,6 +239,8 @@ func TestURLMatching(t *testing.T) {
 	}
 	o := prefixes("http://localhost:9090/api/v1/", "https://admin:8443/status", "/readyz",
 		"/api/v1/nodes/n1/proxy/metrics")
+	cluster := map[string][]Destination{"kubernetes": {mustDest("kube-api:6443")}}
+	o.Services = cluster
 	tests := []struct {
 		cmd  string
 		read bool
@@ -242,7 +256,8 @@ func TestURLMatching(t *testing.T) {
 		{"curl http://admin:8443/status/restart", false},
 		{"curl 'https://admin@evil:8443/status/restart'", false},
 		{"kubectl get --raw /readyz", true},
-		{"kubectl get --raw '/readyz?verbose'", false},
+		{"kubectl get --raw '/readyz?verbose'", true},
+		{"kubectl get --raw '/readyz?verbose&x=1'", false},
 		{"kubectl get --raw /api/v1/nodes/n1/proxy/metrics/cadvisor", true},
 		{"kubectl get --raw /api/v1/nodes/n2/proxy/metrics", false},
 		{"curl http://localhost:8001/api/v1/nodes/n1/proxy/metrics", false},
@@ -253,7 +268,8 @@ func TestURLMatching(t *testing.T) {
 		if v.ReadOnly() != tt.read {
 			t.Errorf("%q with listings: read=%v %v, want read=%v", tt.cmd, v.ReadOnly(), v.Reasons, tt.read)
 		}
-		if tt.read && ClassifyAs(tt.cmd, DialectBash).ReadOnly() && strings.Contains(tt.cmd, "--raw") {
+		builtin := strings.Contains(tt.cmd, "readyz") || strings.Contains(tt.cmd, "/api/v1/query")
+		if tt.read && !builtin && (Options{Services: cluster}).Classify(tt.cmd, DialectBash).ReadOnly() {
 			t.Errorf("%q is read-only without a listing", tt.cmd)
 		}
 	}

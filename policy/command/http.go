@@ -1,23 +1,31 @@
 package command
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // HTTP clients and openssl. A fetch is read-only when it is a GET (or
-// HEAD) of URLs that name no action (url.go), printed to stdout, sending
-// nothing local: no request body, no file uploads, no headers or cookies
-// read from files, no credentials from a netrc file.
+// HEAD) of URLs that are listed or well-known read endpoints (url.go) on
+// hosts vigil knows (dest.go), printed to stdout, sending nothing local:
+// no request body, no file uploads, no headers or cookies read from files,
+// no credentials from a netrc file. Every word is static text (the HTTP
+// clients are network clients, netclient.go). Options that reroute the
+// connection (a proxy, --connect-to, --resolve, DNS-over-HTTPS) are reads
+// only when what they name is known too.
 
-// curl (7.x matches long options by unambiguous prefix, ignoring case;
-// an option spelled in another case is unknown here, which fails closed).
+// curl (7.x and 8.x match long options by unambiguous prefix, ignoring
+// case; an option spelled in another case is unknown here, which fails
+// closed).
 var curlTool = &tool{
 	name: "curl", style: styleGNU,
 	opts: opts(
-		reads(`--abstract-unix-socket= --anyauth --aws-sigv4= --basic --cacert= --capath=
+		reads(`--anyauth --aws-sigv4= --basic --cacert= --capath=
 			-E|--cert= --cert-status --cert-type= --ciphers= --compressed --compressed-ssh
-			--connect-timeout= --connect-to= -C|--continue-at= --crlfile= --curves=
+			--connect-timeout= -C|--continue-at= --crlfile= --curves=
 			--digest -q|--disable --disable-eprt --disable-epsv --disallow-username-in-url
-			--dns-interface= --dns-ipv4-addr= --dns-ipv6-addr= --dns-servers= --doh-cert-status
-			--doh-insecure --doh-url= --egd-file= --etag-compare= --expect100-timeout= -f|--fail
+			--dns-interface= --dns-ipv4-addr= --dns-ipv6-addr= --doh-cert-status
+			--doh-insecure --egd-file= --expect100-timeout= -f|--fail
 			--fail-early --fail-with-body --false-start --ftp-pasv -P|--ftp-port= --ftp-pret
 			--ftp-skip-pasv-ip --ftp-ssl-ccc --ftp-ssl-ccc-mode= --ftp-ssl-control -G|--get
 			-g|--globoff --happy-eyeballs-timeout-ms= --haproxy-protocol -I|--head -h|--help[=]
@@ -25,30 +33,30 @@ var curlTool = &tool{
 			--http2-prior-knowledge --http3 --http3-only --ignore-content-length -i|--include
 			-k|--insecure --interface= -4|--ipv4 -6|--ipv6 -j|--junk-session-cookies
 			--keepalive-time= --key= --key-type= --krb= --limit-rate= -l|--list-only --local-port=
-			-L|--location --location-trusted --login-options= -M|--manual --max-filesize=
+			-L|--location --login-options= -M|--manual --max-filesize=
 			--max-redirs= -m|--max-time= --negotiate --ntlm --no-alpn -N|--no-buffer --no-clobber
 			--no-keepalive --no-npn --no-progress-meter --no-sessionid --noproxy= -:|--next
-			--pass= --path-as-is --pinnedpubkey= --preproxy= -#|--progress-bar --proto= --proto-redir=
-			-x|--proxy= --proxy-anyauth --proxy-basic --proxy-cacert= --proxy-capath= --proxy-cert=
+			--pass= --path-as-is --pinnedpubkey= -#|--progress-bar --proto= --proto-redir=
+			--proxy-anyauth --proxy-basic --proxy-cacert= --proxy-capath= --proxy-cert=
 			--proxy-cert-type= --proxy-ciphers= --proxy-crlfile= --proxy-digest --proxy-insecure
 			--proxy-key= --proxy-key-type= --proxy-negotiate --proxy-ntlm --proxy-pass=
 			--proxy-pinnedpubkey= --proxy-service-name= --proxy-ssl-allow-beast
 			--proxy-ssl-auto-client-cert --proxy-tls13-ciphers= --proxy-tlsauthtype=
-			--proxy-tlspassword= --proxy-tlsuser= --proxy-tlsv1 -U|--proxy-user= --proxy1.0=
+			--proxy-tlspassword= --proxy-tlsuser= --proxy-tlsv1 -U|--proxy-user=
 			-p|--proxytunnel --pubkey= --random-file= -r|--range= --rate= --raw -R|--remote-time
-			--remove-on-error --resolve= --retry= --retry-all-errors --retry-connrefused
+			--remove-on-error --retry= --retry-all-errors --retry-connrefused
 			--retry-delay= --retry-max-time= --sasl-authzid= --sasl-ir --service-name=
-			-S|--show-error -s|--silent --socks4= --socks4a= --socks5= --socks5-basic
-			--socks5-gssapi --socks5-gssapi-nec --socks5-gssapi-service= --socks5-hostname=
+			-S|--show-error -s|--silent --socks5-basic
+			--socks5-gssapi --socks5-gssapi-nec --socks5-gssapi-service=
 			-Y|--speed-limit= -y|--speed-time= --ssl --ssl-allow-beast --ssl-auto-client-cert
 			--ssl-no-revoke --ssl-reqd --ssl-revoke-best-effort -2|--sslv2 -3|--sslv3
 			--styled-output --suppress-connect-headers --tcp-fastopen --tcp-nodelay
-			--tftp-blksize= --tftp-no-options -z|--time-cond= --tls-max= --tls13-ciphers=
+			--tftp-blksize= --tftp-no-options --tls-max= --tls13-ciphers=
 			--tlsauthtype= --tlspassword= --tlsuser= -1|--tlsv1 --tlsv1.0 --tlsv1.1 --tlsv1.2
-			--tlsv1.3 --tr-encoding --trace-time --unix-socket= -B|--use-ascii -v|--verbose
+			--tlsv1.3 --tr-encoding --trace-time -B|--use-ascii -v|--verbose
 			-V|--version --create-file-mode= --ca-native --proxy-ca-native --mail-rcpt-allowfails
-			--no-location --no-silent --no-verbose --no-include --no-fail --no-insecure`),
-		readsVal(curlURLValue, `--url=`),
+			--no-location --no-silent --no-verbose --no-include --no-fail --no-insecure
+			--unix-socket= --abstract-unix-socket= --url=`),
 		readsVal(curlMethod, `-X|--request=`),
 		readsVal(httpHeader, `-H|--header= --proxy-header=`),
 		readsVal(curlWriteOut, `-w|--write-out=`),
@@ -56,17 +64,25 @@ var curlTool = &tool{
 		readsVal(curlCookie, `-b|--cookie=`),
 		readsVal(noControlValue, `-A|--user-agent= -e|--referer= -u|--user= --oauth2-bearer=`),
 		readsVal(curlURLQuery, `--url-query=`),
+		readsVal(curlProxy, `-x|--proxy= --preproxy= --socks4= --socks4a= --socks5= --socks5-hostname=`),
+		readsVal(curlConnectTo, `--connect-to=`),
+		readsVal(curlResolve, `--resolve=`),
+		readsVal(curlDoH, `--doh-url=`),
+		readsVal(curlDNSServers, `--dns-servers=`),
 		writes(RiskMedium, "sends data", `-d|--data= --data-ascii= --data-binary= --data-raw=
 			--data-urlencode= --json= -F|--form= --form-string= --form-escape -T|--upload-file=
 			-Q|--quote= --mail-rcpt= --mail-from= --mail-auth= -t|--telnet-option= -a|--append
 			--post301 --post302 --post303 --ftp-account= --ftp-alternative-to-user= --ftp-method=
 			--ftp-create-dirs --crlf`),
+		writes(RiskMedium, "sends the ETag a local file holds (its first line) in If-None-Match", `--etag-compare=`),
 		writes(RiskLow, "writes a file", `-O|--remote-name --remote-name-all -J|--remote-header-name
 			--output-dir= -c|--cookie-jar= --libcurl= --etag-save= --hsts= --alt-svc= --create-dirs
 			--xattr`),
 		nets("sends credentials read from a netrc file", `-n|--netrc --netrc-file= --netrc-optional`),
 		nets("delegates the local Kerberos credentials to the server", `--delegation=`),
+		nets("sends its credentials to every host a redirect names", `--location-trusted`),
 		execs("loads code or runs a helper program", `--engine= --ntlm-wb`),
+		unknowns("sends the modification time of the file a value that is not a date names", `-z|--time-cond=`),
 		unknowns("option not known to be read-only", `-K|--config= --proto-default= --request-target=
 			--variable= --metalink --ipfs-gateway=`),
 	),
@@ -75,17 +91,46 @@ var curlTool = &tool{
 
 func checkCurl(c *classifier, k *call) { c.runTool(k, curlTool) }
 
-// checkCurlURLs checks every URL operand.
+// checkCurlURLs checks every URL: the operands and --url values. curl
+// expands {a,b} and [1-9] in a URL into several unless -g/--globoff.
 func checkCurlURLs(c *classifier, k *call) {
-	for _, i := range k.p.ops {
-		if !c.checkURL(k, k.args[i], "") {
+	use := urlUse{socket: k.p.hasAny("unix-socket", "abstract-unix-socket")}
+	for _, u := range k.p.uses {
+		if u.key == "url-query" {
+			name, _, _ := strings.Cut(u.val.s, "=")
+			use.params = append(use.params, strings.TrimPrefix(name, "+"))
+		}
+	}
+	urls := 0
+	check := func(a arg) bool {
+		urls++
+		if !k.p.has("globoff") && strings.ContainsAny(a.s, "{}[]") {
+			c.writer(k.name+" "+a.s, RiskMedium, "curl expands {…} and […] in a URL into several requests; give each URL, or add -g")
+			return false
+		}
+		return c.checkURL(k, a, use)
+	}
+	for _, u := range k.p.uses {
+		if u.key == "url" && !check(u.val) {
 			return
 		}
 	}
+	for _, i := range k.p.ops {
+		if !check(k.args[i]) {
+			return
+		}
+	}
+	if urls == 0 {
+		if k.p.hasAny("help", "version", "manual") {
+			c.localNet()
+			c.readOnly(k)
+			return
+		}
+		c.unknown(k.name, "no URL")
+		return
+	}
 	c.read("curl", "GET to stdout")
 }
-
-func curlURLValue(c *classifier, k *call, u *optUse) bool { return c.checkURL(k, u.val, "") }
 
 func curlMethod(c *classifier, k *call, u *optUse) bool {
 	if u.val.static && (u.val.s == "GET" || u.val.s == "HEAD") {
@@ -143,26 +188,113 @@ func curlCookie(c *classifier, k *call, u *optUse) bool {
 	return false
 }
 
+// noControlValue vets a value sent as it is (a user agent, a referer,
+// credentials): static text (the network-client rule has seen to that)
+// without control characters.
 func noControlValue(c *classifier, k *call, u *optUse) bool {
 	if !u.val.static {
-		return true // an unquoted expansion was refused before; a quoted one stays one word
+		c.construct(k.name+" "+u.as, RiskHigh, "value is built by "+expansionKind(u.val)+": a network read sends only static text")
+		return false
 	}
 	return c.noControl(k, u.val)
 }
 
-// curlURLQuery: --url-query adds to the query of every URL; @file reads
-// it from a file.
+// curlURLQuery: --url-query adds a parameter to every URL's query; @file
+// reads it from a file. The parameter must be one the URL reads
+// (checkCurlURLs).
 func curlURLQuery(c *classifier, k *call, u *optUse) bool {
 	v := u.val
 	if !v.static || strings.Contains(v.s, "@") {
 		c.writer(k.name+" --url-query", RiskMedium, "sends data read from a file")
 		return false
 	}
-	if w := urlAction("", v.s); w != "" {
-		c.writer(k.name+" --url-query "+v.s, RiskMedium, "query names an action ("+w+")")
+	return c.noControl(k, v)
+}
+
+// curlProxy: the proxy is a second destination, [scheme://]host[:port]
+// (curl's default proxy port is 1080).
+func curlProxy(c *classifier, k *call, u *optUse) bool {
+	v := u.val.s
+	if _, rest, ok := strings.Cut(v, "://"); ok {
+		v = rest
+	}
+	v = strings.TrimSuffix(v, "/")
+	host, port, err := splitAuthority(v)
+	if err != nil {
+		c.writer(k.name+" "+u.as+" "+u.val.s, RiskMedium, "proxy "+err.Error())
 		return false
 	}
-	return c.noControl(k, v)
+	if port == 0 {
+		port = 1080
+	}
+	return c.destination(k, host, port)
+}
+
+// curlConnectTo: --connect-to HOST1:PORT1:HOST2:PORT2 sends the requests
+// for HOST1:PORT1 to HOST2:PORT2 (empty parts keep the original).
+func curlConnectTo(c *classifier, k *call, u *optUse) bool {
+	parts := strings.Split(u.val.s, ":")
+	if len(parts) != 4 || parts[2] == "" || parts[3] == "" {
+		c.writer(k.name+" --connect-to "+u.val.s, RiskMedium, "reroutes connections to a destination the classifier cannot tell; give HOST1:PORT1:HOST2:PORT2")
+		return false
+	}
+	port, err := strconv.Atoi(parts[3])
+	if err != nil {
+		c.writer(k.name+" --connect-to "+u.val.s, RiskMedium, "port is not a number")
+		return false
+	}
+	return c.destination(k, parts[2], port)
+}
+
+// curlResolve: --resolve [+]HOST:PORT:ADDR[,ADDR]... connects to ADDR.
+func curlResolve(c *classifier, k *call, u *optUse) bool {
+	v := strings.TrimPrefix(u.val.s, "+")
+	if strings.HasPrefix(v, "-") {
+		return true // removes an entry
+	}
+	host, rest, ok1 := strings.Cut(v, ":")
+	portText, addrs, ok2 := strings.Cut(rest, ":")
+	port, err := strconv.Atoi(portText)
+	if !ok1 || !ok2 || host == "" || err != nil {
+		c.writer(k.name+" --resolve "+u.val.s, RiskMedium, "reroutes connections; give HOST:PORT:ADDRESS")
+		return false
+	}
+	for _, a := range strings.Split(addrs, ",") {
+		if !c.destination(k, strings.TrimSuffix(strings.TrimPrefix(a, "["), "]"), port) {
+			return false
+		}
+	}
+	return true
+}
+
+// curlDoH: names are resolved by a DNS-over-HTTPS server.
+func curlDoH(c *classifier, k *call, u *optUse) bool {
+	scheme, rest, ok := strings.Cut(u.val.s, "://")
+	if !ok || strings.ToLower(scheme) != "https" {
+		c.writer(k.name+" --doh-url "+u.val.s, RiskMedium, "DNS-over-HTTPS URL must be https://")
+		return false
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	return c.urlDest(k, "https", authority)
+}
+
+// curlDNSServers: names are resolved by these servers (port 53 unless
+// given).
+func curlDNSServers(c *classifier, k *call, u *optUse) bool {
+	for _, s := range strings.Split(u.val.s, ",") {
+		host, port, err := splitHostPort(s)
+		if err != nil {
+			c.writer(k.name+" --dns-servers "+u.val.s, RiskMedium, err.Error())
+			return false
+		}
+		if port == 0 {
+			port = 53
+		}
+		if !c.destination(k, host, port) {
+			return false
+		}
+	}
+	return true
 }
 
 // wget saves what it fetches; only -O - (stdout) or --spider read.
@@ -170,7 +302,7 @@ var wgetTool = &tool{
 	name: "wget", style: styleGNU, net: true,
 	opts: opts(
 		reads(`-V|--version -h|--help -d|--debug -q|--quiet -v|--verbose --no-verbose
-			--report-speed= -F|--force-html -B|--base= --no-config -t|--tries= --retry-connrefused
+			--report-speed= -F|--force-html --no-config -t|--tries= --retry-connrefused
 			--retry-on-http-error= --no-clobber --no-netrc -c|--continue --start-pos= --progress=
 			--show-progress -N|--timestamping --no-if-modified-since --no-use-server-timestamps
 			-S|--server-response --spider -T|--timeout= --dns-timeout= --connect-timeout=
@@ -204,7 +336,7 @@ var wgetTool = &tool{
 			-l|--level= -m|--mirror -p|--page-requisites -A|--accept= -R|--reject= --accept-regex=
 			--reject-regex= --regex-type= -D|--domains= --exclude-domains= --follow-ftp
 			--follow-tags= --ignore-tags= -H|--span-hosts -L|--relative -I|--include-directories=
-			-X|--exclude-directories= --strict-comments`),
+			-X|--exclude-directories= --strict-comments -B|--base=`),
 		nets("sends cookies read from a file", `--load-cookies=`),
 		execs("runs a program", `--use-askpass=`),
 		unknowns("option not known to be read-only", `-e|--execute= --config= -b|--background
@@ -233,12 +365,21 @@ func wgetOutput(c *classifier, k *call, u *optUse) bool {
 }
 
 func checkWgetURLs(c *classifier, k *call) {
-	if !k.p.hasAny("output-document", "spider", "help", "version") {
+	if len(k.p.ops) == 0 && k.p.hasAny("help", "version") {
+		c.localNet()
+		c.readOnly(k)
+		return
+	}
+	if !k.p.hasAny("output-document", "spider") {
 		c.writer("wget", RiskLow, "saves a file")
 		return
 	}
+	if len(k.p.ops) == 0 {
+		c.unknown(k.name, "no URL")
+		return
+	}
 	for _, i := range k.p.ops {
-		if !c.checkURL(k, k.args[i], "") {
+		if !c.checkURL(k, k.args[i], urlUse{}) {
 			return
 		}
 	}
@@ -248,17 +389,20 @@ func checkWgetURLs(c *classifier, k *call) {
 // httpie (http, https): "http [options] [METHOD] URL [ITEM...]". Items
 // name==value add query parameters and Name:value headers; any other item
 // (name=value, name:=json, field@file) is request data. httpie sends its
-// stdin as the body unless --ignore-stdin.
+// stdin as the body unless --ignore-stdin. --offline builds the request
+// without sending it.
 var httpieTool = &tool{
 	name: "http", style: styleArgparseExact, net: true,
 	opts: opts(
 		reads(`-j|--json --pretty= -s|--style= --unsorted --sorted --response-charset=
 			--response-mime= --format-options= -p|--print= -h|--headers -m|--meta -b|--body
-			-v|--verbose --all -S|--stream -c|--continue -q|--quiet -a|--auth= -A|--auth-type=
-			--ignore-netrc --offline --proxy= -F|--follow --max-redirects= --max-headers= --timeout=
+			-v|--verbose --all -S|--stream -c|--continue -q|--quiet -A|--auth-type=
+			--ignore-netrc --offline -F|--follow --max-redirects= --max-headers= --timeout=
 			--check-status --path-as-is --verify= --ssl= --ciphers= --cert= --cert-key=
 			--cert-key-pass= -I|--ignore-stdin --help --manual --version --traceback
 			--default-scheme= --debug`),
+		readsVal(noControlValue, `-a|--auth=`),
+		readsVal(httpieProxy, `--proxy=`),
 		writes(RiskMedium, "sends data", `-f|--form --multipart --boundary= --raw= -x|--compress --chunked`),
 		writes(RiskLow, "writes a file", `-o|--output= -d|--download --session=`),
 		nets("sends a saved session's cookies and credentials", `--session-read-only=`),
@@ -268,11 +412,37 @@ var httpieTool = &tool{
 
 func checkHTTPie(c *classifier, k *call) { c.runTool(k, httpieTool) }
 
+// httpieProxy: --proxy=PROTOCOL:URL sends that protocol's requests
+// through the proxy at URL.
+func httpieProxy(c *classifier, k *call, u *optUse) bool {
+	_, proxy, ok := strings.Cut(u.val.s, ":")
+	scheme, rest, ok2 := strings.Cut(proxy, "://")
+	if !ok || !ok2 {
+		c.writer(k.name+" --proxy "+u.val.s, RiskMedium, "proxy must be PROTOCOL:URL")
+		return false
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	host, port, err := splitAuthority(authority)
+	if err != nil {
+		c.writer(k.name+" --proxy "+u.val.s, RiskMedium, "proxy "+err.Error())
+		return false
+	}
+	if port == 0 {
+		port = defaultPorts[strings.ToLower(scheme)]
+	}
+	return c.destination(k, host, port)
+}
+
 var httpMethods = wordSet(`GET HEAD POST PUT PATCH DELETE OPTIONS TRACE CONNECT`)
 
 func checkHTTPieItems(c *classifier, k *call) {
 	ops := k.p.ops
 	if len(ops) == 0 {
+		if k.p.hasAny("help", "manual", "version") {
+			c.localNet()
+			c.readOnly(k)
+			return
+		}
 		c.unknown(k.name, "no URL")
 		return
 	}
@@ -285,12 +455,18 @@ func checkHTTPieItems(c *classifier, k *call) {
 		explicitGet = true
 		ops = ops[1:]
 	}
-	if !explicitGet && !k.p.has("ignore-stdin") && (k.ctx.fed && !k.ctx.null || !k.ctx.fed) {
-		c.unknown(k.name, "sends its stdin as the body unless --ignore-stdin or an explicit GET")
+	if !explicitGet && !k.p.has("ignore-stdin") && !(k.ctx.fed && k.ctx.null) {
+		// httpie reads a standard input that is not a terminal (and a read
+		// runs without one) as the request body, and then POSTs it.
+		c.unknown(k.name, "sends its stdin as the body (a POST) unless --ignore-stdin, an explicit GET or </dev/null")
 		return
 	}
-	if !c.checkURL(k, k.args[ops[0]], "localhost") {
-		return
+	use := urlUse{defaultHost: "localhost"}
+	if k.name == "https" {
+		use.defaultScheme = "https"
+	}
+	if u := k.p.last("default-scheme"); u != nil {
+		use.defaultScheme = strings.ToLower(u.val.s)
 	}
 	for _, i := range ops[1:] {
 		a := k.args[i]
@@ -301,12 +477,17 @@ func checkHTTPieItems(c *classifier, k *call) {
 		if !c.noControl(k, a) {
 			return
 		}
-		if name, val, ok := strings.Cut(a.s, "=="); ok {
-			if w := actionWord(name + " " + val); w != "" {
-				c.writer(k.name+" "+a.s, RiskMedium, "query names an action ("+w+")")
-				return
-			}
+		if name, _, ok := strings.Cut(a.s, "=="); ok {
+			use.params = append(use.params, name)
 		}
+	}
+	if k.p.has("offline") {
+		c.localNet()
+		c.read(k.name+" --offline", "prints the request without sending it")
+		return
+	}
+	if !c.checkURL(k, k.args[ops[0]], use) {
+		return
 	}
 	c.read(k.name, "GET to stdout")
 }
@@ -404,7 +585,22 @@ func checkOpenssl(c *classifier, k *call) {
 		}
 		return
 	}
-	args := k.args[1:]
+	if spec.client {
+		// s_client is a network client: its words are sent or name where
+		// it connects.
+		sub := c.newCall(call{name: name, word: k.word, lead: k.args[:1], args: k.args[1:], ctx: k.ctx})
+		defer c.freeCall()
+		if !c.enterNet(sub, "", "") {
+			return
+		}
+		defer c.leaveNet(sub)
+		k = sub
+	}
+	connect, host, port, proxy := "", "", "", ""
+	args := k.args
+	if !spec.client {
+		args = k.args[1:]
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !a.static {
@@ -423,10 +619,22 @@ func checkOpenssl(c *classifier, k *call) {
 		case hasWord(spec.flags, opt):
 		case hasWord(spec.valued, opt):
 			i++
-			if opt == "-connect" || opt == "-host" || opt == "-servername" {
-				if i < len(args) && !c.noControl(k, args[i]) {
-					return
-				}
+			if i >= len(args) {
+				c.unknown(name+" "+a.s, "missing value")
+				return
+			}
+			if !c.noControl(k, args[i]) {
+				return
+			}
+			switch opt {
+			case "-connect":
+				connect = args[i].s
+			case "-host":
+				host = args[i].s
+			case "-port":
+				port = args[i].s
+			case "-proxy":
+				proxy = args[i].s
 			}
 		case hasWord(opensslLoaders, opt):
 			c.construct(name+" "+a.s, RiskMedium, "loads an engine, provider or configuration")
@@ -440,16 +648,41 @@ func checkOpenssl(c *classifier, k *call) {
 		}
 	}
 	if spec.client {
-		c.net = true
-		switch {
-		case k.ctx.fed && !k.ctx.null:
-			c.writer(name, RiskMedium, "sends its input over the connection")
-			return
-		case !k.ctx.fed:
+		// s_client connects to -connect HOST:PORT, or -host and -port, or
+		// localhost:4433; through -proxy HOST:PORT when given.
+		if connect == "" {
+			connect = hostPort(cmpOr(host, "localhost"), 4433)
+			if port != "" {
+				connect = hostPort(cmpOr(host, "localhost"), 0)
+				connect = connect[:len(connect)-1] + port
+			}
+		}
+		for _, hp := range []string{connect, proxy} {
+			if hp == "" {
+				continue
+			}
+			h, p, err := splitHostPort(hp)
+			if err != nil || p == 0 {
+				c.writer(name+" "+hp, RiskMedium, "destination must be HOST:PORT")
+				return
+			}
+			if !c.destination(k, h, p) {
+				return
+			}
+		}
+		if !k.ctx.fed {
 			c.unbounded(k.ctx, BoundInteractiveREPL, c.rebuild(k, edit{insertAfter: -1, appendText: "</dev/null"}))
 		}
 	}
 	c.read(name, "read-only")
+}
+
+// cmpOr returns a, or b when a is empty.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // hasWord reports whether w is one of the space-separated words in list.

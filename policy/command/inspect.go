@@ -1,6 +1,7 @@
 package command
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/vigilops/vigil/policy/command/sqlcheck"
@@ -51,6 +52,7 @@ var mysqlCharsets = wordSet(`utf8 utf8mb3 utf8mb4 latin1 ascii`)
 // --init-command string, which goes to the server as it is.
 func checkMySQL(c *classifier, k *call) {
 	var execute, init []string
+	var host, port, protocol string
 	s := scanOpts(&mysqlSpec, k.args)
 	for t, more := s.next(); more; t, more = s.next() {
 		switch t.kind {
@@ -82,9 +84,18 @@ func checkMySQL(c *classifier, k *call) {
 				c.unknown(k.name+" --default-character-set", "a multi-byte character set changes how SQL splits into tokens")
 				return
 			}
-		case "h", "host", "u", "user", "P", "port", "D", "database", "S", "socket", "p", "password",
-			"connect-timeout", "protocol", "ssl-ca", "ssl-cert", "ssl-key",
-			"ssl-mode", "max-allowed-packet", "net-buffer-length", "login-path", "read-timeout",
+		case "login-path":
+			c.writer(k.name+" --login-path", RiskMedium, "reads the server to connect to from a file, so the destination cannot be told")
+			return
+		case "h", "host":
+			host = t.val
+		case "P", "port":
+			port = t.val
+		case "protocol":
+			protocol = t.val
+		case "u", "user", "D", "database", "S", "socket", "p", "password",
+			"connect-timeout", "ssl-ca", "ssl-cert", "ssl-key",
+			"ssl-mode", "max-allowed-packet", "net-buffer-length", "read-timeout",
 			"write-timeout", "ssl-capath", "ssl-cipher", "tls-version", "compression-algorithms",
 			"B", "batch", "N", "skip-column-names", "s", "silent", "t", "table", "r", "raw", "E",
 			"vertical", "H", "html", "X", "xml", "A", "no-auto-rehash", "skip-auto-rehash", "v",
@@ -99,6 +110,9 @@ func checkMySQL(c *classifier, k *call) {
 	}
 	if len(execute) == 0 && len(init) == 0 {
 		c.noSQL(k)
+		return
+	}
+	if !c.mysqlDestination(k, host, port, protocol) {
 		return
 	}
 	d := sqlcheck.MySQL
@@ -170,13 +184,6 @@ var psqlPsets = wordSet(`format border expanded x null fieldsep fieldsep_zero re
 	unicode_column_linestyle unicode_header_linestyle csv_fieldsep tableattr columns
 	xheader_width`)
 
-// psqlConnOptions reports whether a database name or connection string
-// carries server options (options=-c search_path=... in a conninfo string
-// or URI): they would change what unqualified names in the SQL call.
-func psqlConnOptions(dbname string) bool {
-	return strings.Contains(strings.ToLower(dbname), "options")
-}
-
 // checkPsql inspects every -c/--command string: one that starts with a
 // backslash is a single meta-command, anything else goes to the server as
 // SQL (psql interpolates nothing in it). -l lists databases; -f, -o, -L
@@ -184,6 +191,8 @@ func psqlConnOptions(dbname string) bool {
 func checkPsql(c *classifier, k *call) {
 	var cmds []string
 	list := false
+	conn, operands := pgConn{}, 0
+	var host, port string
 	s := scanOpts(&psqlSpec, k.args)
 	for t, more := s.next(); more; t, more = s.next() {
 		switch t.kind {
@@ -191,16 +200,19 @@ func checkPsql(c *classifier, k *call) {
 			c.unknown("psql", "dynamic argument")
 			return
 		case tokOperand:
-			if psqlConnOptions(t.val) {
-				c.unknown("psql "+t.val, "connection options can change server settings such as search_path")
+			// dbname (or a connection string), then the user name.
+			if operands++; operands == 1 && !c.pgConnString(k, t.val, &conn) {
 				return
 			}
-			continue // dbname and user
+			continue
 		}
 		switch t.name {
+		case "h", "host":
+			host = t.val
+		case "p", "port":
+			port = t.val
 		case "d", "dbname":
-			if psqlConnOptions(t.val) {
-				c.unknown("psql "+optText(t), "connection options can change server settings such as search_path")
+			if !c.pgConnString(k, t.val, &conn) {
 				return
 			}
 		case "c", "command":
@@ -230,7 +242,7 @@ func checkPsql(c *classifier, k *call) {
 				c.unknown("psql "+optText(t)+" "+name, "setting not known to be harmless")
 				return
 			}
-		case "h", "host", "p", "port", "U", "username",
+		case "U", "username",
 			"F", "field-separator", "R", "record-separator", "T", "table-attr",
 			"a", "echo-all", "A", "no-align", "b", "echo-errors", "e", "echo-queries", "E",
 			"echo-hidden", "H", "html", "n", "no-readline", "q", "quiet", "S", "single-line",
@@ -242,12 +254,22 @@ func checkPsql(c *classifier, k *call) {
 			return
 		}
 	}
-	if len(cmds) == 0 {
-		if list {
-			c.inspected("psql", false, RiskReadOnly, "-l lists databases")
-			return
-		}
+	if len(cmds) == 0 && !list {
 		c.noSQL(k)
+		return
+	}
+	// -h and -p win over the connection string's host and port.
+	if host != "" {
+		conn.hosts, conn.hostaddrs = host, ""
+	}
+	if port != "" {
+		conn.ports = port
+	}
+	if !c.pgDestinations(k, conn) {
+		return
+	}
+	if len(cmds) == 0 {
+		c.inspected("psql", false, RiskReadOnly, "-l lists databases")
 		return
 	}
 	for _, cmd := range cmds {
@@ -272,9 +294,9 @@ func checkPsql(c *classifier, k *call) {
 // `sqlite3 -help` lists them; -A (archive), -init (runs a file),
 // -interactive, -zip and anything unlisted are not known to be read-only.
 var (
-	sqliteFlags = wordSet(`append ascii bail batch box column csv echo header noheader html json
+	sqliteFlags = wordSet(`ascii bail batch box column csv echo header noheader html json
 		line list markdown memtrace nofollow quote readonly safe stats table tabs version help
-		deserialize pcachetrace`)
+		pcachetrace`)
 	sqliteValued = wordSet(`escape maxsize mmap newline nonce nullvalue separator vfs`)
 )
 
@@ -283,6 +305,7 @@ var (
 // option wherever it stands, before or after the database.
 func checkSQLite(c *classifier, k *call) {
 	db := false
+	dbName, readonly := "", false
 	inspected := 0
 	for i := 0; i < len(k.args); i++ {
 		a := k.args[i]
@@ -294,6 +317,8 @@ func checkSQLite(c *classifier, k *call) {
 		if strings.HasPrefix(s, "-") && len(s) > 1 {
 			name := strings.TrimPrefix(s[1:], "-")
 			switch {
+			case name == "readonly":
+				readonly = true
 			case sqliteFlags[name]:
 			case sqliteValued[name]:
 				i++
@@ -316,7 +341,7 @@ func checkSQLite(c *classifier, k *call) {
 			continue
 		}
 		if !db {
-			db = true
+			db, dbName = true, s
 			continue
 		}
 		if !c.inspectSQLiteArg(k, s) {
@@ -326,7 +351,39 @@ func checkSQLite(c *classifier, k *call) {
 	}
 	if inspected == 0 {
 		c.noSQL(k)
+		return
 	}
+	if db && !readonly && !sqliteReadOnlyName(dbName) {
+		// sqlite3 opens its database read-write, creating the file when it
+		// is missing.
+		c.writer("sqlite3 "+dbName, RiskLow, "opens the database read-write and creates it when missing; add -readonly")
+	}
+}
+
+// sqliteReadOnlyName reports a database that cannot be written or
+// created: an in-memory one, or a file: URI with mode=ro or immutable=1.
+func sqliteReadOnlyName(name string) bool {
+	if name == "" || name == ":memory:" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, "file:")
+	if !ok {
+		return false
+	}
+	_, query, _ := strings.Cut(rest, "?")
+	if strings.Contains(query, "#") {
+		query, _, _ = strings.Cut(query, "#")
+	}
+	ro := false
+	for _, kv := range strings.Split(query, "&") {
+		switch kv {
+		case "mode=ro", "immutable=1":
+			ro = true
+		case "mode=rw", "mode=rwc", "mode=memory":
+			return false
+		}
+	}
+	return ro
 }
 
 // inspectSQLiteArg inspects one SQL or dot-command argument: sqlite3 runs
@@ -379,6 +436,9 @@ var redisTool = &tool{
 func checkRedis(c *classifier, k *call) { c.runTool(k, redisTool) }
 
 func checkRedisMode(c *classifier, k *call) {
+	if !c.redisDest(k) {
+		return
+	}
 	forever := false
 	if u := k.p.last("r"); u != nil {
 		forever = !u.val.static || strings.HasPrefix(u.val.s, "-")
@@ -401,6 +461,57 @@ func checkRedisMode(c *classifier, k *call) {
 		}
 	}
 	c.noSQL(k)
+}
+
+// redisDest records where redis-cli connects: -u redis://HOST:PORT, -h
+// and -p, or 127.0.0.1:6379. A unix socket (-s) may be vigil's own store
+// under another name, so it is refused. A version or help query connects
+// nowhere.
+func (c *classifier) redisDest(k *call) bool {
+	if len(k.p.ops) == 0 && k.p.hasAny("version", "help") {
+		c.localNet()
+		return true
+	}
+	if k.p.has("s") {
+		c.writer(k.name+" -s", RiskMedium, "connects to a unix socket, which may be vigil's own store; give -h and -p")
+		return false
+	}
+	host, port := "127.0.0.1", 6379
+	if u := k.p.last("u"); u != nil {
+		rest, ok := strings.CutPrefix(strings.ToLower(u.val.s), "redis://")
+		if !ok {
+			rest, ok = strings.CutPrefix(strings.ToLower(u.val.s), "rediss://")
+		}
+		if !ok {
+			c.writer(k.name+" -u "+u.val.s, RiskMedium, "URI must be redis:// or rediss://")
+			return false
+		}
+		authority, _, _ := strings.Cut(rest, "/")
+		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+			authority = authority[at+1:]
+		}
+		h, p, err := splitHostPort(authority)
+		if err != nil {
+			c.writer(k.name+" -u "+u.val.s, RiskMedium, "URI host: "+err.Error())
+			return false
+		}
+		host = h
+		if p != 0 {
+			port = p
+		}
+	}
+	if u := k.p.last("h"); u != nil {
+		host = u.val.s
+	}
+	if u := k.p.last("p"); u != nil {
+		n, err := strconv.Atoi(u.val.s)
+		if err != nil || !isNumber(u.val.s) {
+			c.writer(k.name+" -p "+u.val.s, RiskMedium, "port is not a number")
+			return false
+		}
+		port = n
+	}
+	return c.destination(k, host, port)
 }
 
 // redisReads are Redis commands that only read; redisReadSubs are

@@ -155,6 +155,20 @@ const (
 	lsofPlus  = "cdDeEfLrw"
 )
 
+// lsofNames reports whether an lsof command selects Internet files by
+// address (-i), whose host names lsof resolves.
+func lsofNames(k *call) bool {
+	for _, a := range k.args {
+		if a.s == "--" {
+			return false
+		}
+		if strings.HasPrefix(a.s, "-i") {
+			return true
+		}
+	}
+	return false
+}
+
 // checkLsof: lsof has no other option that writes or runs programs, its
 // operands are files to look at, and -r/+r repeat forever. Its option
 // grammar (values that are optional and sometimes in the next word) is
@@ -162,6 +176,22 @@ const (
 // must start with a letter known to read; values that start so are
 // judged the same way, which can only refuse more.
 func checkLsof(c *classifier, k *call) {
+	if lsofNames(k) {
+		// -i [@host] asks the resolver for a host it names: the
+		// command line is a network client's (static text only).
+		for _, a := range k.args {
+			if !a.static || a.glob || a.tilde {
+				c.construct("lsof -i", RiskHigh, "value is built by "+expansionKind(a)+": a network read sends only static text")
+				return
+			}
+		}
+		for _, a := range k.args {
+			if strings.Contains(a.s, "@") {
+				c.resolver()
+				break
+			}
+		}
+	}
 	for _, a := range k.args {
 		if !a.static {
 			if a.split || !a.noDash {

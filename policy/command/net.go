@@ -1,6 +1,9 @@
 package command
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Network configuration and diagnostic tools. A read-only verdict for a
 // tool that talks over the network requires that it sends nothing local
@@ -222,11 +225,26 @@ func checkIP(c *classifier, k *call) {
 	case obj == "xfrm":
 		c.ipXfrm(k, args[i+1:])
 	case obj == "netns" && cmd == "exec":
-		if i+3 >= len(args) {
+		// "ip netns exec NS CMD", or with -all "ip -all netns exec CMD"
+		// in every namespace: the command runs in another network
+		// namespace, whose loopback is not this host's.
+		at := i + 3
+		for _, g := range args[:i] {
+			w := g.s
+			if strings.HasPrefix(w, "--") {
+				w = w[1:]
+			}
+			if len(w) > 1 && strings.HasPrefix("-all", w) {
+				at = i + 2
+			}
+		}
+		if at >= len(args) {
 			c.unknown("ip netns exec", "no command")
 			return
 		}
-		c.runInner(k, args[i+3:], k.ctx)
+		c.strict++
+		c.runInner(k, args[at:], k.ctx)
+		c.strict--
 	case obj == "netns" && matchOneOf(cmd, "identify", "pids", "list-id"):
 		c.read("ip netns "+cmd, "read-only")
 	case ipReadCommands[cmd] || cmd == "s" && (obj == "address" || obj == "route" || obj == "neigh"):
@@ -767,12 +785,37 @@ func pingTool(name string) *tool {
 	}
 }
 
-// checkPing: ping only ends with a count (-c) or a deadline (-w).
+// checkPing: ping only ends with a count (-c) or a deadline (-w); it
+// probes its one operand.
 func checkPing(c *classifier, k *call) {
 	if !k.p.hasAny("c", "w", "h", "V") {
 		c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, edit{insertAfter: -1, insert: "-c 4"}))
 	}
+	if !c.probeTarget(k, 1) {
+		return
+	}
 	c.readOnly(k)
+}
+
+// probeTarget records the host a prober (ping, traceroute, mtr) sends its
+// own probes to: its first operand, with at most maxOps operands in all
+// (traceroute's packet length). Probes carry no port a sandbox could
+// confine (ICMP), so the destination has port 0. A help or version query
+// probes nothing.
+func (c *classifier) probeTarget(k *call, maxOps int) bool {
+	ops := k.p.ops
+	switch {
+	case len(ops) == 0 && k.p.hasAny("h", "V", "help", "version"):
+		c.localNet()
+		return true
+	case len(ops) == 0:
+		c.unknown(k.name, "no host")
+		return false
+	case len(ops) > maxOps:
+		c.unknown(k.name+" "+k.args[ops[maxOps]].s, "unexpected argument")
+		return false
+	}
+	return c.destination(k, k.args[ops[0]].s, 0)
 }
 
 // arping (iputils): -U and -A announce this host, updating the
@@ -787,20 +830,28 @@ var arpingTool = &tool{
 
 var mtrTool = &tool{
 	name: "mtr", style: styleGNU, net: true,
-	opts: opts(reads(`-h|--help -v|--version -F|--filename= -6 -4 -u|--udp -T|--tcp -S|--sctp
+	opts: opts(reads(`-h|--help -v|--version -6 -4 -u|--udp -T|--tcp -S|--sctp
 		-I|--interface= -a|--address= -f|--first-ttl= -m|--max-ttl= -U|--max-unknown= -P|--port=
 		-L|--localport= -s|--psize= -B|--bitpattern= -i|--interval= -G|--gracetime= -Q|--tos=
 		-e|--mpls -Z|--timeout= -M|--mark= -r|--report -w|--report-wide -c|--report-cycles=
 		-j|--json -x|--xml -C|--csv -l|--raw -p|--split -t|--curses --displaymode= -g|--gtk
-		-n|--no-dns -b|--show-ips -o|--order= -y|--ipinfo= -z|--aslookup`)),
+		-n|--no-dns -b|--show-ips -o|--order= -z|--aslookup`),
+		nets("sends its results to a lookup server it names", `-y|--ipinfo=`),
+		unknowns("reads the hosts to probe from a file", `-F|--filename=`),
+	),
 	check: func(c *classifier, k *call) {
 		if !k.p.hasAny("report", "report-wide", "json", "xml", "csv", "help", "version") {
 			c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, edit{insertAfter: -1, insert: "--report"}))
+		}
+		if !c.probeTarget(k, 1) {
+			return
 		}
 		c.readOnly(k)
 	},
 }
 
+// tcpdump captures what passes an interface; it connects to nothing but
+// the resolver, which is asked for the host names its filter spells.
 var tcpdumpTool = &tool{
 	name: "tcpdump", style: styleGNU, net: true,
 	opts: opts(
@@ -818,12 +869,15 @@ var tcpdumpTool = &tool{
 		if !k.p.hasAny("c", "r", "V", "list-interfaces", "help", "version", "list-time-stamp-types", "list-data-link-types", "d") {
 			c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, edit{insertAfter: -1, insert: "-c 100"}))
 		}
+		c.namesHosts(len(k.p.ops) > 0 || k.p.has("F"))
 		c.readOnly(k)
 	},
 }
 
+// ss lists sockets; its filter may name hosts, which the resolver is
+// asked for.
 var ssTool = &tool{
-	name: "ss", style: styleGNU,
+	name: "ss", style: styleGNU, net: true,
 	opts: opts(
 		reads(`-h|--help -V|--version -n|--numeric -r|--resolve -a|--all -l|--listening -o|--options
 			-e|--extended -m|--memory -p|--processes -T|--threads -i|--info --tipcinfo -s|--summary
@@ -838,6 +892,7 @@ var ssTool = &tool{
 		if k.p.has("events") {
 			c.unbounded(k.ctx, BoundUnboundedStream, "")
 		}
+		c.namesHosts(len(k.p.ops) > 0 || k.p.has("filter"))
 		c.readOnly(k)
 	},
 }
@@ -852,12 +907,38 @@ func dnsPortOnly(c *classifier, k *call, u *optUse) bool {
 	return false
 }
 
+// hostTool: "host [options] name [server]" asks server (port 53, or -p),
+// or the host's own resolver.
 var hostTool = &tool{
 	name: "host", style: styleGNUStop, net: true,
 	opts: opts(
 		reads(`-a -A -C -d -i -l -r -s -T -U -v -V -w -4 -6 -c= -N= -t= -W= -R= -m=`),
 		readsVal(dnsPortOnly, `-p=`),
 	),
+	check: func(c *classifier, k *call) {
+		switch ops := k.p.ops; {
+		case len(ops) == 0 && k.p.has("V"):
+			c.localNet()
+		case len(ops) == 0:
+			c.unknown("host", "no name to look up")
+			return
+		case len(ops) > 2:
+			c.unknown("host "+k.args[ops[2]].s, "unexpected argument")
+			return
+		case len(ops) == 2:
+			if !c.noControl(k, k.args[ops[1]]) || !c.destination(k, k.args[ops[1]].s, 53) {
+				return
+			}
+		default:
+			c.resolver()
+		}
+		for _, i := range k.p.ops {
+			if !c.noControl(k, k.args[i]) {
+				return
+			}
+		}
+		c.readOnly(k)
+	},
 }
 
 // nslookupSets are the settings nslookup takes as -name[=value] (BIND 9
@@ -871,17 +952,12 @@ var nslookupSets = map[string]bool{"all": true, "class": true, "cl": true, "debu
 	"ti": true, "vc": true, "novc": true, "fail": true, "nofail": true, "ndots": true,
 	"sil": true, "silent": true, "nosil": true, "nosilent": true}
 
-// checkNslookup: "nslookup [-option...] name [server]" looks one name up;
-// without a name it reads commands (which can set another port or server)
-// from stdin or a person.
+// checkNslookup: "nslookup [-option...] name [server]" looks one name up,
+// asking server or the host's own resolver; without a name it reads
+// commands (which can set another port or server) from stdin or a person.
 func checkNslookup(c *classifier, k *call) {
-	c.net = true
-	name := false
+	var ops []string
 	for _, a := range k.args {
-		if !a.static {
-			c.unknown("nslookup", "dynamic argument")
-			return
-		}
 		if strings.HasPrefix(a.s, "-") && a.s != "-" {
 			opt, val, _ := strings.Cut(a.s[1:], "=")
 			opt = strings.ToLower(opt)
@@ -898,41 +974,61 @@ func checkNslookup(c *classifier, k *call) {
 		if !c.noControl(k, a) {
 			return
 		}
-		if a.s != "-" {
-			name = true
+		ops = append(ops, a.s)
+	}
+	switch {
+	case len(ops) > 2:
+		c.unknown("nslookup "+ops[2], "unexpected argument")
+		return
+	case len(ops) == 0 || ops[0] == "-":
+		if k.ctx.fed {
+			c.unknown("nslookup", "reads commands from stdin")
+			return
 		}
-	}
-	if name {
-		c.readOnly(k)
+		c.unbounded(k.ctx, BoundInteractiveREPL, "")
+		c.unknown("nslookup", "interactive")
 		return
+	case len(ops) == 2:
+		if !c.destination(k, ops[1], 53) {
+			return
+		}
+	default:
+		c.resolver()
 	}
-	if k.ctx.fed {
-		c.unknown("nslookup", "reads commands from stdin")
-		return
-	}
-	c.unbounded(k.ctx, BoundInteractiveREPL, "")
-	c.unknown("nslookup", "interactive")
+	c.readOnly(k)
 }
 
 // digValued are dig's options that take a value (attached or next word).
 const digValued = "bcfkpqtxyi"
 
-// checkDig: dig sends the queries its arguments spell. -f reads a list of
-// queries from a file, and -p sends them to another port.
+// checkDig: dig sends the queries its arguments spell to each @server
+// (port 53), or to the host's own resolver. -f reads a list of queries
+// from a file and -p sends them to another port. Its +options are
+// allowlisted: +trace and +nssearch ask servers dig finds itself, and the
+// transport options (+https, +tls) change where the query goes.
 func checkDig(c *classifier, k *call) {
-	c.net = true
+	servers := 0
 	for i := 0; i < len(k.args); i++ {
 		a := k.args[i]
-		if !a.static {
-			c.unknown("dig", "dynamic argument")
-			return
-		}
 		if !c.noControl(k, a) {
 			return
 		}
 		s := a.s
-		if len(s) < 2 || s[0] != '-' {
-			continue // @server, +option, name, type or class
+		switch {
+		case strings.HasPrefix(s, "@"):
+			servers++
+			if !c.destination(k, s[1:], 53) {
+				return
+			}
+			continue
+		case strings.HasPrefix(s, "+"):
+			if !digPlusOption(s[1:]) {
+				c.unknown("dig "+s, "query option not known to keep the query to the named server")
+				return
+			}
+			continue
+		case len(s) < 2 || s[0] != '-':
+			continue // name, type or class
 		}
 		opt := s[1]
 		if strings.IndexByte(digValued, opt) < 0 {
@@ -958,11 +1054,36 @@ func checkDig(c *classifier, k *call) {
 			}
 		}
 	}
+	if servers == 0 {
+		c.resolver()
+	}
 	c.readOnly(k)
 }
 
-// whois sends its query to the registry's server on port 43; -p sends it
-// to any port, where it is a line of text in another protocol.
+// digPlusOptions are dig's query options (without "no" and "=value")
+// that shape the query or the output and keep it to the named servers.
+var digPlusOptions = wordSet(`aaflag aaonly additional adflag all answer authority besteffort
+	bufsize cdflag class cmd comments crypto defname dns64prefix dnssec domain edns ednsflags
+	ednsnegotiation ednsopt expandaaaa expire fail header-only identify idnin idnout ignore
+	keepalive keepopen mapped multiline ndots nsid onesoa opcode padding qid qr question raflag
+	rdflag recurse retry rrcomments search short showbadcookie showsearch split stats subnet tcflag
+	tcp time timeout tries ttlid ttlunits unexpected unknownformat vc yaml zflag cookie`)
+
+// digPlusOption reports a known +option, with or without "no" and a value.
+func digPlusOption(s string) bool {
+	name, _, _ := strings.Cut(s, "=")
+	name = strings.ToLower(name)
+	if digPlusOptions[name] {
+		return true
+	}
+	base, ok := strings.CutPrefix(name, "no")
+	return ok && digPlusOptions[base]
+}
+
+// whois sends its query to port 43 of the server given with -h; without
+// one it picks the registry's server itself (whois.verisign-grs.com,
+// whois.iana.org, ...), a destination the command does not name. -p sends
+// the query to any port, where it is a line of text in another protocol.
 var whoisTool = &tool{
 	name: "whois", style: styleGNU, net: true,
 	opts: opts(
@@ -977,14 +1098,21 @@ var whoisTool = &tool{
 				return
 			}
 		}
+		switch {
+		case len(k.p.ops) == 0 && k.p.hasAny("help", "version"):
+			c.localNet()
+		case !k.p.has("host"):
+			c.writer("whois", RiskMedium, "asks a server it picks itself from the name (a registry's whois server), which vigil does not know; give -h HOST of a known server")
+			return
+		}
 		c.readOnly(k)
 	},
 }
 
-// whoisHost accepts a host name without a port.
+// whoisHost accepts a known host name without a port.
 func whoisHost(c *classifier, k *call, u *optUse) bool {
 	if u.val.static && !strings.ContainsAny(u.val.s, ":/ ") && c.noControl(k, u.val) {
-		return true
+		return c.destination(k, u.val.s, 43)
 	}
 	c.writer("whois -h "+u.val.s, RiskMedium, "server may name a port")
 	return false
@@ -995,19 +1123,17 @@ func whoisHost(c *classifier, k *call, u *optUse) bool {
 var netcatSafe = map[byte]bool{'z': true, 'v': true, 'n': true, '4': true, '6': true, 'w': true,
 	'i': true, 'p': true, 's': true, 'D': true, 'M': true, 'm': true, 'I': true, 'O': true, 'T': true, 'V': true}
 
-// checkNetcat: nc -z only checks that ports accept connections and sends
-// nothing; every other use sends stdin, listens or runs programs.
+// checkNetcat: nc -z HOST PORT... only checks that ports accept
+// connections and sends nothing; every other use sends stdin, listens or
+// runs programs. Each port (a number or a range of at most 32) on a known
+// host is a destination.
 func checkNetcat(c *classifier, k *call) {
-	c.net = true
 	zero := false
+	var ops []string
 	for i := 0; i < len(k.args); i++ {
-		a := k.args[i]
-		if !a.static {
-			c.unknown(k.name, "dynamic argument")
-			return
-		}
-		s := a.s
+		s := k.args[i].s
 		if len(s) < 2 || s[0] != '-' {
+			ops = append(ops, s)
 			continue
 		}
 		if strings.HasPrefix(s, "--") {
@@ -1035,13 +1161,40 @@ func checkNetcat(c *classifier, k *call) {
 		c.writer(k.name, RiskMedium, "sends its input over the network")
 		return
 	}
+	if len(ops) < 2 {
+		c.unknown(k.name+" -z", "needs a host and a port")
+		return
+	}
+	ports := 0
+	for _, p := range ops[1:] {
+		for _, part := range strings.Split(p, ",") {
+			lo, hi, isRange := strings.Cut(part, "-")
+			if !isRange {
+				hi = lo
+			}
+			a, err1 := strconv.Atoi(lo)
+			b, err2 := strconv.Atoi(hi)
+			if err1 != nil || err2 != nil || !isNumber(lo) || !isNumber(hi) || a < 1 || b > 65535 || a > b {
+				c.writer(k.name+" "+p, RiskMedium, "port must be a number or a range of numbers")
+				return
+			}
+			for port := a; port <= b; port++ {
+				if ports++; ports > 32 {
+					c.writer(k.name+" "+p, RiskMedium, "more than 32 ports: too many destinations to list")
+					return
+				}
+				if !c.destination(k, ops[0], port) {
+					return
+				}
+			}
+		}
+	}
 	c.read(k.name+" -z", "checks that a port accepts connections")
 }
 
 // checkPgIsReady: pg_isready connects to PostgreSQL and reports whether it
 // accepts connections; it sends no query.
 func checkPgIsReady(c *classifier, k *call) {
-	c.net = true
 	c.runTool(k, pgIsReadyTool)
 }
 
@@ -1052,6 +1205,24 @@ var pgIsReadyTool = &tool{
 	check: func(c *classifier, k *call) {
 		if len(k.p.ops) > 0 {
 			c.unknown("pg_isready "+k.args[k.p.ops[0]].s, "unexpected argument")
+			return
+		}
+		if k.p.hasAny("version", "?") {
+			c.localNet()
+			c.readOnly(k)
+			return
+		}
+		conn := pgConn{}
+		if u := k.p.last("dbname"); u != nil && !c.pgConnString(k, u.val.s, &conn) {
+			return
+		}
+		if u := k.p.last("host"); u != nil {
+			conn.hosts = u.val.s
+		}
+		if u := k.p.last("port"); u != nil {
+			conn.ports = u.val.s
+		}
+		if !c.pgDestinations(k, conn) {
 			return
 		}
 		c.readOnly(k)
@@ -1137,14 +1308,18 @@ var netstatTool = &tool{
 }
 
 // arp (net-tools): -s and -d change the table, -f loads entries from a
-// file; operands are host names to show.
+// file; operands are host names to show, which the resolver is asked for.
 var arpTool = &tool{
-	name: "arp", style: styleGNU,
+	name: "arp", style: styleGNU, net: true,
 	opts: opts(
 		reads(`-a|--all -e -v|--verbose -n|--numeric -i|--device= -D|--use-device -A|-p|--protocol=
 			-H|-t|--hw-type= -h|--help -V|--version`),
 		states(RiskMedium, "changes the ARP table", `-s|--set -d|--delete -f|--file`),
 	),
+	check: func(c *classifier, k *call) {
+		c.namesHosts(len(k.p.ops) > 0)
+		c.readOnly(k)
+	},
 }
 
 // route (net-tools) lists with options only; an operand (add, del,
@@ -1166,7 +1341,7 @@ var routeTool = &tool{
 // in): -L, -G, -S, -C list; -E streams events; -D, -F, -U, -I, -R change
 // the table, and -z zeroes the counters of what it lists.
 var conntrackTool = &tool{
-	name: "conntrack", style: styleGNU,
+	name: "conntrack", style: styleGNU, net: true,
 	opts: opts(
 		reads(`-L|--dump[=] -G|--get[=] -S|--stats[=] -C|--count[=] -E|--event[=]
 			-s|--orig-src|--src= -d|--orig-dst|--dst= -r|--reply-src= -q|--reply-dst=
@@ -1188,6 +1363,7 @@ var conntrackTool = &tool{
 			c.unknown("conntrack", "no command")
 			return
 		}
+		c.namesHosts(k.p.hasAny("orig-src", "orig-dst", "reply-src", "reply-dst", "tuple-src", "tuple-dst"))
 		c.read("conntrack", "read-only")
 	},
 }
@@ -1195,15 +1371,24 @@ var conntrackTool = &tool{
 // tracerouteTool: traceroute (Butskoy's, with its own option parser:
 // values attached or in the next word, long names spelled out) sends
 // probes it builds itself; it has no option that writes or sends local
-// data. -A asks a whois server for AS paths.
+// data. -A asks a whois server for AS paths, a destination the command
+// does not name.
 func tracerouteTool(name string) *tool {
 	return &tool{
 		name: name, style: styleExact, net: true,
-		opts: opts(reads(`-4 -6 -d|--debug -F|--dont-fragment -f|--first= -g|--gateway= -I|--icmp
+		opts: opts(
+			reads(`-4 -6 -d|--debug -F|--dont-fragment -f|--first= -g|--gateway= -I|--icmp
 			-T|--tcp -i|--interface= -m|--max-hops= -N|--sim-queries= -n -p|--port= -t|--tos=
 			-l|--flowlabel= -w|--wait= -q|--queries= -r -s|--source= -z|--sendwait=
-			-e|--extensions -A|--as-path-lookups -M|--module= -O|--options= --sport= --fwmark=
-			-U|--udp -D|--dccp -P|--protocol= --mtu --back -V|--version --help`)),
+			-e|--extensions -M|--module= -O|--options= --sport= --fwmark=
+			-U|--udp -D|--dccp -P|--protocol= --mtu --back -V|--version --help`),
+			nets("asks a whois server it picks for AS paths", `-A|--as-path-lookups`),
+		),
+		check: func(c *classifier, k *call) {
+			if c.probeTarget(k, 2) {
+				c.readOnly(k)
+			}
+		},
 	}
 }
 
@@ -1212,18 +1397,32 @@ func tracepathTool(name string) *tool {
 	return &tool{
 		name: name, style: styleGNU, net: true,
 		opts: opts(reads(`-4 -6 -b -l= -m= -n -p= -V -h`)),
+		check: func(c *classifier, k *call) {
+			if c.probeTarget(k, 1) {
+				c.readOnly(k)
+			}
+		},
 	}
 }
 
-// getent looks entries up through NSS, which may ask DNS, LDAP or other
-// servers. -s names the NSS service (a module getent loads), so it must
-// be one of the common ones.
+// getent looks entries up through NSS: host and network names go to the
+// host's own resolver; the other databases are local files or daemons on
+// local sockets (sssd, nscd). -s names the NSS service (a module getent
+// loads), so it must be one of the common ones.
 var getentTool = &tool{
 	name: "getent", style: styleGNU, net: true,
 	opts: opts(
 		reads(`-A|--no-addrconfig -i|--no-idn -?|--help --usage -V|--version`),
 		readsVal(nssService, `-s|--service=`),
 	),
+	check: func(c *classifier, k *call) {
+		if len(k.p.ops) > 0 && matchOneOf(k.args[k.p.ops[0]].s, "hosts", "ahosts", "ahostsv4", "ahostsv6", "networks") {
+			c.resolver()
+		} else {
+			c.localNet()
+		}
+		c.readOnly(k)
+	},
 }
 
 // nssService accepts the NSS services shipped by glibc and the usual

@@ -153,6 +153,23 @@ func checkRpm(c *classifier, k *call) {
 			return
 		}
 	}
+	// Verification (-V, -qV, --verify) runs each package's %verifyscript
+	// scriptlet unless --noscripts.
+	verify, noScripts := false, false
+	for _, a := range k.args {
+		switch {
+		case a.s == "--verify":
+			verify = true
+		case a.s == "--noscripts":
+			noScripts = true
+		case len(a.s) > 1 && a.s[0] == '-' && a.s[1] != '-' && strings.ContainsRune(a.s, 'V'):
+			verify = true
+		}
+	}
+	if verify && !noScripts {
+		c.construct("rpm -V", RiskMedium, "runs the packages' %verifyscript scriptlets (add --noscripts)")
+		return
+	}
 	c.read("rpm -q", "read-only")
 }
 
@@ -183,23 +200,55 @@ var dnfTool = &tool{
 	),
 	noVerb: readVerb,
 	verbs: verbTable(
-		vrule(&verbRule{class: ruleRead, net: true, opts: opts(reads(dnfReadOpts))}, `list info search provides
-			whatprovides repolist repoinfo check-update deplist repoquery updateinfo grouplist groupinfo
-			check`),
+		vrule(netReadCheck(opts(reads(dnfReadOpts)), checkDnfCache),
+			`list info search provides whatprovides repolist repoinfo check-update deplist repoquery
+			updateinfo grouplist groupinfo check`),
 		vrule(readVerb, "help"),
-		vrule(nestedVerb(dnfSub("list info summary userinstalled")), "history"),
-		vrule(nestedVerb(dnfSub("list info summary")), "group groups"),
-		vrule(nestedVerb(dnfSub("list info provides")), "module"),
-		vrule(nestedVerb(dnfSub("list")), "alias"),
+		vrule(nestedVerb(dnfSub("list info summary userinstalled", false)), "history"),
+		vrule(nestedVerb(dnfSub("list info summary", true)), "group groups"),
+		vrule(nestedVerb(dnfSub("list info provides", true)), "module"),
+		vrule(nestedVerb(dnfSub("list", false)), "alias"),
 		vwrites(RiskMedium, `install remove erase update upgrade downgrade reinstall autoremove
 			distro-sync distrosync swap makecache clean groupinstall groupremove localinstall
 			upgrade-minimal mark config-manager builddep download shell`),
 	),
 }
 
-func dnfSub(reads string) *tool {
-	return &tool{name: "dnf", style: styleArgparse, globalsAfterVerb: true, noVerb: readVerb,
-		opts: opts(reads2(dnfReadOpts)), verbs: verbTable(vreads(reads))}
+// dnfSub is a dnf command group whose verbs read; repos: they load the
+// repositories' metadata (checkDnfCache).
+func dnfSub(reads string, repos bool) *tool {
+	r := readVerb
+	if repos {
+		r = netReadCheck(nil, checkDnfCache)
+	}
+	return &tool{name: "dnf", style: styleArgparse, globalsAfterVerb: true, noVerb: r,
+		opts: opts(reads2(dnfReadOpts)), verbs: verbTable(vrule(r, reads))}
+}
+
+// checkDnfCache: the commands that load the repositories' metadata
+// download it when it has expired, and write the cache: they read only
+// with -C (the cache alone). list, info and repoquery of installed
+// packages need no repository.
+func checkDnfCache(c *classifier, k *call) {
+	if !c.readVerbOperands(k) {
+		return
+	}
+	installed := k.p.has("installed")
+	for _, i := range k.p.ops {
+		if k.args[i].s == "installed" {
+			installed = true
+		}
+	}
+	verb := k.name[strings.LastIndexByte(k.name, ' ')+1:]
+	switch {
+	case k.p.has("cacheonly"):
+	case installed && matchOneOf(verb, "list", "info", "repoquery"):
+	default:
+		c.writer(k.name, RiskLow, "may download the repositories' metadata and write the cache; add -C to read the cache only")
+		return
+	}
+	c.localNet()
+	c.readOnly(k)
 }
 
 // apk (getopt_long): its global options are valid after the applet too.
@@ -237,10 +286,11 @@ var snapTool = &tool{
 	opts: opts(reads(`-h|--help --version`)),
 	verbs: verbTable(
 		vrule(readWith(opts(reads(`--all`))), "list"),
-		vrule(readWith(opts(reads(`--verbose --abs-time --color= --unicode=`))), "info"),
-		vrule(readWith(opts(reads(`--narrow --section[=] --private --color= --unicode=`))), "find search"),
+		vrule(netReadCheck(opts(reads(`--verbose --abs-time --color= --unicode=`)), checkSnapStore), "info"),
+		vrule(netReadCheck(opts(reads(`--narrow --section[=] --private --color= --unicode=`)), checkSnapStore), "find search"),
 		vrule(readWith(opts(reads(`--abs-time --verbose --color= --unicode= --all --disconnected
-			--attrs --remote -d -l -t --assertion --serial`))), `version services changes change tasks
+			--attrs -d -l -t --assertion --serial`),
+			nets("asks the snap store (through snapd) for assertions", `--remote`))), `version services changes change tasks
 			connections interface interfaces known get model whoami warnings aliases routine help`),
 		vrule(checkWith(opts(reads(`-f|--follow -n=`)), checkSnapLogs), "logs"),
 		vrule(runsVerb, "run"),
@@ -248,6 +298,15 @@ var snapTool = &tool{
 			connect disconnect alias unalias switch download create-user login logout prefer save
 			restore forget ack abort okay`),
 	),
+}
+
+// checkSnapStore: snap info, find and search have snapd ask the snap
+// store (api.snapcraft.io) about the names they spell; snapd, not the
+// sandbox, makes the connection, so the store must be a known destination.
+func checkSnapStore(c *classifier, k *call) {
+	if c.destination(k, "api.snapcraft.io", 443) {
+		c.readOnly(k)
+	}
 }
 
 func checkSnapLogs(c *classifier, k *call) {
@@ -277,8 +336,9 @@ var pipTool = &tool{
 	name: "pip", style: styleExact, globalsAfterVerb: true, noVerb: readVerb,
 	opts: pipGlobals,
 	verbs: verbTable(
-		vrule(readWith(opts(reads(pipIndexOpts+` -o|--outdated -u|--uptodate -e|--editable -l|--local
-			--user --path= --format= --not-required --exclude-editable --include-editable --exclude=`))), "list"),
+		vrule(readWith(opts(reads(`-e|--editable -l|--local --user --path= --format= --not-required
+			--exclude-editable --include-editable --exclude=`),
+			nets("sends the names of the installed packages to the package index", `-o|--outdated -u|--uptodate`))), "list"),
 		vrule(readWith(opts(reads(`-f|--files`))), "show"),
 		vrule(readWith(opts(reads(`-r|--requirement= -l|--local --user --path= --all --exclude-editable
 			--exclude=`))), "freeze"),
@@ -286,16 +346,56 @@ var pipTool = &tool{
 		vrule(readWith(opts(reads(`--platform= --python-version= --implementation= --abi=`))), "debug"),
 		vrule(readWith(opts(reads(`--local --user --path=`))), "inspect"),
 		vrule(readWith(opts(reads(`-a|--algorithm=`))), "hash"),
-		vrule(&verbRule{class: ruleRead, net: true, opts: opts(reads(pipIndexOpts))}, "search"),
+		vrule(netReadCheck(pipIndexTable, checkPipIndex), "search"),
 		vrule(nestedVerb(&tool{name: "pip config", style: styleExact, globalsAfterVerb: true,
 			opts:  opts(reads(`--editor= --global --user --site`)),
 			verbs: verbTable(vreads("list get debug"))}), "config"),
 		vrule(nestedVerb(&tool{name: "pip cache", style: styleExact, globalsAfterVerb: true,
 			verbs: verbTable(vrule(readWith(opts(reads(`--format=`))), "list info dir"))}), "cache"),
 		vrule(nestedVerb(&tool{name: "pip index", style: styleExact, globalsAfterVerb: true,
-			verbs: verbTable(vrule(&verbRule{class: ruleRead, net: true, opts: opts(reads(pipIndexOpts))}, "versions"))}), "index"),
+			verbs: verbTable(vrule(netReadCheck(pipIndexTable, checkPipIndex), "versions"))}), "index"),
 		vwrites(RiskMedium, "install uninstall download wheel"),
 	),
+}
+
+// pipIndexTable are the options that choose package indexes.
+var pipIndexTable = opts(reads(`-i|--index-url= --extra-index-url= --no-index -f|--find-links= --pre`))
+
+// checkPipIndex: search and index versions ask the package indexes
+// (--index-url, --extra-index-url; PyPI by default) about the names the
+// command spells.
+func checkPipIndex(c *classifier, k *call) {
+	if !c.readVerbOperands(k) {
+		return
+	}
+	if k.p.has("no-index") {
+		c.localNet()
+		c.readOnly(k)
+		return
+	}
+	index := false
+	for _, u := range k.p.uses {
+		if u.key != "index-url" && u.key != "extra-index-url" && u.key != "find-links" {
+			continue
+		}
+		scheme, rest, ok := strings.Cut(u.val.s, "://")
+		if !ok {
+			if u.key == "find-links" {
+				continue // a local directory
+			}
+			c.writer(k.name+" "+u.as+" "+u.val.s, RiskMedium, "index must be a URL")
+			return
+		}
+		authority, _, _ := strings.Cut(rest, "/")
+		if !c.urlDest(k, strings.ToLower(scheme), authority) {
+			return
+		}
+		index = index || u.key == "index-url"
+	}
+	if !index && !c.destination(k, "pypi.org", 443) {
+		return
+	}
+	c.readOnly(k)
 }
 
 // npm (nopt): the configuration options that name programs or files run
@@ -317,10 +417,11 @@ var npmTool = &tool{
 	opts: npmGlobals,
 	verbs: verbTable(
 		vreads("ls list ll la root prefix explain why help query"),
-		vrule(netReadVerb, "view show info v outdated search fund ping"),
+		vrule(netReadCheck(nil, checkNpmRegistry), "view show info v search ping"),
+		vrule(localVerb, "fund"),
 		vrule(nestedVerb(&tool{name: "npm config", style: styleExact, globalsAfterVerb: true,
 			verbs: verbTable(vreads("get list ls"))}), "config c"),
-		vrule(checkWith(nil, checkNpmAudit), "audit"),
+		vrule(&verbRule{class: ruleWrite, risk: RiskMedium, msg: "sends the project's dependency names, read from local files, to the registry"}, "audit outdated"),
 		vrule(setterVerb(0), "version"),
 		vrule(nestedVerb(&tool{name: "npm cache", style: styleExact, globalsAfterVerb: true,
 			verbs: verbTable(vreads("ls list"), vwrites(RiskLow, "verify clean add"))}), "cache"),
@@ -330,13 +431,24 @@ var npmTool = &tool{
 	),
 }
 
-func checkNpmAudit(c *classifier, k *call) {
-	for _, i := range k.p.ops {
-		if a := k.args[i]; !a.static || a.s != "signatures" {
-			c.writer("npm audit "+a.s, RiskMedium, "known writer")
+// checkNpmRegistry: view, search and ping ask the registry (--registry,
+// else registry.npmjs.org) about the names the command spells.
+func checkNpmRegistry(c *classifier, k *call) {
+	if !c.readVerbOperands(k) {
+		return
+	}
+	if u := k.p.last("registry"); u != nil {
+		scheme, rest, ok := strings.Cut(u.val.s, "://")
+		if !ok {
+			c.writer(k.name+" --registry "+u.val.s, RiskMedium, "registry must be a URL")
 			return
 		}
+		authority, _, _ := strings.Cut(rest, "/")
+		if !c.urlDest(k, strings.ToLower(scheme), authority) {
+			return
+		}
+	} else if !c.destination(k, "registry.npmjs.org", 443) {
+		return
 	}
-	c.net = true
 	c.readOnly(k)
 }

@@ -274,11 +274,15 @@ func (p *sedParser) substitute() (string, bool) {
 }
 
 // fileIsStdio reads a w file name to the end of the line and reports
-// whether it is GNU sed's special /dev/stdout or /dev/stderr.
+// whether it is GNU sed's special /dev/stdout or /dev/stderr. GNU sed
+// skips the blanks before the name and keeps everything after it, blanks
+// and ";" included: "w /dev/stdout " writes a file whose name ends in a
+// blank.
 func (p *sedParser) fileIsStdio() bool {
+	p.skipBlanks()
 	start := p.i
 	p.skipLine()
-	name := strings.TrimSpace(p.s[start:p.i])
+	name := p.s[start:p.i]
 	return name == "/dev/stdout" || name == "/dev/stderr"
 }
 

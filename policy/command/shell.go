@@ -11,8 +11,8 @@ var shellCheckers = map[string]checkFunc{
 	"eval":      constructCheck(RiskMedium, "evaluates text as a command"),
 	"source":    constructCheck(RiskMedium, "runs a script in the shell"),
 	".":         constructCheck(RiskMedium, "runs a script in the shell"),
-	"alias":     constructCheck(RiskMedium, "redefines a command"),
-	"enable":    constructCheck(RiskMedium, "loads or toggles builtins"),
+	"alias":     checkAlias,
+	"enable":    checkEnable,
 	"fc":        constructCheck(RiskMedium, "re-runs commands from history"),
 	"bind":      constructCheck(RiskMedium, "binds keys to commands"),
 	"complete":  constructCheck(RiskMedium, "may run commands on completion"),
@@ -26,6 +26,7 @@ var shellCheckers = map[string]checkFunc{
 	"newgrp":    constructCheck(RiskHigh, "privilege escalation"),
 	"exec":      checkExec,
 	"trap":      checkTrap,
+	"jobs":      checkJobs,
 	"hash":      checkHash,
 	"read":      checkRead,
 	"mapfile":   checkMapfile,
@@ -74,6 +75,7 @@ var shellCheckers = map[string]checkFunc{
 	"julia":     checkInterpreter,
 	"bc":        checkInterpreter,
 	"dc":        checkInterpreter,
+	"java":      checkInterpreter,
 }
 
 // wrapperTools are commands that run another command: their grammar ends
@@ -140,6 +142,16 @@ func (c *classifier) wrap(k *call, skip int) {
 
 // wrapCheck is the check of a plain wrapper.
 func wrapCheck(c *classifier, k *call) { c.wrap(k, 0) }
+
+// strictWrapCheck is the check of a wrapper that runs its command in
+// other namespaces (nsenter): the command is judged by the strictest
+// rules, as if it ran on another machine (its loopback and files are not
+// this host's).
+func strictWrapCheck(c *classifier, k *call) {
+	c.strict++
+	c.wrap(k, 0)
+	c.strict--
+}
 
 // sudo runs a command as another user; sudo -l only lists what the user
 // may run (with a command: whether it may run it), running nothing.
@@ -236,6 +248,8 @@ func checkExec(c *classifier, k *call) {
 	}
 }
 
+// checkTrap: trap alone, -l and -p list; anything else sets a trap,
+// command text run on a signal or at exit.
 func checkTrap(c *classifier, k *call) {
 	for _, a := range k.args {
 		if !a.static || (a.s != "-l" && a.s != "-p") {
@@ -246,10 +260,54 @@ func checkTrap(c *classifier, k *call) {
 	c.readOnly(k)
 }
 
-func checkHash(c *classifier, k *call) {
+// checkJobs: jobs lists jobs (-l -n -p -r -s); jobs -x CMD ARGS runs CMD
+// with job specs in ARGS replaced by process group ids.
+func checkJobs(c *classifier, k *call) {
 	for _, a := range k.args {
-		if !a.static || strings.HasPrefix(a.s, "-") && strings.ContainsRune(a.s, 'p') {
-			c.construct("hash -p", RiskMedium, "changes which program a name runs")
+		if !a.static || strings.HasPrefix(a.s, "-") && strings.ContainsRune(a.s, 'x') {
+			c.construct("jobs -x", RiskMedium, "runs a command")
+			return
+		}
+		if strings.HasPrefix(a.s, "-") && strings.Trim(a.s[1:], "lnprs") != "" {
+			c.unknown("jobs "+a.s, "option not known")
+			return
+		}
+	}
+	c.readOnly(k)
+}
+
+// checkHash: hash alone, -l and -t NAME print the table; -p sets which
+// program a name runs, -d and -r drop entries, and hash NAME looks a name
+// up again (harmless, but nothing a read needs).
+func checkHash(c *classifier, k *call) {
+	for i, a := range k.args {
+		if !a.static || !(a.s == "-l" || a.s == "-t" && i == 0 && len(k.args) > 1 || i > 0 && k.args[0].s == "-t" && isIdentifier(a.s)) {
+			c.construct("hash "+c.displayWord(a, k.ctx), RiskMedium, "changes the shell's table of programs")
+			return
+		}
+	}
+	c.readOnly(k)
+}
+
+// checkAlias: alias alone or -p lists the aliases, alias NAME prints one;
+// alias NAME=VALUE redefines a command.
+func checkAlias(c *classifier, k *call) {
+	for _, a := range k.args {
+		if !a.static || a.s == "" || strings.Contains(a.s, "=") || strings.HasPrefix(a.s, "-") && a.s != "-p" {
+			c.construct("alias", RiskMedium, "redefines a command")
+			return
+		}
+	}
+	c.readOnly(k)
+}
+
+// checkEnable: enable alone, -a and -p list the builtins; enable NAME,
+// -n (which makes a name run a program instead of a builtin), -f (loads a
+// shared object) and -d change them.
+func checkEnable(c *classifier, k *call) {
+	for _, a := range k.args {
+		if !a.static || !matchOneOf(a.s, "-a", "-p", "-s", "-ap", "-pa") {
+			c.construct("enable", RiskMedium, "loads or toggles builtins")
 			return
 		}
 	}
@@ -269,7 +327,7 @@ func (c *classifier) setsVar(k *call, a arg) bool {
 		c.construct(k.name, RiskMedium, "variable name may evaluate command text")
 		return false
 	}
-	switch envClass(a.s, "", false) {
+	switch shellVarClass(a.s) {
 	case envInjects:
 		c.construct(k.name+" "+a.s, RiskHigh, "sets a variable that can inject code or change which program runs")
 		return false
@@ -497,15 +555,18 @@ func checkYes(c *classifier, k *call) {
 }
 
 // setSafe are the set -o options that change nothing outside the shell
-// and nothing about how the classifier reads the rest of the command.
-// keyword (-k) turns every NAME=value word on a line into environment,
-// allexport (-a) exports every assignment, and posix changes the grammar.
-var setSafe = wordSet(`braceexpand emacs errexit errtrace functrace hashall histexpand history
-	ignoreeof interactive-comments monitor noclobber noexec noglob nolog notify nounset onecmd
-	physical pipefail privileged verbose vi xtrace`)
+// and nothing about how the classifier reads the rest of the command:
+// error handling, tracing, noclobber and noglob (which only make the
+// shell do less). keyword (-k) turns every NAME=value word on a line into
+// environment, allexport (-a) exports every assignment, posix changes the
+// grammar, histexpand and history make ! words expand to earlier command
+// lines, braceexpand and interactive-comments change how words split,
+// privileged and monitor change what runs.
+var setSafe = wordSet(`errexit errtrace functrace noclobber noexec noglob nounset onecmd physical
+	pipefail verbose xtrace notify`)
 
 // setFlags are the single-letter set options in setSafe.
-const setFlags = "eEfhmnpPtTuvxBCHb"
+const setFlags = "eEfnCtPTuvxb"
 
 // checkSet: set changes shell options and positional parameters.
 func checkSet(c *classifier, k *call) {
@@ -550,16 +611,15 @@ func checkSet(c *classifier, k *call) {
 	c.readOnly(k)
 }
 
-// shoptSafe are shopt options that change nothing outside the shell and
-// nothing the classifier relies on (aliases, sourcing, extdebug,
-// compatibility levels and quoting rules are not here).
-var shoptSafe = wordSet(`autocd checkhash checkjobs checkwinsize cmdhist complete_fullquote
-	direxpand dirspell dotglob execfail extglob failglob force_fignore globasciiranges
-	globskipdots globstar gnu_errfmt histappend histreedit histverify hostcomplete huponexit
-	inherit_errexit interactive_comments lastpipe lithist localvar_unset login_shell mailwarn
-	no_empty_cmd_completion nocaseglob nocasematch noexpand_translation nullglob progcomp
-	progcomp_alias promptvars restricted_shell shift_verbose varredir_close xpg_echo
-	assoc_expand_once cdable_vars cdspell patsub_replacement`)
+// shoptSafe are the shopt options a read may set or unset: they change
+// nothing outside the shell and nothing the classifier relies on. The
+// glob options (nullglob, failglob, dotglob, globstar, nocaseglob,
+// extglob) change how later words expand and split, nocasematch changes
+// which branch a test takes, expand_aliases and sourcepath change what a
+// name runs, extdebug and the compatibility levels change the shell's
+// behaviour: none is here.
+var shoptSafe = wordSet(`checkwinsize cmdhist gnu_errfmt huponexit inherit_errexit lithist
+	shift_verbose checkjobs`)
 
 // checkShopt: shopt -s/-u change options; -q and -p only query them.
 func checkShopt(c *classifier, k *call) {
@@ -634,7 +694,7 @@ var (
 		opts: opts(reads(`-i|--input= -o|--output= -e|--error= --help --version`))}
 	setsidTool = &tool{name: "setsid", style: styleGNUStop, check: wrapCheck,
 		opts: opts(reads(`-c|--ctty -f|--fork -w|--wait -h|--help -V|--version`))}
-	nsenterTool = &tool{name: "nsenter", style: styleGNUStop, check: wrapCheck,
+	nsenterTool = &tool{name: "nsenter", style: styleGNUStop, check: strictWrapCheck,
 		opts: opts(reads(`-a|--all -t|--target= -m|--mount[=] -u|--uts[=] -i|--ipc[=] -n|--net[=]
 			-p|--pid[=] -U|--user[=] -C|--cgroup[=] -T|--time[=] -S|--setuid= -G|--setgid=
 			--preserve-credentials -r|--root[=] -w|--wd[=] -W|--wdns= -e|--env -F|--no-fork
@@ -657,7 +717,9 @@ var (
 		opts: opts(reads(`--userspec= --groups= --skip-chdir --help --version`)),
 		check: func(c *classifier, k *call) {
 			if inner := wrapped(k, 1); inner != nil {
+				c.strict++
 				c.runInner(k, inner, k.ctx)
+				c.strict--
 				return
 			}
 			if len(k.p.ops) == 0 {
@@ -867,8 +929,11 @@ func joinStatic(args []arg) (string, bool) {
 
 // shellOptSafe are the single-letter options of a shell's invocation that
 // neither run startup code the classifier cannot see nor change how the
-// command string is read; -k and -a are set's keyword and allexport.
-const shellOptSafe = "bBCeEfhHilmnpPrtTuvxD"
+// command string is read: -i and -l (interactive and login shells) read
+// ~/.bashrc and the profile files, -k and -a are set's keyword and
+// allexport, -H turns history expansion on, -B and -m change what words
+// and jobs do.
+const shellOptSafe = "bCeEfnprtTuvxP"
 
 // checkShell handles sh, bash and friends: -c runs a command string, which
 // is parsed and classified in turn; a script file is unknown; with neither,
@@ -893,7 +958,7 @@ func checkShell(c *classifier, k *call) {
 		}
 		if strings.HasPrefix(s, "--") {
 			switch s {
-			case "--norc", "--noprofile", "--login", "--noediting", "--restricted", "--verbose", "--no-rcs":
+			case "--norc", "--noprofile", "--noediting", "--restricted", "--verbose", "--no-rcs":
 				continue
 			}
 			c.unknown(k.name+" "+s, "option not known to be read-only")
@@ -956,16 +1021,34 @@ func checkShell(c *classifier, k *call) {
 	}
 }
 
+// versionFlags are each interpreter's options that print its version and
+// exit, from their manuals. Other spellings are not: "python3 version"
+// runs a file named version, tclsh has no such option (its first word is
+// a script), ruby -v runs the program on its standard input when given
+// one, and java -showversion goes on to run a class.
+var versionFlags = map[string]string{
+	"python": "-V --version -VV", "python2": "-V --version", "python3": "-V --version -VV",
+	"perl": "-v --version", "node": "-v --version", "nodejs": "-v --version",
+	"ruby": "--version", "irb": "-v --version", "php": "-v --version", "lua": "-v",
+	"luajit": "-v", "Rscript": "--version", "R": "--version", "expect": "-v",
+	"deno": "--version -V", "bun": "--version -v", "pwsh": "-v --version -Version",
+	"jshell": "--version -version", "julia": "-v --version", "bc": "-v --version",
+	"dc": "-V --version", "java": "-version --version",
+}
+
 // checkInterpreter handles python, perl, node and other language runtimes:
 // they can do anything, so they are never read-only; only a version query
-// is. A bare interpreter waits for a person.
+// is: the interpreter with exactly one of its own version options and
+// nothing on its standard input (several read and run code from it
+// whatever the options say). A bare interpreter waits for a person.
 func checkInterpreter(c *classifier, k *call) {
-	if len(k.args) == 1 && k.args[0].static {
-		switch k.args[0].s {
-		case "--version", "-V", "-v", "version":
-			c.read(k.name+" "+k.args[0].s, "version query")
+	if len(k.args) == 1 && k.args[0].static && hasWord(versionFlags[k.name], k.args[0].s) {
+		if k.ctx.fed && !k.ctx.null {
+			c.construct(k.name+" "+k.args[0].s, RiskHigh, "an interpreter with input on its standard input may run it as code")
 			return
 		}
+		c.read(k.name+" "+k.args[0].s, "version query")
+		return
 	}
 	if k.name == "perl" {
 		for _, a := range k.args {

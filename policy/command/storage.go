@@ -70,17 +70,56 @@ var (
 	}
 )
 
+// Ceph's clients connect to the monitors their configuration names
+// (ceph.conf, or -m): those declared for the "ceph" service. -c and
+// --cluster read another configuration, so their monitors are unknown.
+const (
+	cephService = "ceph"
+	cephWhy     = "connects to the monitors its ceph.conf names"
+)
+
+// cephMonitors: -m/--mon-host HOST[:PORT][,...] names the monitors (ports
+// 3300 and 6789 when none is given).
+func cephMonitors(c *classifier, k *call, u *optUse) bool {
+	for _, m := range strings.FieldsFunc(u.val.s, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
+		m = strings.TrimPrefix(strings.TrimPrefix(m, "v1:"), "v2:")
+		m, _, _ = strings.Cut(m, "/")
+		host, port, err := splitHostPort(m)
+		if err != nil {
+			c.writer(k.name+" -m "+u.val.s, RiskMedium, "monitor address: "+err.Error())
+			return false
+		}
+		ports := []int{port}
+		if port == 0 {
+			ports = []int{3300, 6789}
+		}
+		for _, p := range ports {
+			if !c.destination(k, host, p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // cephOpts are the options of Ceph's rbd and rados clients (boost
 // program_options: spelled out here; an abbreviation is unknown).
-const cephOpts = `-c|--conf= --id= -n|--name= -k|--keyring= --cluster= -m= --mon-host= --format=
-	--pretty-format -p|--pool= --namespace= --debug-ms= --no-mon-config --keyfile= --user=`
+const cephOpts = `--id= -n|--name= -k|--keyring= --format= --pretty-format -p|--pool= --namespace=
+	--debug-ms= --no-mon-config --keyfile= --user=`
+
+// cephConfOpts are the options that choose the monitors.
+var cephConfOpts = []optGroup{
+	readsVal(cephMonitors, `-m|--mon-host=`),
+	unknowns("reads another configuration, whose monitors cannot be told", `-c|--conf= --cluster=`),
+}
 
 var (
 	rbdTool = &tool{
 		name: "rbd", style: styleExact, globalsAfterVerb: true, net: true,
-		opts: opts(reads(cephOpts + ` -l|--long --image= --snap= --all --exact --from-snap= --whole-object
+		service: cephService, serviceWhy: cephWhy,
+		opts: opts(append([]optGroup{reads(cephOpts + ` -l|--long --image= --snap= --all --exact --from-snap= --whole-object
 			--merge-snapshots --limit= --image-id= --group-pool= --group= -h|--help --io-pattern= --verbose
-			--dest-pool= --dest-namespace=`)),
+			--dest-pool= --dest-namespace=`)}, cephConfOpts...)...),
 		verbs: verbTable(
 			vreads("ls list info status du disk-usage showmapped children diff"),
 			vrule(&verbRule{class: ruleCheck, check: streamVerb}, "watch"),
@@ -96,8 +135,9 @@ var (
 	}
 	radosTool = &tool{
 		name: "rados", style: styleExact, globalsAfterVerb: true, net: true,
-		opts: opts(reads(cephOpts + ` -N= --all --default -s|--snap= --object-locator= --target-pool=
-			--max-objects= -h|--help`)),
+		service: cephService, serviceWhy: cephWhy,
+		opts: opts(append([]optGroup{reads(cephOpts + ` -N= --all --default -s|--snap= --object-locator= --target-pool=
+			--max-objects= -h|--help`)}, cephConfOpts...)...),
 		verbs: verbTable(
 			vreads(`df lspools ls stat getxattr listxattr listomapkeys listomapvals list-inconsistent-pg
 				list-inconsistent-obj list-inconsistent-snapset listsnaps listwatchers`),
@@ -178,7 +218,7 @@ const virshReadOpts = `--all --inactive --transient --persistent --with-snapshot
 	--cellno= --timeout= --xml --bootorder -h|--help`
 
 var virshTool = &tool{
-	name: "virsh", style: styleExactStop,
+	name: "virsh", style: styleExactStop, net: true,
 	opts: opts(
 		reads(`-d|--debug= -e|--escape= -h|--help -k|--keepalive-interval= -K|--keepalive-count=
 			-q|--quiet -r|--readonly -t|--timing -v -V|--version`),
@@ -212,10 +252,27 @@ func virshConnect(c *classifier, k *call, u *optUse) bool {
 		c.unknown(k.name+" -c "+v, "connection may run ssh or another program")
 		return false
 	}
-	if strings.Contains(v, "://") && !strings.Contains(v, ":///") {
-		c.net = true
+	scheme, rest, ok := strings.Cut(v, "://")
+	if !ok || strings.HasPrefix(rest, "/") {
+		return true // a local connection
 	}
-	return true
+	authority, _, _ := strings.Cut(rest, "/")
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		authority = authority[at+1:]
+	}
+	host, port, err := splitAuthority(authority)
+	if err != nil {
+		c.writer(k.name+" -c "+v, RiskMedium, "connection URI host: "+err.Error())
+		return false
+	}
+	if port == 0 {
+		// libvirt's TCP port for +tcp, its TLS port otherwise.
+		port = 16514
+		if strings.HasSuffix(scheme, "+tcp") {
+			port = 16509
+		}
+	}
+	return c.destination(k, host, port)
 }
 
 // checkVirshArgs: virsh reads a single command argument as a command
@@ -230,6 +287,7 @@ func checkVirshArgs(c *classifier, k *call) {
 	if k.of != nil && !c.noExtraVerb(k, k.of) {
 		return
 	}
+	c.localNet() // a remote -c recorded its destination
 	c.readOnly(k)
 }
 
@@ -243,9 +301,9 @@ var lxdTool = &tool{
 	opts: opts(reads(`--debug --force-local -h|--help -p|--project= -q|--quiet --sub-commands
 		-v|--verbose --version`)),
 	verbs: verbTable(
-		vrule(readWith(opts(reads(`-c|--columns= -f|--format= --all-projects --fast`))), "list ls"),
-		vrule(readWith(opts(reads(`--resources --show-log --target=`))), "info"),
-		vrule(readVerb, "version help"),
+		vrule(readCheck(opts(reads(`-c|--columns= -f|--format= --all-projects --fast`)), checkLxdLocal), "list ls"),
+		vrule(readCheck(opts(reads(`--resources --show-log --target=`)), checkLxdLocal), "info"),
+		vrule(readCheck(nil, checkLxdLocal), "version help"),
 		vrule(&verbRule{class: ruleCheck, check: checkLxdExec, noScan: true}, "exec"),
 		vrule(interactiveVerb, "console shell"),
 		vrule(nestedVerb(lxdSub("show get")), "config"),
@@ -259,7 +317,24 @@ var lxdTool = &tool{
 
 func lxdSub(reads string) *tool {
 	return &tool{name: "lxc", style: stylePflag, globalsAfterVerb: true,
-		verbs: verbTable(vrule(readWith(opts(reads2(lxdReadOpts))), reads))}
+		verbs: verbTable(vrule(readCheck(opts(reads2(lxdReadOpts)), checkLxdLocal), reads))}
+}
+
+// checkLxdLocal: the client talks to the local daemon over its socket; an
+// operand REMOTE:[NAME] asks another server (images:, a configured
+// remote), a destination the command does not name.
+func checkLxdLocal(c *classifier, k *call) {
+	if !c.readVerbOperands(k) {
+		return
+	}
+	for _, i := range k.p.ops {
+		if a := k.args[i].s; strings.Contains(a, ":") {
+			c.writer(k.name+" "+a, RiskMedium, "asks a remote server, whose address comes from the client's configuration")
+			return
+		}
+	}
+	c.localNet()
+	c.readOnly(k)
 }
 
 // checkZpoolEvents: -f follows the event log.
@@ -289,7 +364,7 @@ func checkQmAgent(c *classifier, k *call) {
 func checkGuestExec(c *classifier, k *call) {
 	for i, a := range k.args {
 		if a.static && a.s == "--" {
-			c.execInto(k, k.args[i+1:], true, newFollow())
+			c.execInto(k, k.args[i+1:], true, true, newFollow())
 			return
 		}
 	}
@@ -302,7 +377,7 @@ func checkGuestExec(c *classifier, k *call) {
 			}
 			rest = rest[1:]
 		}
-		c.execInto(k, rest, true, newFollow())
+		c.execInto(k, rest, true, true, newFollow())
 		return
 	}
 	c.unknown(k.name, "no command")
@@ -312,7 +387,7 @@ func checkGuestExec(c *classifier, k *call) {
 func checkLxdExec(c *classifier, k *call) {
 	for i, a := range k.args {
 		if a.static && a.s == "--" {
-			c.execInto(k, k.args[i+1:], true, newFollow())
+			c.execInto(k, k.args[i+1:], true, true, newFollow())
 			return
 		}
 	}
@@ -324,7 +399,7 @@ func checkLxdExec(c *classifier, k *call) {
 func checkLxcAttach(c *classifier, k *call) {
 	for i, a := range k.args {
 		if a.static && a.s == "--" {
-			c.execInto(k, k.args[i+1:], true, newFollow())
+			c.execInto(k, k.args[i+1:], true, true, newFollow())
 			return
 		}
 	}
@@ -358,18 +433,23 @@ var cephReads = map[string]bool{
 var cephTool = &tool{
 	name: "ceph", style: styleArgparse, net: true,
 	opts: opts(
-		reads(`-h|--help -c|--conf= -i|--in-file= --id|--user= -n|--name= --cluster= -s|--status
+		reads(`-h|--help -i|--in-file= --id|--user= -n|--name= -s|--status
 			-w|--watch --watch-debug --watch-info --watch-sec --watch-warn --watch-error
 			-W|--watch-channel= -v|--version --verbose --concise -f|--format= --connect-timeout=
 			--block -p|--period=`),
+		readsVal(cephMonitors, `-m|--mon-host=`),
+		unknowns("reads another configuration, whose monitors cannot be told", `-c|--conf= --cluster=`),
 		writes(RiskLow, "writes a file", `-o|--out-file= --setuser= --setgroup=`),
 		unknowns("sends commands to a daemon's admin socket", `--admin-daemon=`),
 	),
 	check: checkCephWords,
 }
 
-// checkCeph: see checkCephWords.
-func checkCeph(c *classifier, k *call) { c.runTool(k, cephTool) }
+// checkCeph: see checkCephWords. ceph connects to the cluster's monitors.
+func checkCeph(c *classifier, k *call) {
+	c.setService(cephService, cephWhy)
+	c.runTool(k, cephTool)
+}
 
 // checkCephWords: ceph commands are words; the first word that is not a
 // subsystem decides: a reporting word reads, anything else changes the
@@ -385,6 +465,7 @@ func checkCephWords(c *classifier, k *call) {
 	if k.p.hasAny("help", "version") {
 		first = "help"
 	}
+	ns := ""
 	for _, i := range k.p.ops {
 		a := k.args[i]
 		if !a.static {
@@ -395,10 +476,19 @@ func checkCephWords(c *classifier, k *call) {
 			break
 		}
 		if cephNamespaces[a.s] {
+			ns = a.s
 			continue
 		}
 		first = a.s
 		break
+	}
+	if ns == "log" && first != "last" && first != "" {
+		// "ceph log TEXT..." writes TEXT to the cluster log.
+		c.writer("ceph log "+first, RiskLow, "writes a message to the cluster log")
+		return
+	}
+	if k.p.has("version") && len(k.p.ops) == 0 {
+		c.localNet()
 	}
 	switch {
 	case first == "":

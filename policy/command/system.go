@@ -1,6 +1,9 @@
 package command
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Grammars of init, logging, kernel and monitoring tools. Each table lists
 // every option of the tool (from its --help and manual, systemd 252-256,
@@ -48,6 +51,37 @@ var systemTools = map[string]*tool{
 	"modinfo":             modinfoTool,
 	"update-alternatives": updateAlternativesTool,
 	"mailq":               mailqTool,
+	"lvs":                 lvmReportTool("lvs", lvsOpts),
+	"vgs":                 lvmReportTool("vgs", ""),
+	"pvs":                 lvmReportTool("pvs", ""),
+	"lvdisplay":           lvmReportTool("lvdisplay", lvmDisplayOpts+" -m|--maps --history"),
+	"vgdisplay":           lvmReportTool("vgdisplay", lvmDisplayOpts+" -A|--activevolumegroups -s|--short"),
+	"pvdisplay":           lvmReportTool("pvdisplay", lvmDisplayOpts+" -m|--maps -s|--short"),
+}
+
+// LVM's reporting tools (LVM 2.03; its own getopt_long, so abbreviations
+// are accepted) only report, but --config sets any LVM configuration,
+// which names log files (log/file) and programs, and the profile options
+// load configuration from files.
+const (
+	lvmReportOpts = `-a|--all --aligned --binary -d|--debug --driverloaded= --foreign -h|--help
+		--ignorelockingfailure --ignoreskippedcluster --lockopt= --longhelp --nameprefixes
+		--noheadings --nolocking --nosuffix -o|--options= -P|--partial --readonly
+		--reportformat= --rows -S|--select= --separator= --shared -O|--sort= -t|--test
+		--unbuffered --units= --unquoted -v|--verbose --version -q|--quiet --devices=
+		--devicesfile= --nohints --journal= --logonly --configreport= -y|--yes`
+	lvsOpts        = `-H|--history --segments`
+	lvmDisplayOpts = `-c|--colon -C|--columns`
+)
+
+func lvmReportTool(name, extra string) *tool {
+	return &tool{
+		name: name, style: styleGNU,
+		opts: opts(
+			reads(lvmReportOpts+" "+extra),
+			unknowns("sets LVM configuration, which names log files and programs", `--config= --commandprofile= --profile= --metadataprofile=`),
+		),
+	}
 }
 
 // systemCheckers are system tools whose syntax is not getopt-like.
@@ -273,7 +307,7 @@ var (
 			--cache= --zone= --trust-anchor= --network= --search= --stale-data= --relax-single-label=
 			--raw[=] --legend= --no-pager --json= -j`)),
 		verbs: verbTable(
-			vrule(netReadVerb, "query service openpgp tlsa"),
+			vrule(netReadCheck(nil, checkResolveQuery), "query service openpgp tlsa"),
 			vreads("status statistics show-cache show-server-state monitor"),
 			vwrites(RiskMedium, "flush-caches reset-statistics reset-server-features revert"),
 			vrule(&verbRule{class: ruleCheck, check: resolvectlLinkSetting}, "dns domain default-route llmnr mdns dnssec dnsovertls nta"),
@@ -334,6 +368,16 @@ var (
 		),
 	}
 )
+
+// checkResolveQuery: resolvectl asks systemd-resolved, which asks the
+// host's own upstream servers.
+func checkResolveQuery(c *classifier, k *call) {
+	if !c.readVerbOperands(k) {
+		return
+	}
+	c.resolver()
+	c.readOnly(k)
+}
 
 // resolvectlLinkSetting: "resolvectl dns [LINK [SERVER...]]" shows a
 // link's setting with at most the link, and sets it with more; -i names
@@ -648,14 +692,39 @@ var mdadmTool = &tool{
 }
 
 // chronyc joins its operands into one command, or with -m takes each as a
-// command: every one must be a report.
+// command: every one must be a report. manual reads only as "manual
+// list" (manual on, off, delete and reset change the daemon).
 var chronycReads = wordSet(`tracking sources sourcestats activity clients ntpdata serverstats
-	selectdata authdata rtcdata smoothing waitsync sourcename manual help quit exit`)
+	selectdata authdata rtcdata smoothing waitsync sourcename help quit exit`)
 
+// chronyc talks to chronyd: the daemon of -h HOST (port 323, or -p), else
+// the local one over its socket or 127.0.0.1:323.
 var chronycTool = &tool{
 	name: "chronyc", style: styleExactStop, net: true,
 	opts: opts(reads(`-4 -6 -n -N -c -m -a -d -e -h= -p= -v|--version --help -f=`)),
 	check: func(c *classifier, k *call) {
+		if len(k.p.ops) == 0 && k.p.hasAny("version", "help") {
+			c.localNet()
+			c.readOnly(k)
+			return
+		}
+		host, port := "127.0.0.1", 323
+		if u := k.p.last("h"); u != nil {
+			host = u.val.s
+		}
+		if u := k.p.last("p"); u != nil {
+			n, err := strconv.Atoi(u.val.s)
+			if err != nil {
+				c.writer("chronyc -p "+u.val.s, RiskMedium, "port is not a number")
+				return
+			}
+			port = n
+		}
+		for _, h := range strings.Split(host, ",") {
+			if !c.destination(k, h, port) {
+				return
+			}
+		}
 		if len(k.p.ops) == 0 {
 			c.unknown("chronyc", "interactive")
 			c.unbounded(k.ctx, BoundInteractiveREPL, "")
@@ -676,7 +745,17 @@ var chronycTool = &tool{
 				}
 				continue
 			}
-			word, _, _ := strings.Cut(strings.TrimSpace(a.s), " ")
+			word, rest, _ := strings.Cut(strings.TrimSpace(a.s), " ")
+			if word == "manual" {
+				if multi && strings.TrimSpace(rest) == "list" {
+					continue
+				}
+				if !multi && (strings.TrimSpace(rest) == "list" && len(k.p.ops) == 1 ||
+					rest == "" && len(k.p.ops) == 2 && k.args[k.p.ops[1]].s == "list") {
+					c.read("chronyc manual list", "lists the manual samples")
+					return
+				}
+			}
 			if !chronycReads[word] || multi && strings.ContainsAny(a.s, ";\n") {
 				c.writer("chronyc "+word, RiskMedium, "changes the time service")
 				return

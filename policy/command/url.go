@@ -3,68 +3,18 @@ package command
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 )
 
 // "GET is harmless" is a convention, not a fact: admin APIs act on GET
 // (Tomcat's /manager/text/undeploy?path=, Solr's ?action=UNLOAD,
-// Jenkins's /build?token=). A URL an HTTP client fetches is read-only
-// only when none of its path segments, query parameter names or values
-// names an action, or when the operator listed it as read-only
-// (policy.http_read_urls). A path through the Kubernetes API proxy
-// (/proxy/) reaches any service and needs such a listing too.
-
-// actionWords name actions. A word of a URL (its segments, parameter
-// names and values, split at punctuation and camelCase humps, compared
-// without case) that is one of these, or one of these plus "s"/"es",
-// makes the URL write-or-unknown.
-var actionWords = wordSet(`delete drop unload undeploy build restart stop start purge flush
-	shutdown reset reload kill remove create update set trigger run exec execute destroy
-	terminate halt reboot poweroff truncate clear invalidate evict disable enable pause resume
-	suspend scale deploy redeploy install uninstall upgrade downgrade rollback revert erase wipe
-	apply invoke eval rm del unset modify edit write put patch save upload import cancel abort
-	rebuild recreate restore failover promote demote drain cordon uncordon evacuate migrate
-	rotate compact vacuum prune gc repair decommission revoke insert unmount shell cmd command
-	script`)
-
-// actionWord returns the first word of s that names an action, or "".
-func actionWord(s string) string {
-	start := -1
-	for i := 0; i <= len(s); i++ {
-		alnum := i < len(s) && isAlnum(s[i])
-		// A camelCase hump starts a new word: deleteAll, forceRestart.
-		hump := alnum && start >= 0 && i > start && isUpper(s[i]) && !isUpper(s[i-1])
-		if start >= 0 && (!alnum || hump) {
-			if w := strings.ToLower(s[start:i]); isActionWord(w) {
-				return w
-			}
-			start = -1
-		}
-		if alnum && start < 0 {
-			start = i
-		}
-	}
-	return ""
-}
-
-func isActionWord(w string) bool {
-	if actionWords[w] {
-		return true
-	}
-	for _, suffix := range []string{"s", "es"} {
-		if base, ok := strings.CutSuffix(w, suffix); ok && actionWords[base] {
-			return true
-		}
-	}
-	return false
-}
-
-func isAlnum(ch byte) bool {
-	return ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9'
-}
-
-func isUpper(ch byte) bool { return ch >= 'A' && ch <= 'Z' }
+// Jenkins's /build?token=), and no list of action words can name them
+// all. A URL an HTTP client fetches is read-only only when the operator
+// listed it (policy.http_read_urls), or when it has the exact shape of a
+// well-known read endpoint (readEndpoints: health checks, metrics,
+// version, the Prometheus and Alertmanager read APIs, ...) with only the
+// query parameters that endpoint reads. Everything else needs approval,
+// and the reason says how to declare it.
 
 // URLPrefix is one entry of policy.http_read_urls: URLs it matches are
 // read-only whatever their path below the prefix and their query say.
@@ -226,10 +176,24 @@ func (c *classifier) listedAPIPath(path string) bool {
 // other than http for a URL written without one.
 var curlGuessed = []string{"ftp.", "dict.", "ldap.", "imap.", "smtp.", "pop3."}
 
-// checkURL judges one URL an HTTP client fetches with GET. defaultHost is
-// the host of a URL written as :port/path (httpie), or "". It returns
-// false after recording a finding.
-func (c *classifier) checkURL(k *call, a arg, defaultHost string) bool {
+// urlUse is how an HTTP client fetches a URL.
+type urlUse struct {
+	// defaultHost is the host of a URL written as :port/path (httpie).
+	defaultHost string
+	// defaultScheme is the scheme of a URL written without one.
+	defaultScheme string
+	// socket: the request goes over a unix socket (curl --unix-socket),
+	// not to the URL's host.
+	socket bool
+	// params are query parameters added apart from the URL (httpie's
+	// name==value items).
+	params []string
+}
+
+// checkURL judges one URL an HTTP client fetches with GET: its host must
+// be a destination vigil knows, and the URL a listed one or a well-known
+// read endpoint. It returns false after recording a finding.
+func (c *classifier) checkURL(k *call, a arg, use urlUse) bool {
 	if !a.static {
 		c.unknown(k.name, "dynamic URL")
 		return false
@@ -241,8 +205,11 @@ func (c *classifier) checkURL(k *call, a arg, defaultHost string) bool {
 	scheme, rest, hasScheme := strings.Cut(raw, "://")
 	if !hasScheme {
 		scheme, rest = "http", raw
-		if defaultHost != "" && strings.HasPrefix(raw, ":") {
-			rest = defaultHost + raw
+		if use.defaultScheme != "" {
+			scheme = use.defaultScheme
+		}
+		if use.defaultHost != "" && strings.HasPrefix(raw, ":") {
+			rest = use.defaultHost + raw
 		}
 		for _, g := range curlGuessed {
 			if strings.HasPrefix(strings.ToLower(raw), g) {
@@ -255,15 +222,15 @@ func (c *classifier) checkURL(k *call, a arg, defaultHost string) bool {
 	switch scheme {
 	case "http", "https":
 	case "file":
-		if k.name == "curl" {
-			return true // reads a local file
+		if k.name == "curl" && (strings.HasPrefix(rest, "/") || strings.HasPrefix(rest, "localhost/")) {
+			c.localNet() // reads a local file
+			return true
 		}
 		fallthrough
 	default:
 		c.unknown(k.name+" "+scheme+"://", "URL scheme not known to be read-only")
 		return false
 	}
-	c.net = true
 	authority, target := rest, "/"
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		authority, target = rest[:i], rest[i:]
@@ -273,65 +240,130 @@ func (c *classifier) checkURL(k *call, a arg, defaultHost string) bool {
 	}
 	target, _, _ = strings.Cut(target, "#")
 	path, query, _ := strings.Cut(target, "?")
+	if use.socket {
+		c.localNet()
+	} else if !c.urlDestHint(k, scheme, authority, "declare it in policy.http_read_urls") {
+		return false
+	}
 	host, herr := normalHost(scheme, authority)
 	if herr == nil && cleanPath(path) && c.listedURL(scheme, host, path) {
 		return true
 	}
-	word := k.name + " " + raw
-	if w := urlAction(path, query); w != "" {
-		c.writer(word, RiskMedium, "URL names an action ("+w+"); list it in policy.http_read_urls if it is read-only")
-		return false
+	if name, ok := readEndpoint(path, query, use.params); ok {
+		_ = name
+		return true
 	}
-	if proxyPath(path) {
-		c.unknown(word, "reaches a service through the Kubernetes API proxy; list it in policy.http_read_urls if it is read-only")
-		return false
-	}
-	return true
+	c.writer(k.name+" "+raw, RiskMedium, "URL is not a known read endpoint (health, readiness, metrics, version, Prometheus or Alertmanager reads, ...); list it in policy.http_read_urls if a GET of it only reads")
+	return false
 }
 
-// urlAction returns the action word of a URL's path or query, after
-// undoing percent-encoding (repeatedly: a server may decode twice).
-func urlAction(path, query string) string {
-	for _, seg := range strings.Split(path, "/") {
-		if w := actionWord(unescapeAll(seg, false)); w != "" {
-			return w
-		}
-	}
-	for _, kv := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' }) {
-		if w := actionWord(unescapeAll(kv, true)); w != "" {
-			return w
-		}
-	}
-	return ""
+// endpoint is one well-known read endpoint: its path, "*" standing for
+// any one segment, and the query parameters it reads.
+type endpoint struct {
+	path   string
+	params string
 }
 
-// unescapeAll percent-decodes s until it no longer changes (at most four
-// times); a malformed escape is left as it is.
-func unescapeAll(s string, query bool) string {
-	for n := 0; n < 4 && strings.ContainsAny(s, "%+"); n++ {
-		var u string
-		var err error
-		if query {
-			u, err = url.QueryUnescape(s)
-		} else {
-			u, err = url.PathUnescape(s)
-		}
-		if err != nil || u == s {
-			break
-		}
-		s = u
-	}
-	return s
+// readEndpoints are GET endpoints whose servers define them as reads:
+// health, liveness and readiness probes, metrics and version pages (the
+// conventions of Kubernetes components, Spring Boot actuators, Go and
+// Prometheus exporters), the Prometheus HTTP API's query and status
+// reads, the Alertmanager API v2 reads, Elasticsearch and OpenSearch's
+// _cluster/health and _cat, Consul's health and status reads, and the
+// Docker Engine API's listings (over its socket). A parameter not listed
+// for an endpoint makes the URL unknown.
+var readEndpoints = []endpoint{
+	{"/health", "pretty"}, {"/healthz", "verbose exclude"}, {"/healthz/*", "verbose"},
+	{"/livez", "verbose exclude"}, {"/livez/*", "verbose"}, {"/readyz", "verbose exclude"},
+	{"/readyz/*", "verbose"}, {"/ready", ""}, {"/status", ""}, {"/ping", ""}, {"/-/healthy", ""},
+	{"/-/ready", ""}, {"/health/live", ""}, {"/health/ready", ""}, {"/health/liveness", ""},
+	{"/health/readiness", ""}, {"/api/health", ""}, {"/version", ""},
+	{"/metrics", "collect[] exclude[] name[] format"},
+	{"/actuator/health", ""}, {"/actuator/health/*", ""}, {"/actuator/info", ""},
+	{"/actuator/prometheus", ""}, {"/actuator/metrics", ""}, {"/actuator/metrics/*", "tag"},
+	// Prometheus HTTP API.
+	{"/api/v1/query", "query time timeout limit stats"},
+	{"/api/v1/query_range", "query start end step timeout limit stats"},
+	{"/api/v1/query_exemplars", "query start end"},
+	{"/api/v1/series", "match[] start end limit"}, {"/api/v1/labels", "match[] start end limit"},
+	{"/api/v1/label/*/values", "match[] start end limit"}, {"/api/v1/targets", "state scrapePool"},
+	{"/api/v1/targets/metadata", "match_target metric limit"},
+	{"/api/v1/rules", "type rule_name[] rule_group[] file[] exclude_alerts match[]"},
+	{"/api/v1/alerts", ""}, {"/api/v1/alertmanagers", ""}, {"/api/v1/metadata", "metric limit limit_per_metric"},
+	{"/api/v1/status/config", ""}, {"/api/v1/status/flags", ""}, {"/api/v1/status/runtimeinfo", ""},
+	{"/api/v1/status/buildinfo", ""}, {"/api/v1/status/tsdb", "limit"}, {"/api/v1/status/walreplay", ""},
+	// Alertmanager API v2.
+	{"/api/v2/alerts", "filter silenced inhibited active unprocessed receiver"},
+	{"/api/v2/alerts/groups", "filter silenced inhibited active receiver"},
+	{"/api/v2/silences", "filter"}, {"/api/v2/silence/*", ""}, {"/api/v2/status", ""},
+	{"/api/v2/receivers", ""},
+	// Elasticsearch and OpenSearch.
+	{"/_cluster/health", esParams}, {"/_cluster/health/*", esParams}, {"/_cluster/stats", esParams},
+	{"/_cat", ""}, {"/_cat/*", esCatParams}, {"/_cat/*/*", esCatParams},
+	// Consul.
+	{"/v1/status/leader", ""}, {"/v1/status/peers", ""}, {"/v1/health/state/*", "dc filter ns"},
+	{"/v1/health/service/*", "dc passing filter tag ns"}, {"/v1/health/node/*", "dc filter ns"},
+	{"/v1/health/checks/*", "dc filter ns"}, {"/v1/catalog/services", "dc ns"}, {"/v1/catalog/nodes", "dc"},
+	// Docker Engine API (curl --unix-socket /var/run/docker.sock).
+	{"/_ping", ""}, {"/info", ""}, {"/containers/json", "all limit size filters"},
+	{"/containers/*/json", "size"}, {"/containers/*/top", "ps_args"},
+	{"/containers/*/logs", "stdout stderr since until timestamps tail"},
+	{"/containers/*/stats", "stream one-shot"}, {"/images/json", "all filters digests"},
+	{"/networks", "filters"}, {"/volumes", "filters"},
 }
 
-// proxyPath reports a Kubernetes API proxy path: a "proxy" segment after
-// a service, pod or node.
-func proxyPath(path string) bool {
-	for _, seg := range strings.Split(path, "/") {
-		s := strings.ToLower(unescapeAll(seg, false))
-		if s == "proxy" || strings.HasPrefix(s, "proxy:") {
+const (
+	esParams    = "level local master_timeout timeout pretty human filter_path"
+	esCatParams = "v h s help format bytes pretty time local master_timeout health pri expand_wildcards"
+)
+
+// readEndpoint reports whether path and query (and extra parameters) are
+// a well-known read endpoint, by exact shape: a clean path (no escapes or
+// dot segments) and only listed parameters, each given once.
+func readEndpoint(path, query string, extra []string) (string, bool) {
+	if !cleanPath(path) {
+		return "", false
+	}
+	if len(path) > 1 {
+		path = strings.TrimSuffix(path, "/")
+	}
+	for _, e := range readEndpoints {
+		if !pathShape(path, e.path) {
+			continue
+		}
+		names := extra
+		if query != "" {
+			for _, kv := range strings.Split(query, "&") {
+				name, _, _ := strings.Cut(kv, "=")
+				names = append(names[:len(names):len(names)], name)
+			}
+		}
+		for _, n := range names {
+			if n == "" || strings.ContainsAny(n, "%+;") || !hasWord(e.params, n) {
+				return "", false
+			}
+		}
+		return e.path, true
+	}
+	return "", false
+}
+
+// pathShape matches a clean path against a shape whose "*" segments stand
+// for any one segment.
+func pathShape(path, shape string) bool {
+	for {
+		p, prest, pmore := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+		s, srest, smore := strings.Cut(strings.TrimPrefix(shape, "/"), "/")
+		if s != "*" && p != s || s == "*" && p == "" || pmore != smore {
+			return false
+		}
+		if !pmore {
 			return true
 		}
+		path, shape = "/"+prest, "/"+srest
 	}
-	return false
+}
+
+func isAlnum(ch byte) bool {
+	return ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9'
 }

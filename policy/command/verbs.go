@@ -10,8 +10,8 @@ import (
 // readVerb is a verb that only reads, with the tool's options.
 var readVerb = &verbRule{class: ruleRead}
 
-// netReadVerb is a read verb that talks over the network.
-var netReadVerb = &verbRule{class: ruleRead, net: true}
+// localVerb is a read verb of a network tool that connects nowhere.
+var localVerb = &verbRule{class: ruleRead, local: true}
 
 // verbGroup is verbs sharing one rule.
 type verbGroup struct {
@@ -70,6 +70,17 @@ func verbTable(groups ...verbGroup) *verbSet {
 
 // readWith is a read verb with its own options.
 func readWith(t *optTable) *verbRule { return &verbRule{class: ruleRead, opts: t} }
+
+// readCheck is a read verb whose check proves where it connects or which
+// of its forms read (an operand spelling it is no extra verb).
+func readCheck(t *optTable, check checkFunc) *verbRule {
+	return &verbRule{class: ruleCheck, opts: t, check: check, reads: true}
+}
+
+// netReadCheck is readCheck for a verb that talks over the network.
+func netReadCheck(t *optTable, check checkFunc) *verbRule {
+	return &verbRule{class: ruleCheck, opts: t, check: check, reads: true, net: true}
+}
 
 // checkWith is a verb decided by check after a scan with its own options.
 func checkWith(t *optTable, check checkFunc) *verbRule {

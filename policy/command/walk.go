@@ -256,7 +256,7 @@ func sensitivePath(p string) bool {
 // call classifies a simple command: assignments, then the command itself.
 func (c *classifier) call(x *syntax.CallExpr, ctx callCtx) {
 	for _, a := range x.Assigns {
-		c.assign(a)
+		c.assign(a, len(x.Args) == 0)
 	}
 	if len(x.Args) == 0 {
 		if len(x.Assigns) > 0 && x.Assigns[0].Name != nil {
@@ -301,7 +301,24 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 		// alone if the other is taken as an option's value.
 		rest = append(rest[:len(rest):len(rest)], arg{}, arg{})
 	}
+	extra := ctx.extra
 	ctx.extra = false
+	k := c.newCall(call{name: name, word: word, args: rest, ctx: ctx})
+	defer c.freeCall()
+	if known && r.class != ruleWrite && (r.net || r.class == ruleTool && r.tool.net) {
+		if extra {
+			c.construct(name, RiskHigh, "arguments are appended at run time (xargs): a network read sends only static text")
+			return
+		}
+		svc, why := "", ""
+		if r.class == ruleTool {
+			svc, why = r.tool.service, r.tool.serviceWhy
+		}
+		if !c.enterNet(k, svc, why) {
+			return
+		}
+		defer c.leaveNet(k)
+	}
 	if known && r.class == ruleCheck {
 		for _, a := range rest {
 			if a.split {
@@ -309,11 +326,6 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 				return
 			}
 		}
-	}
-	k := c.newCall(call{name: name, word: word, args: rest, ctx: ctx})
-	defer c.freeCall()
-	if r.net {
-		c.net = true
 	}
 	switch {
 	case !known && c.funcs[name] && trusted && ctx.chain == 0 && ctx.nest == 0:
@@ -395,22 +407,35 @@ func commandName(word string) (name string, trusted bool) {
 	return word[slash+1:], systemDirs[dir]
 }
 
-// assign classifies a variable assignment, alone or before a command.
-func (c *classifier) assign(a *syntax.Assign) {
+// assign classifies a variable assignment: alone (a shell variable,
+// which may be a shell-local name), or before a command (its
+// environment, which must be on the inert list).
+func (c *classifier) assign(a *syntax.Assign, alone bool) {
 	if a.Name == nil {
 		return
 	}
 	name := a.Name.Value
+	if a.Index != nil {
+		c.construct(name+"[...]=", RiskMedium, "array subscript is evaluated as arithmetic")
+		return
+	}
 	value, static := "", true
 	if a.Value != nil {
 		v := c.resolve(a.Value)
 		value, static = v.s, v.static
 	}
+	if alone && shellLocal(name) {
+		return
+	}
 	switch env := envClass(name, value, static); env {
 	case envInjects:
 		c.construct(name+"=", RiskHigh, "environment can inject code or change which program runs")
 	case envUnknown:
-		c.unknown(name+"=", "environment variable not known to be inert")
+		if alone {
+			c.unknown(name+"=", "variable not known to be inert: a shell variable must be a lower-case name (letters and digits), an environment variable one of the inert ones (LANG, LC_*, TZ, COLUMNS, NO_COLOR, PAGER=cat, ...)")
+			return
+		}
+		c.unknown(name+"=", "environment variable not known to be inert (only LANG, LC_*, TZ, TERM, COLUMNS, LINES, NO_COLOR, PAGER=cat and a few others are)")
 	}
 }
 
@@ -418,7 +443,7 @@ func (c *classifier) assign(a *syntax.Assign) {
 // assignment word (for NAME in, ${NAME:=value}): a variable a program
 // reads (PATH, IFS, LD_PRELOAD, ...) changes what later commands do.
 func (c *classifier) shellVar(name, where string) {
-	switch envClass(name, "", false) {
+	switch shellVarClass(name) {
 	case envInjects:
 		c.construct(where+" "+name, RiskHigh, "sets a variable that can inject code or change which program runs")
 	case envUnknown:
@@ -426,23 +451,98 @@ func (c *classifier) shellVar(name, where string) {
 	}
 }
 
-// decl classifies declare, export, local, readonly and typeset.
+// declFlags are the declare, typeset and local options that change
+// nothing outside the shell: arrays, case conversion, read-only,
+// global, trace, and the listing options. -i makes every assignment
+// arithmetic (bash evaluates the value, and a[$(cmd)] in it runs cmd), -n
+// makes a name refer to another (assigning it then sets that one), -x
+// exports (vetted like an environment assignment).
+const declFlags = "aAfFglprtu"
+
+// decl classifies declare, export, local, readonly and typeset: only
+// their listing forms and assignments of shell-local names (or exported
+// inert environment variables) with static names are read-only. A quoted
+// 'NAME=value' word is an assignment bash parses when it runs, so its
+// name must be plain too (a subscript is evaluated as arithmetic).
 func (c *classifier) decl(d *syntax.DeclClause) {
 	variant := d.Variant.Value
+	export := variant == "export"
+	flagsOK := declFlags
+	switch variant {
+	case "export":
+		flagsOK = "p"
+	case "readonly":
+		flagsOK = "aApf"
+	}
+	type named struct {
+		name, value string
+		static      bool
+	}
+	var names []named
 	for _, a := range d.Args {
 		if a.Naked && a.Name == nil {
-			// An option such as -x or -p.
-			flag := c.resolve(a.Value)
-			if !flag.static {
-				c.unknown(variant, "dynamic option")
+			w := c.resolve(a.Value)
+			if !w.static || w.glob {
+				c.unknown(variant+" "+c.wordText(a.Value, callCtx{}), "dynamic option, name or assignment")
+				return
+			}
+			if strings.HasPrefix(w.s, "-") || strings.HasPrefix(w.s, "+") && len(w.s) > 1 {
+				for _, ch := range w.s[1:] {
+					switch {
+					case ch == 'x' && variant != "export" && variant != "readonly":
+						export = w.s[0] == '-'
+						if w.s[0] == '+' {
+							c.unknown(variant+" "+w.s, "removes a variable from the environment")
+							return
+						}
+					case strings.ContainsRune(flagsOK, ch):
+					default:
+						c.construct(variant+" "+w.s, RiskMedium, "option not known to leave the shell's behaviour alone (-i evaluates values as arithmetic, -n makes names refer to others, -f exports functions)")
+						return
+					}
+				}
 				continue
 			}
-			if strings.HasPrefix(flag.s, "-") && strings.ContainsAny(flag.s, "in") {
-				c.unknown(variant+" "+flag.s, "evaluates values as arithmetic or names")
+			name, value, hasEq := strings.Cut(w.s, "=")
+			if !isIdentifier(name) {
+				c.construct(variant+" "+w.s, RiskMedium, "name with a subscript or other text is evaluated when the declaration runs")
+				return
 			}
+			_ = hasEq
+			names = append(names, named{name, value, true})
 			continue
 		}
-		c.assign(a)
+		if a.Name == nil {
+			continue
+		}
+		if a.Index != nil {
+			c.construct(variant+" "+a.Name.Value+"[...]", RiskMedium, "array subscript is evaluated as arithmetic")
+			return
+		}
+		n := named{name: a.Name.Value, static: true}
+		if a.Value != nil {
+			v := c.resolve(a.Value)
+			n.value, n.static = v.s, v.static
+		}
+		names = append(names, n)
+	}
+	for _, n := range names {
+		kind := envClass(n.name, n.value, n.static)
+		if !export && shellLocal(n.name) {
+			kind = envInert
+		}
+		switch kind {
+		case envInjects:
+			c.construct(variant+" "+n.name, RiskHigh, "sets a variable that can inject code or change which program runs")
+			return
+		case envUnknown:
+			if export {
+				c.unknown(variant+" "+n.name, "exports a variable not known to be inert (only LANG, LC_*, TZ, TERM, COLUMNS, NO_COLOR, PAGER=cat and a few others are)")
+			} else {
+				c.unknown(variant+" "+n.name, "variable not known to be inert: a shell variable must be a lower-case name (letters and digits)")
+			}
+			return
+		}
 	}
 	c.read(variant, "shell variable")
 }

@@ -19,6 +19,10 @@ type arg struct {
 	static bool
 	// glob reports an unquoted glob character anywhere in the word.
 	glob bool
+	// tilde reports an unquoted ~ that bash may expand to a home
+	// directory: at the start of the word, or after = or : (bash expands
+	// those in words that look like assignments). s keeps the ~.
+	tilde bool
 	// split reports that the shell may turn the word into several: an
 	// unquoted expansion, a brace expansion, or a glob starting with "-".
 	// An option's value taken from such a word could bring more options.
@@ -39,7 +43,7 @@ func lit(s string) arg { return arg{s: s, static: true, noDash: s == "" || s[0] 
 func (c *classifier) resolve(w *syntax.Word) arg {
 	// Fast path: one plain unquoted literal, the common case.
 	if len(w.Parts) == 1 {
-		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\{*?[") {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\{*?[~") {
 			return arg{s: l.Value, static: true, w: w, noDash: l.Value == "" || l.Value[0] != '-'}
 		}
 	}
@@ -55,6 +59,9 @@ func (c *classifier) resolve(w *syntax.Word) arg {
 				a.static, a.split = false, true
 			}
 			start := len(b)
+			if unquotedTilde(p.Value, start == 0) {
+				a.tilde = true
+			}
 			var globAt int
 			b, globAt = appendUnquoted(b, p.Value)
 			if globAt >= 0 {
@@ -109,6 +116,19 @@ func (c *classifier) resolve(w *syntax.Word) arg {
 	a.s = string(b)
 	c.buf = b[:0]
 	return a
+}
+
+// unquotedTilde reports a ~ in an unquoted literal that bash may expand:
+// at the start of the word (first), or after = or :.
+func unquotedTilde(s string, first bool) bool {
+	i := strings.IndexByte(s, '~')
+	if i < 0 {
+		return false
+	}
+	if first && i == 0 {
+		return true
+	}
+	return strings.Contains(s, "=~") || strings.Contains(s, ":~")
 }
 
 // hasBraceExpansion reports whether an unquoted literal contains a bash

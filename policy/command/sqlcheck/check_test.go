@@ -360,3 +360,29 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("concurrent Check: %s", e)
 	}
 }
+
+// TestNoSQLTextFunctions: no function that takes SQL text (or a cursor or
+// a whole table, schema or database to export) is on a read list: the
+// text would run as a statement the checker never saw.
+func TestNoSQLTextFunctions(t *testing.T) {
+	for _, fn := range []string{"ts_rewrite", "ts_stat", "query_to_xml", "query_to_xmlschema",
+		"query_to_xml_and_xmlschema", "cursor_to_xml", "cursor_to_xmlschema", "table_to_xml",
+		"table_to_xmlschema", "schema_to_xml", "database_to_xml", "dblink", "dblink_exec",
+		"dblink_open", "dblink_fetch", "dblink_send_query", "dblink_get_result"} {
+		if pgReadFunctions[fn] {
+			t.Errorf("PostgreSQL function %s takes SQL text or exports a table but is on the read list", fn)
+		}
+		sql := "SELECT " + fn + "('a', 'SELECT 1')"
+		if r := Check(sql, PostgreSQL); r.ReadOnly {
+			t.Errorf("Check(%q) is read-only", sql)
+		}
+	}
+	if r := Check("SELECT ts_rewrite('a & b'::tsquery, 'SELECT t, s FROM aliases')", PostgreSQL); r.ReadOnly {
+		t.Errorf("ts_rewrite with a query text is read-only")
+	}
+	for _, fn := range []string{"sha3_query"} {
+		if sqliteReadFunctions[fn] {
+			t.Errorf("SQLite function %s runs SQL text but is on the read list", fn)
+		}
+	}
+}

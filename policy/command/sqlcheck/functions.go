@@ -13,7 +13,9 @@ package sqlcheck
 //     GET_LOCK/RELEASE_LOCK, LAST_INSERT_ID(expr), SQLite's writefile, edit,
 //     load_extension;
 //   - functions that run SQL given as text: query_to_xml and friends,
-//     ts_stat, dblink*, sha3_query;
+//     cursor_to_xml, ts_stat, ts_rewrite (its second form runs a SELECT
+//     given as text), dblink*, sha3_query; the *_to_xml exporters of whole
+//     tables, schemas and databases;
 //   - waits: pg_sleep*, SLEEP, BENCHMARK, MASTER_POS_WAIT and the GTID
 //     waits: a read must end promptly, and a model has no diagnostic reason
 //     to stall a server connection;
@@ -55,7 +57,7 @@ var pgReadFunctions = wordSet(`
 	set_masklen text macaddr8_set7bit
 	array_to_tsvector get_current_ts_config numnode plainto_tsquery phraseto_tsquery
 	websearch_to_tsquery querytree setweight strip to_tsquery to_tsvector json_to_tsvector
-	jsonb_to_tsvector ts_delete ts_filter ts_headline ts_rank ts_rank_cd ts_rewrite
+	jsonb_to_tsvector ts_delete ts_filter ts_headline ts_rank ts_rank_cd
 	tsquery_phrase tsvector_to_array ts_debug ts_lexize ts_parse ts_token_type
 	gen_random_uuid uuidv4 uuidv7 uuid_extract_timestamp uuid_extract_version
 	xmlcomment xmlconcat xmlelement xmlforest xmlpi xmlroot xmlagg xmlexists
