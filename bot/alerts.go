@@ -12,12 +12,11 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/agent"
-	"github.com/vigilops/vigil/internal/alerting"
 	"github.com/vigilops/vigil/policy"
 )
 
 // Alert-driven investigations (SPEC N1). A routed notification
-// (internal/alerting) becomes one thread per alert group: the first
+// (from an inbound adapter such as adapters/alertwebhook) becomes one thread per alert group: the first
 // replica to take the group's lock and find no record opens the thread and
 // saves the record; every later notification of the group, on any
 // replica, compares itself with the record and posts only what changed
@@ -39,7 +38,7 @@ type AlertGroup struct {
 	Thread ThreadRef  `json:"thread"`
 	Root   MessageRef `json:"root"`
 	// Alerts are the group's alerts as last notified, by first appearance.
-	Alerts       []alerting.Alert  `json:"alerts"`
+	Alerts       []Alert           `json:"alerts"`
 	CommonLabels map[string]string `json:"common_labels,omitempty"`
 	CreatedAt    time.Time         `json:"created_at"`
 	UpdatedAt    time.Time         `json:"updated_at"`
@@ -78,7 +77,7 @@ func settleAt(g *AlertGroup, d time.Duration) time.Time {
 // counts returns how many alerts fire and how many resolved.
 func (g *AlertGroup) counts() (firing, resolved int) {
 	for _, a := range g.Alerts {
-		if a.Status == alerting.StatusFiring {
+		if a.Status == AlertFiring {
 			firing++
 		} else {
 			resolved++
@@ -89,7 +88,7 @@ func (g *AlertGroup) counts() (firing, resolved int) {
 
 // merge applies a notification: it returns the alerts that joined (new or
 // firing again) and those that resolved since the record.
-func (g *AlertGroup) merge(n alerting.Notification) (joined, resolved []alerting.Alert) {
+func (g *AlertGroup) merge(n AlertNotification) (joined, resolved []Alert) {
 	idx := map[string]int{}
 	for i, a := range g.Alerts {
 		idx[a.ID] = i
@@ -105,14 +104,14 @@ func (g *AlertGroup) merge(n alerting.Notification) (joined, resolved []alerting
 			}
 			idx[a.ID] = len(g.Alerts)
 			g.Alerts = append(g.Alerts, a)
-			if a.Status == alerting.StatusFiring {
+			if a.Status == AlertFiring {
 				joined = append(joined, a)
 			} else {
 				resolved = append(resolved, a)
 			}
 		case g.Alerts[i].Status != a.Status:
 			g.Alerts[i] = a
-			if a.Status == alerting.StatusFiring {
+			if a.Status == AlertFiring {
 				joined = append(joined, a)
 			} else {
 				resolved = append(resolved, a)
@@ -130,7 +129,7 @@ func (g *AlertGroup) merge(n alerting.Notification) (joined, resolved []alerting
 // evictResolved drops the group's oldest resolved alert to make room,
 // reindexing idx; false when every alert fires.
 func (g *AlertGroup) evictResolved(idx map[string]int) bool {
-	i := slices.IndexFunc(g.Alerts, func(a alerting.Alert) bool { return a.Status != alerting.StatusFiring })
+	i := slices.IndexFunc(g.Alerts, func(a Alert) bool { return a.Status != AlertFiring })
 	if i < 0 {
 		return false
 	}
@@ -204,12 +203,12 @@ type alertJob struct {
 	release  func()
 }
 
-var _ alerting.Intake = (*Bot)(nil)
+var _ AlertIntake = (*Bot)(nil)
 
-// DeliverAlert implements alerting.Intake: it opens or updates the
+// DeliverAlert implements AlertIntake: it opens or updates the
 // group's thread. It returns an error only when the notification could
 // not be taken (store or chat unavailable), so the source sends it again.
-func (b *Bot) DeliverAlert(ctx context.Context, n alerting.Notification, r alerting.Route) error {
+func (b *Bot) DeliverAlert(ctx context.Context, n AlertNotification, r AlertRoute) error {
 	if b.opt.Stores.Alerts == nil {
 		return errors.New("alert intake: no alert group store")
 	}
@@ -253,20 +252,20 @@ func (b *Bot) DeliverAlert(ctx context.Context, n alerting.Notification, r alert
 // admitAlertGroup applies the route's limits to a new group, counted
 // across replicas: a firing group must find a place among the route's
 // open groups, and every new thread must fit in the route's threads a
-// minute. It returns a *alerting.LimitError (the source hears 429) when
+// minute. It returns a *AlertLimitError (the source hears 429) when
 // the group is over a limit, and a release func that gives back the
 // group's place if its thread is not opened after all.
-func (b *Bot) admitAlertGroup(ctx context.Context, opener ThreadOpener, n alerting.Notification, r alerting.Route) (func(), error) {
+func (b *Bot) admitAlertGroup(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute) (func(), error) {
 	lim := r.Limits.WithDefaults()
 	key := n.Key()
 	release := func() {}
-	if n.Status == alerting.StatusFiring {
+	if n.Status == AlertFiring {
 		ok, err := b.opt.Stores.Alerts.AdmitOpenAlertGroup(ctx, r.Name, key, lim.OpenGroups, lim.OpenIdle)
 		if err != nil {
 			return nil, fmt.Errorf("alert intake: count open groups: %w", err)
 		}
 		if !ok {
-			return nil, b.alertLimited(ctx, opener, n, r, &alerting.LimitError{RetryAfter: openGroupsRetryAfter,
+			return nil, b.alertLimited(ctx, opener, n, r, &AlertLimitError{RetryAfter: openGroupsRetryAfter,
 				Limit: fmt.Sprintf("%d open alert groups on route %s (alerts.limits.open_groups)", lim.OpenGroups, r.Name)})
 		}
 		release = func() {
@@ -288,7 +287,7 @@ func (b *Bot) admitAlertGroup(ctx context.Context, opener ThreadOpener, n alerti
 	if !ok {
 		release()
 		now := b.now()
-		return nil, b.alertLimited(ctx, opener, n, r, &alerting.LimitError{RetryAfter: now.Truncate(time.Minute).Add(time.Minute).Sub(now),
+		return nil, b.alertLimited(ctx, opener, n, r, &AlertLimitError{RetryAfter: now.Truncate(time.Minute).Add(time.Minute).Sub(now),
 			Limit: fmt.Sprintf("%d new alert threads a minute on route %s (alerts.limits.new_threads_per_minute)", lim.ThreadsPerMinute, r.Name)})
 	}
 	return release, nil
@@ -298,7 +297,7 @@ func (b *Bot) admitAlertGroup(ctx context.Context, opener ThreadOpener, n alerti
 // and, at most once per route every limitNoticeEvery across replicas, says
 // so in the route's channel, so people learn that alerts are being
 // refused from where they read them.
-func (b *Bot) alertLimited(ctx context.Context, opener ThreadOpener, n alerting.Notification, r alerting.Route, le *alerting.LimitError) error {
+func (b *Bot) alertLimited(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute, le *AlertLimitError) error {
 	b.alertCount(n.Source, r.Name, AlertLimited)
 	b.log.Warn("alert group refused: over its route's limit", "group", n.Key(), "source", n.Source, "route", r.Name,
 		"alert", firstAlertName(n), "limit", le.Limit)
@@ -318,7 +317,7 @@ func (b *Bot) alertLimited(ctx context.Context, opener ThreadOpener, n alerting.
 	return le
 }
 
-func firstAlertName(n alerting.Notification) string {
+func firstAlertName(n AlertNotification) string {
 	if len(n.Alerts) > 0 {
 		return n.Alerts[0].Name()
 	}
@@ -327,7 +326,7 @@ func firstAlertName(n alerting.Notification) string {
 
 // openAlertThread opens the thread of a new group and schedules its
 // investigation.
-func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerting.Notification, r alerting.Route) error {
+func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute) error {
 	release, err := b.admitAlertGroup(ctx, opener, n, r)
 	if err != nil {
 		return err
@@ -336,7 +335,7 @@ func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerti
 	g := &AlertGroup{Key: n.Key(), Source: n.Source, GroupKey: n.GroupKey, Route: r.Name, Prompt: r.Prompt,
 		CreatedAt: now, UpdatedAt: now, Investigate: r.Investigate}
 	g.merge(n)
-	g.Resolved = n.Status == alerting.StatusResolved
+	g.Resolved = n.Status == AlertResolved
 	ref, err := opener.OpenThread(ctx, r.Channel, alertRoot(g))
 	if err != nil {
 		release()
@@ -351,21 +350,21 @@ func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerti
 	}
 	b.log.Info("alert group opened a thread", "group", g.Key, "source", g.Source, "route", r.Name, "thread", g.Thread.Key())
 	b.alertCount(n.Source, r.Name, AlertRouted)
-	b.maybeInvestigate(g)
+	b.maybeInvestigate(ctx, g)
 	return nil
 }
 
 // markOpen keeps the route's count of open groups in step with a known
 // group: counted while it fires, whatever the limit (its thread exists),
 // and no more once it resolved.
-func (b *Bot) markOpen(ctx context.Context, g *AlertGroup, r alerting.Route) {
+func (b *Bot) markOpen(ctx context.Context, g *AlertGroup, r AlertRoute) {
 	if err := b.opt.Stores.Alerts.SetAlertGroupOpen(ctx, g.Route, g.Key, !g.Resolved, r.Limits.WithDefaults().OpenIdle); err != nil {
 		b.log.Warn("count an alert group's state", "group", g.Key, "route", g.Route, "err", err)
 	}
 }
 
 // updateAlertThread posts what changed in a known group.
-func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *AlertGroup, n alerting.Notification, r alerting.Route) error {
+func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *AlertGroup, n AlertNotification, r AlertRoute) error {
 	wasResolved := g.Resolved
 	joined, resolved := g.merge(n)
 	if len(joined) == 0 && len(resolved) == 0 {
@@ -376,7 +375,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 			// group's in progress here stops too.
 			b.tellInvestigationResolved(g)
 		}
-		b.maybeInvestigate(g)
+		b.maybeInvestigate(ctx, g)
 		return nil
 	}
 	g.UpdatedAt = b.now()
@@ -385,7 +384,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 	posted := 0
 	for _, a := range joined {
 		if posted < maxRepliesPerNotice {
-			b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: "🔥 Firing: " + alertLine(a), Links: links(a.Links)})
+			b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: "🔥 Firing: " + alertLine(a), Links: a.Links})
 		}
 		posted++
 	}
@@ -420,7 +419,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 	if g.Resolved {
 		b.tellInvestigationResolved(g)
 	}
-	b.maybeInvestigate(g)
+	b.maybeInvestigate(ctx, g)
 	return nil
 }
 
@@ -441,7 +440,7 @@ func (b *Bot) tellInvestigationResolved(g *AlertGroup) {
 
 // lockKey takes a lock on key, waiting while another replica holds it.
 func (b *Bot) lockKey(ctx context.Context, key string, wait time.Duration) (Lock, error) {
-	deadline := time.Now().Add(wait)
+	deadline := b.now().Add(wait)
 	pause := 20 * time.Millisecond
 	for {
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -450,7 +449,7 @@ func (b *Bot) lockKey(ctx context.Context, key string, wait time.Duration) (Lock
 		if err == nil {
 			return l, nil
 		}
-		if !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
+		if !errors.Is(err, ErrLocked) || b.now().After(deadline) {
 			return nil, err
 		}
 		select {
@@ -468,8 +467,9 @@ func (b *Bot) lockKey(ctx context.Context, key string, wait time.Duration) (Lock
 // it is due and not yet scheduled here. Every replica that sees the group
 // schedules it, and claimInvestigation lets exactly one of them run it:
 // if the replica that opened the thread dies before, another one that
-// receives the group's notifications still investigates.
-func (b *Bot) maybeInvestigate(g *AlertGroup) {
+// receives the group's notifications still investigates. The
+// investigation outlives ctx's cancellation, not its values.
+func (b *Bot) maybeInvestigate(ctx context.Context, g *AlertGroup) {
 	if !g.Pending() {
 		return
 	}
@@ -483,20 +483,35 @@ func (b *Bot) maybeInvestigate(g *AlertGroup) {
 	}
 	b.alertScheduled[g.Key] = true
 	b.mu.Unlock()
-	b.scheduleInvestigation(g.Key, g.Thread)
+	ctx = context.WithoutCancel(ctx)
+	key, t := g.Key, g.Thread
+	b.afterSettled(ctx, key, b.opt.AlertDebounce, func() { b.queueInvestigation(ctx, key, t) })
 }
 
-// scheduleInvestigation starts the group's investigation once it has
-// settled and a slot is free.
-func (b *Bot) scheduleInvestigation(key string, t ThreadRef) {
-	b.afterSettled(key, b.opt.AlertDebounce, func() { b.startInvestigation(key, t) })
+// queueInvestigation starts the group's investigation in the background
+// (startInvestigation may wait for a slot). From now until it is queued on
+// its thread it counts as work in progress, so WaitIdle does not return
+// in between.
+func (b *Bot) queueInvestigation(ctx context.Context, key string, t ThreadRef) {
+	b.mu.Lock()
+	b.active++
+	b.mu.Unlock()
+	go func() {
+		defer func() {
+			b.mu.Lock()
+			b.active--
+			b.idle.Broadcast()
+			b.mu.Unlock()
+		}()
+		b.startInvestigation(ctx, key, t)
+	}()
 }
 
 // startInvestigation queues the group's investigation on its thread once
 // a slot is free. The group counts as scheduled here until the job gives
 // its slot back, so neither a sweep nor a notification queues it twice
 // while it waits behind other work in its thread.
-func (b *Bot) startInvestigation(key string, t ThreadRef) {
+func (b *Bot) startInvestigation(ctx context.Context, key string, t ThreadRef) {
 	b.alertSem <- struct{}{}
 	var once sync.Once
 	release := func() {
@@ -511,7 +526,7 @@ func (b *Bot) startInvestigation(key string, t ThreadRef) {
 		release()
 		return
 	}
-	b.enqueue(context.Background(), t, job{alert: &alertJob{groupKey: key, release: release}})
+	b.enqueue(ctx, t, job{alert: &alertJob{groupKey: key, release: release}})
 }
 
 // alertSweepEvery is how often a replica looks for due investigations
@@ -534,14 +549,15 @@ func (b *Bot) sweepAlerts(ctx context.Context, every time.Duration) {
 	if b.opt.Stores.Alerts == nil {
 		return
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
 	for {
 		b.SweepAlertsOnce(ctx)
+		due := make(chan struct{})
+		stop := b.clock.AfterFunc(every, func() { close(due) })
 		select {
 		case <-ctx.Done():
+			stop()
 			return
-		case <-tick.C:
+		case <-due:
 		}
 	}
 }
@@ -586,7 +602,7 @@ func (b *Bot) SweepAlertsOnce(ctx context.Context) {
 			continue
 		}
 		b.log.Info("starting an alert investigation no replica scheduled", "group", key, "thread", g.Thread.Key())
-		go b.startInvestigation(key, g.Thread)
+		b.queueInvestigation(context.WithoutCancel(ctx), key, g.Thread)
 	}
 }
 
@@ -625,20 +641,21 @@ const maxSettle = 4
 
 // afterSettled runs fn once the group has had no change for the debounce
 // (Alertmanager sends a new group's alerts over a few group_intervals),
-// but no later than maxSettle debounces after it opened.
-func (b *Bot) afterSettled(key string, after time.Duration, fn func()) {
-	time.AfterFunc(after, func() {
+// but no later than maxSettle debounces after it opened. It waits on the
+// bot's clock.
+func (b *Bot) afterSettled(ctx context.Context, key string, after time.Duration, fn func()) {
+	b.clock.AfterFunc(after, func() {
 		if b.stopping() {
 			return
 		}
 		d := b.opt.AlertDebounce
 		if d > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			g, err := b.opt.Stores.Alerts.LoadAlertGroup(ctx, key)
+			lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			g, err := b.opt.Stores.Alerts.LoadAlertGroup(lctx, key)
 			cancel()
 			if err == nil {
 				if wait := settleAt(g, d).Sub(b.now()); wait > 0 {
-					b.afterSettled(key, wait, fn)
+					b.afterSettled(ctx, key, wait, fn)
 					return
 				}
 			}
@@ -768,7 +785,7 @@ func (b *Bot) alertMentions(labels map[string]string) []Mention {
 // alerts share the group's labels), else the common labels.
 func alertLabels(g *AlertGroup) map[string]string {
 	for _, a := range g.Alerts {
-		if a.Status == alerting.StatusFiring {
+		if a.Status == AlertFiring {
 			return a.Labels
 		}
 	}
@@ -788,7 +805,7 @@ func alertQuestion(g *AlertGroup) string {
 		g.Source, firing, resolved)
 	n := 0
 	for _, a := range g.Alerts {
-		if a.Status != alerting.StatusFiring {
+		if a.Status != AlertFiring {
 			continue
 		}
 		if n == 5 {
@@ -818,7 +835,7 @@ func alertRoot(g *AlertGroup) Reply {
 	}
 	first := g.Alerts[0]
 	for _, a := range g.Alerts {
-		if a.Status == alerting.StatusFiring {
+		if a.Status == AlertFiring {
 			first = a
 			break
 		}
@@ -850,14 +867,14 @@ func alertRoot(g *AlertGroup) Reply {
 		for _, l := range a.Links {
 			if !seen[l.URL] && len(ls) < 5 {
 				seen[l.URL] = true
-				ls = append(ls, Link{Text: l.Text, URL: l.URL})
+				ls = append(ls, l)
 			}
 		}
 	}
 	return Reply{Kind: ReplyNotice, Text: strings.TrimRight(sb.String(), "\n"), Links: ls}
 }
 
-func alertLine(a alerting.Alert) string {
+func alertLine(a Alert) string {
 	s := a.Name()
 	if l := labelList(a.Labels, map[string]bool{"alertname": true}); l != "" {
 		s += " (" + l + ")"
@@ -866,14 +883,6 @@ func alertLine(a alerting.Alert) string {
 		s += ": " + sum
 	}
 	return s
-}
-
-func links(ls []alerting.Link) []Link {
-	out := make([]Link, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, Link{Text: l.Text, URL: l.URL})
-	}
-	return out
 }
 
 // labelList renders labels as k=v, sorted, skipping internal ones.

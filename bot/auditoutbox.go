@@ -111,7 +111,7 @@ func (b *Bot) deliverAudit(ctx context.Context) {
 		timed := false
 		select {
 		case <-ctx.Done():
-			b.lastAuditDelivery()
+			b.lastAuditDelivery(context.WithoutCancel(ctx))
 			return
 		case <-o.wake:
 		case <-timer.C:
@@ -194,14 +194,15 @@ func inChain(recent []audit.Record, r audit.Record) bool {
 	return false
 }
 
-// lastAuditDelivery is the shutdown's final attempt; what still waits is
-// reported, with where it is kept.
-func (b *Bot) lastAuditDelivery() {
+// lastAuditDelivery is the shutdown's final attempt, bounded by its own
+// timeout under ctx (which no longer ends: the delivery loop's did); what
+// still waits is reported, with where it is kept.
+func (b *Bot) lastAuditDelivery(ctx context.Context) {
 	o := b.outbox
 	if o.spool.Len() == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*auditAppendTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 2*auditAppendTimeout)
 	defer cancel()
 	_, _ = b.flushAudit(ctx)
 	n := o.spool.Len()

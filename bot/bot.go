@@ -73,7 +73,9 @@ type Options struct {
 	AuditRetry time.Duration
 	Observer   Observer
 	Logger     *slog.Logger
-	Clock      func() time.Time
+	// Clock is the time the bot reads and its timers (default the
+	// system's).
+	Clock Clock
 	// MaxConcurrentRuns bounds runs in progress on this replica (default 32).
 	MaxConcurrentRuns int
 	// LockTTL is how long a thread lock lives without renewal (default 2m).
@@ -103,6 +105,7 @@ type Bot struct {
 	opt      Options
 	log      *slog.Logger
 	now      func() time.Time
+	clock    Clock
 	sem      chan struct{}
 	alertSem chan struct{}
 	adapters map[Platform]Adapter
@@ -140,7 +143,7 @@ func New(o Options) (*Bot, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Clock == nil {
-		o.Clock = time.Now
+		o.Clock = SystemClock{}
 	}
 	if o.MaxConcurrentRuns <= 0 {
 		o.MaxConcurrentRuns = 32
@@ -163,7 +166,8 @@ func New(o Options) (*Bot, error) {
 	b := &Bot{
 		opt:      o,
 		log:      o.Logger,
-		now:      o.Clock,
+		now:      o.Clock.Now,
+		clock:    o.Clock,
 		sem:      make(chan struct{}, o.MaxConcurrentRuns),
 		alertSem: make(chan struct{}, o.MaxConcurrentInvestigations),
 		adapters: map[Platform]Adapter{},

@@ -313,7 +313,7 @@ func (m *Metrics) Feedback(platform, rating string) {
 	m.feedback.WithLabelValues(strings.ToLower(platform), rating).Inc()
 }
 
-// AlertReceived counts one alert notification (alerting.Observer).
+// AlertReceived counts one alert notification (alertwebhook.Observer).
 func (m *Metrics) AlertReceived(source, result string) {
 	if m == nil {
 		return

@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/vigilops/vigil/adapters/alertwebhook"
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
-	"github.com/vigilops/vigil/internal/alerting"
 	"github.com/vigilops/vigil/internal/metrics"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
@@ -258,8 +258,8 @@ func scrape(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 
 // Metrics is what the alert intake and the bot's alert glue report to.
 var (
-	_ alerting.Observer = (*metrics.Metrics)(nil)
-	_ bot.AlertObserver = (*metrics.Metrics)(nil)
+	_ alertwebhook.Observer = (*metrics.Metrics)(nil)
+	_ bot.AlertObserver     = (*metrics.Metrics)(nil)
 )
 
 func TestAlertMetrics(t *testing.T) {
