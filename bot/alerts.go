@@ -348,6 +348,7 @@ func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n AlertN
 		b.alertCount(n.Source, r.Name, AlertFailed)
 		return fmt.Errorf("alert intake: save group: %w", err)
 	}
+	b.noteAlertGroup(g.Key, !g.Resolved, r.Limits.WithDefaults().OpenIdle)
 	b.log.Info("alert group opened a thread", "group", g.Key, "source", g.Source, "route", r.Name, "thread", g.Thread.Key())
 	b.alertCount(n.Source, r.Name, AlertRouted)
 	b.maybeInvestigate(ctx, g)
@@ -358,6 +359,7 @@ func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n AlertN
 // group: counted while it fires, whatever the limit (its thread exists),
 // and no more once it resolved.
 func (b *Bot) markOpen(ctx context.Context, g *AlertGroup, r AlertRoute) {
+	b.noteAlertGroup(g.Key, !g.Resolved, r.Limits.WithDefaults().OpenIdle)
 	if err := b.opt.Stores.Alerts.SetAlertGroupOpen(ctx, g.Route, g.Key, !g.Resolved, r.Limits.WithDefaults().OpenIdle); err != nil {
 		b.log.Warn("count an alert group's state", "group", g.Key, "route", g.Route, "err", err)
 	}
@@ -495,11 +497,13 @@ func (b *Bot) maybeInvestigate(ctx context.Context, g *AlertGroup) {
 func (b *Bot) queueInvestigation(ctx context.Context, key string, t ThreadRef) {
 	b.mu.Lock()
 	b.active++
+	b.reportLoad()
 	b.mu.Unlock()
 	go func() {
 		defer func() {
 			b.mu.Lock()
 			b.active--
+			b.reportLoad()
 			b.idle.Broadcast()
 			b.mu.Unlock()
 		}()

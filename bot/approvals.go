@@ -441,11 +441,15 @@ func (b *Bot) SweepOnce(ctx context.Context) {
 		return
 	}
 	now := b.now()
+	waiting := 0
 	for _, a := range pending {
 		if now.After(a.ExpiresAt) {
 			b.expire(ctx, a)
+		} else {
+			waiting++
 		}
 	}
+	b.notePendingApprovals(waiting)
 }
 
 // abandonPending ends a run that no job of this replica is working on (one

@@ -116,7 +116,11 @@ type Bot struct {
 	// replica has scheduled (alerts.go).
 	alertScheduled map[string]bool
 	idle           *sync.Cond
-	active         int
+	// active counts jobs queued or running (and investigations waiting
+	// for a slot); running those running.
+	active  int
+	running int
+	load    load
 	// closed is set once Run's context has ended: every job in progress
 	// was cancelled then (shutdown), and jobs started later begin
 	// cancelled.

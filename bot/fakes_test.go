@@ -638,6 +638,8 @@ type replicaOptions struct {
 	// clock, when set, is the bot's clock (the alert debounce and sweep
 	// wait on it).
 	clock bot.Clock
+	// observer is the bot's Observer (nil: none).
+	observer bot.Observer
 }
 
 // memStores returns fresh memory stores on clk (nil: the real clock).
@@ -672,7 +674,7 @@ func newReplica(t *testing.T, o replicaOptions) *replica {
 	}
 	b, err := bot.New(bot.Options{Agent: r.runner, Stores: r.stores, Channels: ch, LockTTL: o.lockTTL, SweepEvery: o.sweepEvery,
 		Resolver: o.resolver, MaxConcurrentInvestigations: o.alertSlots, AlertDebounce: o.alertDebounce, AlertSweep: true,
-		Clock: o.clock})
+		Clock: o.clock, Observer: o.observer})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,6 +141,7 @@ func (b *Bot) enqueue(ctx context.Context, t ThreadRef, j job) {
 	}
 	th.queue = append(th.queue, j)
 	b.active++
+	b.reportLoad()
 	if !th.running {
 		th.running = true
 		go b.work(context.WithoutCancel(ctx), th)
@@ -177,12 +178,18 @@ func (b *Bot) work(parent context.Context, th *thread) {
 		b.mu.Unlock()
 
 		b.sem <- struct{}{}
+		b.mu.Lock()
+		b.running++
+		b.reportLoad()
+		b.mu.Unlock()
 		b.runJob(ctx, th.ref, j)
 		<-b.sem
 		cancel()
 
 		b.mu.Lock()
+		b.running--
 		b.active--
+		b.reportLoad()
 		b.idle.Broadcast()
 	}
 	th.running = false
@@ -234,6 +241,7 @@ func (b *Bot) stop(ctx context.Context, m Message) {
 			}
 		}
 		th.queue = kept
+		b.reportLoad()
 		b.idle.Broadcast()
 		b.mu.Unlock()
 		cancel()
