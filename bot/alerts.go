@@ -831,51 +831,8 @@ func alertQuestion(g *AlertGroup) string {
 
 // alertRoot is the thread's first message: the group's current state.
 func alertRoot(g *AlertGroup) Reply {
-	firing, resolved := g.counts()
-	var sb strings.Builder
-	status := "🔥 FIRING"
-	if firing == 0 {
-		status = "✅ RESOLVED"
-	}
-	first := g.Alerts[0]
-	for _, a := range g.Alerts {
-		if a.Status == AlertFiring {
-			first = a
-			break
-		}
-	}
-	fmt.Fprintf(&sb, "%s: %s (firing %d / resolved %d)\n", status, first.Name(), firing, resolved)
-	if g.Untracked > 0 {
-		fmt.Fprintf(&sb, "(%d more alerts joined past the %d a group keeps: counted, not tracked)\n", g.Untracked, maxGroupAlerts)
-	}
-	sev := first.Labels["severity"]
-	if sev == "" {
-		sev = "unknown"
-	}
-	fmt.Fprintf(&sb, "Severity: %s · Source: %s · Started: %s\n", sev, g.Source, first.StartsAt.UTC().Format("2006-01-02 15:04 MST"))
-	shown := g.CommonLabels
-	if len(shown) == 0 {
-		shown = first.Labels
-	}
-	if l := labelList(shown, map[string]bool{"alertname": true, "severity": true}); l != "" {
-		fmt.Fprintf(&sb, "Labels: %s\n", l)
-	}
-	for _, k := range []string{"summary", "description"} {
-		if v := first.Annotations[k]; v != "" {
-			fmt.Fprintf(&sb, "%s: %s\n", strings.ToUpper(k[:1])+k[1:], v)
-		}
-	}
-	var ls []Link
-	seen := map[string]bool{}
-	for _, a := range g.Alerts {
-		for _, l := range a.Links {
-			if !seen[l.URL] && len(ls) < 5 {
-				seen[l.URL] = true
-				ls = append(ls, l)
-			}
-		}
-	}
-	return Reply{Kind: ReplyNotice, Text: strings.TrimRight(sb.String(), "\n"), Links: ls}
+	c := alertCard(g)
+	return Reply{Kind: ReplyNotice, Text: c.Text(), Links: c.Links, Alert: &c}
 }
 
 func alertLine(a Alert) string {
@@ -891,6 +848,11 @@ func alertLine(a Alert) string {
 
 // labelList renders labels as k=v, sorted, skipping internal ones.
 func labelList(m map[string]string, skip map[string]bool) string {
+	return strings.Join(labelPairs(m, skip), ", ")
+}
+
+// labelPairs are the labels as k=v, sorted, skipping internal ones.
+func labelPairs(m map[string]string, skip map[string]bool) []string {
 	var parts []string
 	for _, k := range sortedKeys(m) {
 		if skip[k] || strings.HasPrefix(k, "__") {
@@ -898,7 +860,7 @@ func labelList(m map[string]string, skip map[string]bool) string {
 		}
 		parts = append(parts, k+"="+m[k])
 	}
-	return strings.Join(parts, ", ")
+	return parts
 }
 
 func sortedKeys(m map[string]string) []string {
