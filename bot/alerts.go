@@ -530,7 +530,7 @@ func (b *Bot) startInvestigation(ctx context.Context, key string, t ThreadRef) {
 		release()
 		return
 	}
-	b.enqueue(ctx, t, job{alert: &alertJob{groupKey: key, release: release}})
+	b.enqueue(ctx, t, &alertJob{groupKey: key, release: release})
 }
 
 // alertSweepEvery is how often a replica looks for due investigations

@@ -262,9 +262,9 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 		b.log.Error("resume impossible", "approval", a.ID, "err", err)
 		return
 	}
-	b.enqueue(ctx, ref.ThreadRef, job{resume: &resumeJob{approval: decided, decision: agent.Decision{
+	b.enqueue(ctx, ref.ThreadRef, &resumeJob{approval: decided, decision: agent.Decision{
 		Approved: d.Approve, By: d.User, Reason: decided.Reason,
-	}}})
+	}})
 }
 
 // alreadyDecided words a lost race or a replay for the person who clicked.
@@ -389,7 +389,7 @@ func (b *Bot) expire(ctx context.Context, a *policy.Approval) {
 	b.approvalOutcome("expired")
 	b.updateCard(ctx, expired)
 	if ref, err := cardRef(expired); err == nil {
-		b.enqueue(ctx, ref.ThreadRef, job{resume: &resumeJob{approval: expired, decision: agent.Decision{Expired: true}}})
+		b.enqueue(ctx, ref.ThreadRef, &resumeJob{approval: expired, decision: agent.Decision{Expired: true}})
 	}
 }
 

@@ -101,7 +101,7 @@ func (b *Bot) HandleFeedback(ctx context.Context, f Feedback) {
 		return
 	}
 	b.chatEvent(f.Thread.Platform, "handled")
-	b.enqueue(ctx, f.Thread, job{feedback: &f})
+	b.enqueue(ctx, f.Thread, feedbackJob{f})
 }
 
 // applyFeedback records a rating on the run it is for and, for a good one,

@@ -57,7 +57,7 @@ func (b *Bot) settleExecuting(ctx context.Context) {
 		if busy {
 			continue // its run may be executing it right now
 		}
-		b.enqueue(ctx, t, job{settle: a.ID})
+		b.enqueue(ctx, t, settleJob{a.ID})
 	}
 }
 

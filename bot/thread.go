@@ -12,24 +12,54 @@ import (
 	"github.com/vigilops/vigil/policy"
 )
 
-// job is one unit of work on a thread: a new message, or a decided approval
-// to resume.
-type job struct {
-	msg    *Message
-	resume *resumeJob
-	// orphan continues a run whose replica died.
-	orphan bool
-	// settle closes the approval with this ID, left executing (settle.go).
-	settle string
-	// feedback rates an answer (feedback.go).
-	feedback *Feedback
-	// alert investigates an alert group (alerts.go).
-	alert *alertJob
-}
+// job is one unit of work on a thread, one of the types below: the set is
+// closed (isJob is unexported), and runJob hands each to its handler.
+type job interface{ isJob() }
 
+// messageJob is a person's message.
+type messageJob struct{ m Message }
+
+// resumeJob resumes a run with a decided (or expired) approval.
 type resumeJob struct {
 	approval *policy.Approval
 	decision agent.Decision
+}
+
+// orphanJob continues a run whose replica died.
+type orphanJob struct{}
+
+// settleJob closes the approval with this ID, left executing (settle.go).
+type settleJob struct{ approvalID string }
+
+// feedbackJob rates an answer (feedback.go).
+type feedbackJob struct{ f Feedback }
+
+func (messageJob) isJob()  {}
+func (*resumeJob) isJob()  {}
+func (orphanJob) isJob()   {}
+func (settleJob) isJob()   {}
+func (feedbackJob) isJob() {}
+func (*alertJob) isJob()   {}
+
+// background reports whether j is work no person waits on: it tries the
+// thread's lock once and says nothing when it cannot have it.
+func background(j job) bool {
+	switch j.(type) {
+	case orphanJob, settleJob:
+		return true
+	}
+	return false
+}
+
+// jobRequester is the person a job serves, "" when none.
+func jobRequester(j job) string {
+	switch j := j.(type) {
+	case messageJob:
+		return j.m.User
+	case *resumeJob:
+		return j.approval.Requester
+	}
+	return ""
 }
 
 // thread serialises work on one conversation in this process (like a
@@ -80,7 +110,7 @@ func (b *Bot) HandleMessage(ctx context.Context, m Message) {
 		return
 	}
 	b.chatEvent(m.Thread.Platform, "handled")
-	b.enqueue(ctx, m.Thread, job{msg: &m})
+	b.enqueue(ctx, m.Thread, messageJob{m})
 }
 
 // withinRateLimit counts a message against its sender's per-channel limit.
@@ -168,13 +198,7 @@ func (b *Bot) work(parent context.Context, th *thread) {
 			cancel()
 		}
 		th.seq++
-		th.requester = ""
-		switch {
-		case j.msg != nil:
-			th.requester = j.msg.User
-		case j.resume != nil:
-			th.requester = j.resume.approval.Requester
-		}
+		th.requester = jobRequester(j)
 		b.mu.Unlock()
 
 		b.sem <- struct{}{}
@@ -216,7 +240,7 @@ func (b *Bot) stop(ctx context.Context, m Message) {
 		if !running {
 			// Nothing running here; a run may be waiting on an approval,
 			// and handleMessage judges the stop with that run at hand.
-			b.enqueue(ctx, m.Thread, job{msg: &m})
+			b.enqueue(ctx, m.Thread, messageJob{m})
 			return
 		}
 		if !b.mayStop(ctx, m.Thread, m.User, requester) {
@@ -234,7 +258,7 @@ func (b *Bot) stop(ctx context.Context, m Message) {
 		// Drop queued messages of this thread: "stop" means stop.
 		kept := th.queue[:0]
 		for _, j := range th.queue {
-			if j.msg == nil {
+			if _, msg := j.(messageJob); !msg {
 				kept = append(kept, j)
 			} else {
 				b.active--
@@ -248,7 +272,7 @@ func (b *Bot) stop(ctx context.Context, m Message) {
 		b.say(ctx, m.Thread, Reply{Kind: ReplyNotice, Text: "Stopping."})
 		return
 	}
-	b.enqueue(ctx, m.Thread, job{msg: &m})
+	b.enqueue(ctx, m.Thread, messageJob{m})
 }
 
 // stopRefused is what someone who may not stop a run is told.
@@ -270,14 +294,14 @@ func (b *Bot) mayStop(ctx context.Context, t ThreadRef, user, requester string) 
 // a thread another replica owns.
 func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 	defer b.guard(ctx, "run", t)
-	if j.alert != nil {
+	if aj, ok := j.(*alertJob); ok {
 		// A job that never runs still gives its slot back.
-		defer j.alert.release()
+		defer aj.release()
 	}
-	background := j.orphan || j.settle != ""
-	lock, err := b.lockThread(ctx, t, !background)
+	quiet := background(j)
+	lock, err := b.lockThread(ctx, t, !quiet)
 	if err != nil {
-		if ctx.Err() != nil || background {
+		if ctx.Err() != nil || quiet {
 			return
 		}
 		id := newErrorID()
@@ -297,19 +321,19 @@ func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 	stopRenew := b.keepLock(ctx, t, held)
 	defer stopRenew()
 
-	switch {
-	case j.msg != nil:
-		b.handleMessage(ctx, t, held, *j.msg)
-	case j.resume != nil:
-		b.resume(ctx, t, held, j.resume)
-	case j.orphan:
+	switch j := j.(type) {
+	case messageJob:
+		b.handleMessage(ctx, t, held, j.m)
+	case *resumeJob:
+		b.resume(ctx, t, held, j)
+	case orphanJob:
 		b.continueOrphan(ctx, t, held)
-	case j.settle != "":
-		b.settle(ctx, t, j.settle)
-	case j.feedback != nil:
-		b.applyFeedback(ctx, t, *j.feedback)
-	case j.alert != nil:
-		b.investigate(ctx, t, held, j.alert)
+	case settleJob:
+		b.settle(ctx, t, j.approvalID)
+	case feedbackJob:
+		b.applyFeedback(ctx, t, j.f)
+	case *alertJob:
+		b.investigate(ctx, t, held, j)
 	}
 }
 
@@ -609,7 +633,7 @@ func (b *Bot) recoverOrphans(ctx context.Context) {
 		if _, ok := b.adapter(t.Platform); !ok {
 			continue // another replica serves that platform
 		}
-		b.enqueue(ctx, t, job{orphan: true})
+		b.enqueue(ctx, t, orphanJob{})
 	}
 }
 
