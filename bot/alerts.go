@@ -199,6 +199,7 @@ const alertLockTTL = deliverTimeout + 15*time.Second
 
 // alertJob is an investigation queued on a group's thread.
 type alertJob struct {
+	h        *alerts
 	groupKey string
 	release  func()
 }
@@ -208,7 +209,7 @@ var _ AlertIntake = (*Bot)(nil)
 // DeliverAlert implements AlertIntake: it opens or updates the
 // group's thread. It returns an error only when the notification could
 // not be taken (store or chat unavailable), so the source sends it again.
-func (b *Bot) DeliverAlert(ctx context.Context, n AlertNotification, r AlertRoute) error {
+func (b *alerts) DeliverAlert(ctx context.Context, n AlertNotification, r AlertRoute) error {
 	if b.opt.Stores.Alerts == nil {
 		return errors.New("alert intake: no alert group store")
 	}
@@ -255,7 +256,7 @@ func (b *Bot) DeliverAlert(ctx context.Context, n AlertNotification, r AlertRout
 // minute. It returns a *AlertLimitError (the source hears 429) when
 // the group is over a limit, and a release func that gives back the
 // group's place if its thread is not opened after all.
-func (b *Bot) admitAlertGroup(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute) (func(), error) {
+func (b *alerts) admitAlertGroup(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute) (func(), error) {
 	lim := r.Limits.WithDefaults()
 	key := n.Key()
 	release := func() {}
@@ -297,7 +298,7 @@ func (b *Bot) admitAlertGroup(ctx context.Context, opener ThreadOpener, n AlertN
 // and, at most once per route every limitNoticeEvery across replicas, says
 // so in the route's channel, so people learn that alerts are being
 // refused from where they read them.
-func (b *Bot) alertLimited(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute, le *AlertLimitError) error {
+func (b *alerts) alertLimited(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute, le *AlertLimitError) error {
 	b.alertCount(n.Source, r.Name, AlertLimited)
 	b.log.Warn("alert group refused: over its route's limit", "group", n.Key(), "source", n.Source, "route", r.Name,
 		"alert", firstAlertName(n), "limit", le.Limit)
@@ -326,7 +327,7 @@ func firstAlertName(n AlertNotification) string {
 
 // openAlertThread opens the thread of a new group and schedules its
 // investigation.
-func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute) error {
+func (b *alerts) openAlertThread(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute) error {
 	release, err := b.admitAlertGroup(ctx, opener, n, r)
 	if err != nil {
 		return err
@@ -358,7 +359,7 @@ func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n AlertN
 // markOpen keeps the route's count of open groups in step with a known
 // group: counted while it fires, whatever the limit (its thread exists),
 // and no more once it resolved.
-func (b *Bot) markOpen(ctx context.Context, g *AlertGroup, r AlertRoute) {
+func (b *alerts) markOpen(ctx context.Context, g *AlertGroup, r AlertRoute) {
 	b.noteAlertGroup(g.Key, !g.Resolved, r.Limits.WithDefaults().OpenIdle)
 	if err := b.opt.Stores.Alerts.SetAlertGroupOpen(ctx, g.Route, g.Key, !g.Resolved, r.Limits.WithDefaults().OpenIdle); err != nil {
 		b.log.Warn("count an alert group's state", "group", g.Key, "route", g.Route, "err", err)
@@ -366,7 +367,7 @@ func (b *Bot) markOpen(ctx context.Context, g *AlertGroup, r AlertRoute) {
 }
 
 // updateAlertThread posts what changed in a known group.
-func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *AlertGroup, n AlertNotification, r AlertRoute) error {
+func (b *alerts) updateAlertThread(ctx context.Context, opener ThreadOpener, g *AlertGroup, n AlertNotification, r AlertRoute) error {
 	wasResolved := g.Resolved
 	joined, resolved := g.merge(n)
 	if len(joined) == 0 && len(resolved) == 0 {
@@ -429,7 +430,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 // know the alert resolved: it is cancelled at its next step boundary and
 // the thread is told. A run waiting on an approval keeps waiting: the
 // approver decides whether the change is still wanted.
-func (b *Bot) tellInvestigationResolved(g *AlertGroup) {
+func (b *alerts) tellInvestigationResolved(g *AlertGroup) {
 	b.mu.Lock()
 	th, ok := b.threads[g.Thread.Key()]
 	running := ok && th.cancel != nil && strings.HasPrefix(th.requester, "alert:")
@@ -441,7 +442,7 @@ func (b *Bot) tellInvestigationResolved(g *AlertGroup) {
 }
 
 // lockKey takes a lock on key, waiting while another replica holds it.
-func (b *Bot) lockKey(ctx context.Context, key string, wait time.Duration) (Lock, error) {
+func (b *alerts) lockKey(ctx context.Context, key string, wait time.Duration) (Lock, error) {
 	deadline := b.now().Add(wait)
 	pause := 20 * time.Millisecond
 	for {
@@ -471,19 +472,19 @@ func (b *Bot) lockKey(ctx context.Context, key string, wait time.Duration) (Lock
 // if the replica that opened the thread dies before, another one that
 // receives the group's notifications still investigates. The
 // investigation outlives ctx's cancellation, not its values.
-func (b *Bot) maybeInvestigate(ctx context.Context, g *AlertGroup) {
+func (b *alerts) maybeInvestigate(ctx context.Context, g *AlertGroup) {
 	if !g.Pending() {
 		return
 	}
 	b.mu.Lock()
-	if b.alertScheduled == nil {
-		b.alertScheduled = map[string]bool{}
+	if b.scheduled == nil {
+		b.scheduled = map[string]bool{}
 	}
-	if b.alertScheduled[g.Key] {
+	if b.scheduled[g.Key] {
 		b.mu.Unlock()
 		return
 	}
-	b.alertScheduled[g.Key] = true
+	b.scheduled[g.Key] = true
 	b.mu.Unlock()
 	ctx = context.WithoutCancel(ctx)
 	key, t := g.Key, g.Thread
@@ -494,7 +495,7 @@ func (b *Bot) maybeInvestigate(ctx context.Context, g *AlertGroup) {
 // (startInvestigation may wait for a slot). From now until it is queued on
 // its thread it counts as work in progress, so WaitIdle does not return
 // in between.
-func (b *Bot) queueInvestigation(ctx context.Context, key string, t ThreadRef) {
+func (b *alerts) queueInvestigation(ctx context.Context, key string, t ThreadRef) {
 	b.mu.Lock()
 	b.active++
 	b.reportLoad()
@@ -515,22 +516,22 @@ func (b *Bot) queueInvestigation(ctx context.Context, key string, t ThreadRef) {
 // a slot is free. The group counts as scheduled here until the job gives
 // its slot back, so neither a sweep nor a notification queues it twice
 // while it waits behind other work in its thread.
-func (b *Bot) startInvestigation(ctx context.Context, key string, t ThreadRef) {
-	b.alertSem <- struct{}{}
+func (b *alerts) startInvestigation(ctx context.Context, key string, t ThreadRef) {
+	b.sem <- struct{}{}
 	var once sync.Once
 	release := func() {
 		once.Do(func() {
 			b.mu.Lock()
-			delete(b.alertScheduled, key)
+			delete(b.scheduled, key)
 			b.mu.Unlock()
-			<-b.alertSem
+			<-b.sem
 		})
 	}
 	if b.stopping() {
 		release()
 		return
 	}
-	b.enqueue(ctx, t, &alertJob{groupKey: key, release: release})
+	b.enqueue(ctx, t, &alertJob{h: b, groupKey: key, release: release})
 }
 
 // alertSweepEvery is how often a replica looks for due investigations
@@ -549,7 +550,7 @@ const alertSweepBatch = 100
 // notification may be a repeat interval (hours) away. It runs once at
 // start and then every alertSweepEvery. claimInvestigation still lets
 // exactly one replica investigate.
-func (b *Bot) sweepAlerts(ctx context.Context, every time.Duration) {
+func (b *alerts) sweepAlerts(ctx context.Context, every time.Duration) {
 	if b.opt.Stores.Alerts == nil {
 		return
 	}
@@ -569,7 +570,7 @@ func (b *Bot) sweepAlerts(ctx context.Context, every time.Duration) {
 // SweepAlertsOnce starts every due, unclaimed investigation not already
 // scheduled on this replica. Exported so tests and tooling can drive it
 // without waiting for the ticker.
-func (b *Bot) SweepAlertsOnce(ctx context.Context) {
+func (b *alerts) SweepAlertsOnce(ctx context.Context) {
 	if b.opt.Stores.Alerts == nil || b.stopping() {
 		return
 	}
@@ -594,12 +595,12 @@ func (b *Bot) SweepAlertsOnce(ctx context.Context) {
 			continue
 		}
 		b.mu.Lock()
-		if b.alertScheduled == nil {
-			b.alertScheduled = map[string]bool{}
+		if b.scheduled == nil {
+			b.scheduled = map[string]bool{}
 		}
-		scheduled := b.alertScheduled[key] || b.closed
+		scheduled := b.scheduled[key] || b.closed
 		if !scheduled {
-			b.alertScheduled[key] = true
+			b.scheduled[key] = true
 		}
 		b.mu.Unlock()
 		if scheduled {
@@ -613,7 +614,7 @@ func (b *Bot) SweepAlertsOnce(ctx context.Context) {
 // claimInvestigation marks the group investigated, under the group's lock
 // so that no notification's update is overwritten, and reports whether
 // this job is the one to investigate (not resolved, not already started).
-func (b *Bot) claimInvestigation(ctx context.Context, key string) (*AlertGroup, bool, error) {
+func (b *alerts) claimInvestigation(ctx context.Context, key string) (*AlertGroup, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, claimTimeout)
 	defer cancel()
 	lock, err := b.lockKey(ctx, "alertgroup:"+key, 30*time.Second)
@@ -647,7 +648,7 @@ const maxSettle = 4
 // (Alertmanager sends a new group's alerts over a few group_intervals),
 // but no later than maxSettle debounces after it opened. It waits on the
 // bot's clock.
-func (b *Bot) afterSettled(ctx context.Context, key string, after time.Duration, fn func()) {
+func (b *alerts) afterSettled(ctx context.Context, key string, after time.Duration, fn func()) {
 	b.clock.AfterFunc(after, func() {
 		if b.stopping() {
 			return
@@ -679,7 +680,7 @@ func alertRequester(g *AlertGroup) string {
 }
 
 // investigate runs a group's investigation.
-func (b *Bot) investigate(ctx context.Context, t ThreadRef, held *heldLock, j *alertJob) {
+func (b *alerts) investigate(ctx context.Context, t ThreadRef, held *heldLock, j *alertJob) {
 	s, err := b.loadSession(ctx, t)
 	if err != nil {
 		b.storeFailure(ctx, t, err)
@@ -761,7 +762,7 @@ var mentionLabels = []string{"instance", "node", "host", "hostname", "pod", "nam
 // alertMentions turns label values that name inventory resources into
 // mentions; values that name nothing are left out rather than reported
 // as unknown.
-func (b *Bot) alertMentions(labels map[string]string) []Mention {
+func (b *alerts) alertMentions(labels map[string]string) []Mention {
 	if b.opt.Resolver == nil {
 		return nil
 	}
@@ -872,7 +873,7 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-func (b *Bot) alertCount(source, route, result string) {
+func (b *alerts) alertCount(source, route, result string) {
 	if ao, ok := b.opt.Observer.(AlertObserver); ok && b.opt.Observer != nil {
 		ao.AlertGroup(source, route, result)
 	}

@@ -35,7 +35,7 @@ type openGroup struct {
 
 // reportLoad sends the current Load to the observer. Called with b.mu
 // held, after any change of the queues or of b.load.
-func (b *Bot) reportLoad() {
+func (b *runtime) reportLoad() {
 	lo, ok := b.opt.Observer.(LoadObserver)
 	if !ok || b.opt.Observer == nil {
 		return
@@ -54,7 +54,7 @@ func (b *Bot) reportLoad() {
 }
 
 // noteAlertGroup records whether a group fires, as a notification says.
-func (b *Bot) noteAlertGroup(key string, open bool, idle time.Duration) {
+func (b *runtime) noteAlertGroup(key string, open bool, idle time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.load.openGroups == nil {
@@ -69,7 +69,7 @@ func (b *Bot) noteAlertGroup(key string, open bool, idle time.Duration) {
 }
 
 // notePendingApprovals records the approvals a sweep found waiting.
-func (b *Bot) notePendingApprovals(n int) {
+func (b *runtime) notePendingApprovals(n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.load.pendingApprovals = n

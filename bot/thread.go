@@ -13,33 +13,58 @@ import (
 )
 
 // job is one unit of work on a thread, one of the types below: the set is
-// closed (isJob is unexported), and runJob hands each to its handler.
-type job interface{ isJob() }
+// closed (run is unexported). Each job carries the handler that queued
+// it, and runJob runs it with the thread locked.
+type job interface {
+	run(ctx context.Context, t ThreadRef, held *heldLock)
+}
 
 // messageJob is a person's message.
-type messageJob struct{ m Message }
+type messageJob struct {
+	h *conversation
+	m Message
+}
 
 // resumeJob resumes a run with a decided (or expired) approval.
 type resumeJob struct {
+	h        *approvals
 	approval *policy.Approval
 	decision agent.Decision
 }
 
 // orphanJob continues a run whose replica died.
-type orphanJob struct{}
+type orphanJob struct{ h *conversation }
 
 // settleJob closes the approval with this ID, left executing (settle.go).
-type settleJob struct{ approvalID string }
+type settleJob struct {
+	h          *settler
+	approvalID string
+}
 
 // feedbackJob rates an answer (feedback.go).
-type feedbackJob struct{ f Feedback }
+type feedbackJob struct {
+	h *feedbacks
+	f Feedback
+}
 
-func (messageJob) isJob()  {}
-func (*resumeJob) isJob()  {}
-func (orphanJob) isJob()   {}
-func (settleJob) isJob()   {}
-func (feedbackJob) isJob() {}
-func (*alertJob) isJob()   {}
+func (j messageJob) run(ctx context.Context, t ThreadRef, held *heldLock) {
+	j.h.handleMessage(ctx, t, held, j.m)
+}
+func (j *resumeJob) run(ctx context.Context, t ThreadRef, held *heldLock) {
+	j.h.resume(ctx, t, held, j)
+}
+func (j orphanJob) run(ctx context.Context, t ThreadRef, held *heldLock) {
+	j.h.continueOrphan(ctx, t, held)
+}
+func (j settleJob) run(ctx context.Context, t ThreadRef, _ *heldLock) {
+	j.h.settle(ctx, t, j.approvalID)
+}
+func (j feedbackJob) run(ctx context.Context, t ThreadRef, _ *heldLock) {
+	j.h.applyFeedback(ctx, t, j.f)
+}
+func (j *alertJob) run(ctx context.Context, t ThreadRef, held *heldLock) {
+	j.h.investigate(ctx, t, held, j)
+}
 
 // background reports whether j is work no person waits on: it tries the
 // thread's lock once and says nothing when it cannot have it.
@@ -79,7 +104,7 @@ type thread struct {
 
 // HandleMessage implements Handler. It returns at once; the work happens on
 // the thread's queue.
-func (b *Bot) HandleMessage(ctx context.Context, m Message) {
+func (b *conversation) HandleMessage(ctx context.Context, m Message) {
 	defer b.guard(ctx, "handle message", m.Thread)
 	if !m.Addressed && !b.knownThread(ctx, m.Thread) {
 		return
@@ -110,13 +135,13 @@ func (b *Bot) HandleMessage(ctx context.Context, m Message) {
 		return
 	}
 	b.chatEvent(m.Thread.Platform, "handled")
-	b.enqueue(ctx, m.Thread, messageJob{m})
+	b.enqueue(ctx, m.Thread, messageJob{b, m})
 }
 
 // withinRateLimit counts a message against its sender's per-channel limit.
 // "stop" is never limited. When the counter is unreachable the message goes
 // through: the state store's outage is reported where it matters.
-func (b *Bot) withinRateLimit(ctx context.Context, m Message) bool {
+func (b *conversation) withinRateLimit(ctx context.Context, m Message) bool {
 	if b.opt.UserRateLimit <= 0 || b.opt.Stores.Limits == nil {
 		return true
 	}
@@ -135,7 +160,7 @@ func (b *Bot) withinRateLimit(ctx context.Context, m Message) bool {
 // several replicas a reply can reach one that never saw the thread; the
 // shared session store knows. A store that cannot answer is logged and the
 // reply treated as not addressed to vigil: it was not addressed.
-func (b *Bot) knownThread(ctx context.Context, t ThreadRef) bool {
+func (b *conversation) knownThread(ctx context.Context, t ThreadRef) bool {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	ok, err := b.opt.Stores.Sessions.SessionExists(lctx, t.Key())
@@ -151,7 +176,7 @@ func isStop(text string) bool {
 	return t == "stop" || t == "cancel"
 }
 
-func (b *Bot) chatEvent(p Platform, result string) {
+func (b *runtime) chatEvent(p Platform, result string) {
 	if b.opt.Observer != nil {
 		b.opt.Observer.ChatEvent(string(p), result)
 	}
@@ -161,7 +186,7 @@ func (b *Bot) chatEvent(p Platform, result string) {
 // jobs get their context from ctx without its cancellation (the caller may
 // be a platform request that ends at once): a job ends when it is done,
 // stopped, its lock is lost, or the bot shuts down (shutdown).
-func (b *Bot) enqueue(ctx context.Context, t ThreadRef, j job) {
+func (b *runtime) enqueue(ctx context.Context, t ThreadRef, j job) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	th, ok := b.threads[t.Key()]
@@ -187,7 +212,7 @@ func (b *Bot) enqueue(ctx context.Context, t ThreadRef, j job) {
 // same critical section that counts it done, so a "stop" always finds
 // either the job in progress or no work at all, never a job that already
 // ended.
-func (b *Bot) work(parent context.Context, th *thread) {
+func (b *runtime) work(parent context.Context, th *thread) {
 	b.mu.Lock()
 	for len(th.queue) > 0 {
 		j := th.queue[0]
@@ -226,7 +251,7 @@ func (b *Bot) work(parent context.Context, th *thread) {
 // approval there. Only the run's requester, an operator or an approver may
 // stop it (policy.MayStop); anyone else is told so, privately where the
 // platform allows, and nothing changes.
-func (b *Bot) stop(ctx context.Context, m Message) {
+func (b *conversation) stop(ctx context.Context, m Message) {
 	for range 3 {
 		b.mu.Lock()
 		th, ok := b.threads[m.Thread.Key()]
@@ -240,7 +265,7 @@ func (b *Bot) stop(ctx context.Context, m Message) {
 		if !running {
 			// Nothing running here; a run may be waiting on an approval,
 			// and handleMessage judges the stop with that run at hand.
-			b.enqueue(ctx, m.Thread, messageJob{m})
+			b.enqueue(ctx, m.Thread, messageJob{b, m})
 			return
 		}
 		if !b.mayStop(ctx, m.Thread, m.User, requester) {
@@ -272,7 +297,7 @@ func (b *Bot) stop(ctx context.Context, m Message) {
 		b.say(ctx, m.Thread, Reply{Kind: ReplyNotice, Text: "Stopping."})
 		return
 	}
-	b.enqueue(ctx, m.Thread, messageJob{m})
+	b.enqueue(ctx, m.Thread, messageJob{b, m})
 }
 
 // stopRefused is what someone who may not stop a run is told.
@@ -280,7 +305,7 @@ const stopRefused = "Only the person who asked, an operator or an approver can s
 
 // mayStop decides whether user may stop the run requester started in the
 // thread's channel.
-func (b *Bot) mayStop(ctx context.Context, t ThreadRef, user, requester string) bool {
+func (b *conversation) mayStop(ctx context.Context, t ThreadRef, user, requester string) bool {
 	var roles policy.RoleSet
 	if cp, ok := b.opt.Channels.Lookup(t.ChannelKey()); ok {
 		roles = cp.RolesOf(b.subject(ctx, t, user))
@@ -292,7 +317,7 @@ func (b *Bot) mayStop(ctx context.Context, t ThreadRef, user, requester string) 
 // passed down to whatever the job runs: the run's checkpoints renew it and
 // refuse to save once it is lost (runEnv), and afterRun does not save over
 // a thread another replica owns.
-func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
+func (b *runtime) runJob(ctx context.Context, t ThreadRef, j job) {
 	defer b.guard(ctx, "run", t)
 	if aj, ok := j.(*alertJob); ok {
 		// A job that never runs still gives its slot back.
@@ -321,20 +346,7 @@ func (b *Bot) runJob(ctx context.Context, t ThreadRef, j job) {
 	stopRenew := b.keepLock(ctx, t, held)
 	defer stopRenew()
 
-	switch j := j.(type) {
-	case messageJob:
-		b.handleMessage(ctx, t, held, j.m)
-	case *resumeJob:
-		b.resume(ctx, t, held, j)
-	case orphanJob:
-		b.continueOrphan(ctx, t, held)
-	case settleJob:
-		b.settle(ctx, t, j.approvalID)
-	case feedbackJob:
-		b.applyFeedback(ctx, t, j.f)
-	case *alertJob:
-		b.investigate(ctx, t, held, j)
-	}
+	j.run(ctx, t, held)
 }
 
 // heldLock is the thread lock a job holds; lost is set once a renewal
@@ -348,7 +360,7 @@ type heldLock struct {
 // and its checkpoints save the session after making sure this replica
 // still holds the thread, so a run that lost its lock stops before its
 // next side effect.
-func (b *Bot) runEnv(k *sink, h *heldLock) agent.RunEnv {
+func (b *runtime) runEnv(k *sink, h *heldLock) agent.RunEnv {
 	return agent.RunEnv{
 		Sink: k,
 		Checkpoint: func(ctx context.Context, s *agent.Session) error {
@@ -369,7 +381,7 @@ func (b *Bot) runEnv(k *sink, h *heldLock) agent.RunEnv {
 
 // lockThread takes the thread's lock, waiting while another replica holds it
 // (or trying once, when wait is false).
-func (b *Bot) lockThread(ctx context.Context, t ThreadRef, wait bool) (Lock, error) {
+func (b *runtime) lockThread(ctx context.Context, t ThreadRef, wait bool) (Lock, error) {
 	deadline := b.now().Add(b.opt.LockTTL + 30*time.Second)
 	pause := 50 * time.Millisecond
 	for {
@@ -395,7 +407,7 @@ func (b *Bot) lockThread(ctx context.Context, t ThreadRef, wait bool) (Lock, err
 
 // keepLock renews the lock while a job runs. Losing it cancels the job, so
 // the run stops before its next side effect.
-func (b *Bot) keepLock(ctx context.Context, t ThreadRef, h *heldLock) func() {
+func (b *runtime) keepLock(ctx context.Context, t ThreadRef, h *heldLock) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -422,7 +434,7 @@ func (b *Bot) keepLock(ctx context.Context, t ThreadRef, h *heldLock) func() {
 	return func() { cancel(); <-done }
 }
 
-func (b *Bot) cancelThread(t ThreadRef) {
+func (b *runtime) cancelThread(t ThreadRef) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if th, ok := b.threads[t.Key()]; ok && th.cancel != nil {
@@ -431,7 +443,7 @@ func (b *Bot) cancelThread(t ThreadRef) {
 }
 
 // loadSession returns the thread's session, or a new one.
-func (b *Bot) loadSession(ctx context.Context, t ThreadRef) (*agent.Session, error) {
+func (b *runtime) loadSession(ctx context.Context, t ThreadRef) (*agent.Session, error) {
 	s, err := b.opt.Stores.Sessions.LoadSession(ctx, t.Key())
 	if errors.Is(err, ErrNotFound) {
 		return &agent.Session{Key: t.Key(), Policy: policy.NewSessionState(), CreatedAt: b.now()}, nil
@@ -442,7 +454,7 @@ func (b *Bot) loadSession(ctx context.Context, t ThreadRef) (*agent.Session, err
 	return s, nil
 }
 
-func (b *Bot) saveSession(ctx context.Context, s *agent.Session) error {
+func (b *runtime) saveSession(ctx context.Context, s *agent.Session) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := b.opt.Stores.Sessions.SaveSession(sctx, s); err != nil {
@@ -452,7 +464,7 @@ func (b *Bot) saveSession(ctx context.Context, s *agent.Session) error {
 }
 
 // storeFailure tells the thread that state could not be read or written.
-func (b *Bot) storeFailure(ctx context.Context, t ThreadRef, err error) {
+func (b *runtime) storeFailure(ctx context.Context, t ThreadRef, err error) {
 	id := newErrorID()
 	b.log.Error("state store", "error_id", id, "thread", t.Key(), "err", err)
 	b.say(ctx, t, Reply{Kind: ReplyError, ErrorID: id,
@@ -460,7 +472,7 @@ func (b *Bot) storeFailure(ctx context.Context, t ThreadRef, err error) {
 }
 
 // subject gathers what the bot knows about a user in a channel.
-func (b *Bot) subject(ctx context.Context, t ThreadRef, user string) policy.Subject {
+func (b *runtime) subject(ctx context.Context, t ThreadRef, user string) policy.Subject {
 	s := policy.Subject{User: user, Local: t.Platform == "console"}
 	a, ok := b.adapter(t.Platform)
 	if !ok {
@@ -484,7 +496,7 @@ func (b *Bot) subject(ctx context.Context, t ThreadRef, user string) policy.Subj
 }
 
 // handleMessage starts a run for a user's message.
-func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, held *heldLock, m Message) {
+func (b *conversation) handleMessage(ctx context.Context, t ThreadRef, held *heldLock, m Message) {
 	cp, ok := b.opt.Channels.Lookup(t.ChannelKey())
 	if !ok {
 		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "I am not set up to work in this channel. Ask an administrator to add it to vigil's channels."})
@@ -503,7 +515,7 @@ func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, held *heldLock, m 
 	}
 	if s.Run != nil {
 		if isStop(m.Text) {
-			b.abandonPending(ctx, t, s, m.User, roles, cp)
+			b.pending.abandonPending(ctx, t, s, m.User, roles, cp)
 			return
 		}
 		if s.Run.Pending != nil {
@@ -540,7 +552,7 @@ func (b *Bot) handleMessage(ctx context.Context, t ThreadRef, held *heldLock, m 
 // requesterRole decides again how the role gate sees a run's requester,
 // from the channel's policy now: a role taken away since the run started
 // counts before its next change. A run no person started keeps its role.
-func (b *Bot) requesterRole(ctx context.Context, t ThreadRef, r *agent.RunState) policy.Requester {
+func (b *runtime) requesterRole(ctx context.Context, t ThreadRef, r *agent.RunState) policy.Requester {
 	if r.Role.System {
 		return r.Role
 	}
@@ -559,7 +571,7 @@ func newRunID() string {
 
 // afterRun persists the session and, when the run stopped at a write,
 // creates the approval and posts its card.
-func (b *Bot) afterRun(ctx context.Context, t ThreadRef, held *heldLock, s *agent.Session, out agent.Outcome, err error) {
+func (b *runtime) afterRun(ctx context.Context, t ThreadRef, held *heldLock, s *agent.Session, out agent.Outcome, err error) {
 	if err != nil {
 		id := newErrorID()
 		b.log.Error("run failed", "error_id", id, "thread", t.Key(), "err", err)
@@ -577,7 +589,7 @@ func (b *Bot) afterRun(ctx context.Context, t ThreadRef, held *heldLock, s *agen
 		return
 	}
 	if out.Status == agent.StatusAwaitingApproval && out.Approval != nil {
-		if err := b.requestApproval(ctx, t, s, out.Approval); err != nil {
+		if err := b.approvals.requestApproval(ctx, t, s, out.Approval); err != nil {
 			b.storeFailure(ctx, t, err)
 			return
 		}
@@ -591,7 +603,7 @@ func (b *Bot) afterRun(ctx context.Context, t ThreadRef, held *heldLock, s *agen
 	}
 }
 
-func (b *Bot) markActive(ctx context.Context, t ThreadRef) {
+func (b *runtime) markActive(ctx context.Context, t ThreadRef) {
 	if b.opt.Stores.Runs == nil {
 		return
 	}
@@ -600,7 +612,7 @@ func (b *Bot) markActive(ctx context.Context, t ThreadRef) {
 	}
 }
 
-func (b *Bot) markIdle(ctx context.Context, t ThreadRef) {
+func (b *runtime) markIdle(ctx context.Context, t ThreadRef) {
 	if b.opt.Stores.Runs == nil {
 		return
 	}
@@ -612,7 +624,7 @@ func (b *Bot) markIdle(ctx context.Context, t ThreadRef) {
 // recoverOrphans queues runs in progress that no replica is working on:
 // their replica died. A run another replica is working on holds the
 // thread's lock and is skipped when the job tries it.
-func (b *Bot) recoverOrphans(ctx context.Context) {
+func (b *conversation) recoverOrphans(ctx context.Context) {
 	if b.opt.Stores.Runs == nil {
 		return
 	}
@@ -633,12 +645,12 @@ func (b *Bot) recoverOrphans(ctx context.Context) {
 		if _, ok := b.adapter(t.Platform); !ok {
 			continue // another replica serves that platform
 		}
-		b.enqueue(ctx, t, orphanJob{})
+		b.enqueue(ctx, t, orphanJob{b})
 	}
 }
 
 // continueOrphan finishes a run whose replica died, from its checkpoint.
-func (b *Bot) continueOrphan(ctx context.Context, t ThreadRef, held *heldLock) {
+func (b *conversation) continueOrphan(ctx context.Context, t ThreadRef, held *heldLock) {
 	s, err := b.loadSession(ctx, t)
 	if err != nil {
 		b.log.Warn("load orphaned run", "thread", t.Key(), "err", err)
@@ -664,7 +676,7 @@ func (b *Bot) continueOrphan(ctx context.Context, t ThreadRef, held *heldLock) {
 
 // mentionContext resolves @mentions against the inventory, marks them as
 // explicitly accessed, and writes the authoritative context block (SPEC A8).
-func (b *Bot) mentionContext(s *agent.Session, ms []Mention) string {
+func (b *runtime) mentionContext(s *agent.Session, ms []Mention) string {
 	if len(ms) == 0 || b.opt.Resolver == nil {
 		return ""
 	}
@@ -709,7 +721,7 @@ const statusRefresh = 20 * time.Second
 
 // showStatus shows a status ("investigating…") in the thread until the
 // returned function is called, which clears it.
-func (b *Bot) showStatus(ctx context.Context, t ThreadRef, status string) (clear func()) {
+func (b *runtime) showStatus(ctx context.Context, t ThreadRef, status string) (clear func()) {
 	a, ok := b.adapter(t.Platform)
 	ss, can := a.(StatusSetter)
 	if !ok || !can {
