@@ -229,7 +229,7 @@ func (b *alerts) DeliverAlert(ctx context.Context, n AlertNotification, r AlertR
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
 	defer cancel()
 	key := n.Key()
-	lock, err := b.lockKey(ctx, "alertgroup:"+key, 30*time.Second)
+	lock, err := b.lock(ctx, "alertgroup:"+key, alertLockTTL, 30*time.Second)
 	if err != nil {
 		b.alertCount(n.Source, r.Name, AlertFailed)
 		return fmt.Errorf("alert intake: lock group: %w", err)
@@ -441,31 +441,6 @@ func (b *alerts) tellInvestigationResolved(g *AlertGroup) {
 	}
 }
 
-// lockKey takes a lock on key, waiting while another replica holds it.
-func (b *alerts) lockKey(ctx context.Context, key string, wait time.Duration) (Lock, error) {
-	deadline := b.now().Add(wait)
-	pause := 20 * time.Millisecond
-	for {
-		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		l, err := b.opt.Stores.Locks.Lock(lctx, key, alertLockTTL)
-		cancel()
-		if err == nil {
-			return l, nil
-		}
-		if !errors.Is(err, ErrLocked) || b.now().After(deadline) {
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(pause):
-		}
-		if pause < 500*time.Millisecond {
-			pause *= 2
-		}
-	}
-}
-
 // maybeInvestigate schedules the group's investigation on this replica if
 // it is due and not yet scheduled here. Every replica that sees the group
 // schedules it, and claimInvestigation lets exactly one of them run it:
@@ -617,7 +592,7 @@ func (b *alerts) SweepAlertsOnce(ctx context.Context) {
 func (b *alerts) claimInvestigation(ctx context.Context, key string) (*AlertGroup, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, claimTimeout)
 	defer cancel()
-	lock, err := b.lockKey(ctx, "alertgroup:"+key, 30*time.Second)
+	lock, err := b.lock(ctx, "alertgroup:"+key, alertLockTTL, 30*time.Second)
 	if err != nil {
 		return nil, false, fmt.Errorf("lock alert group: %w", err)
 	}
@@ -744,16 +719,12 @@ func (b *alerts) investigate(ctx context.Context, t ThreadRef, held *heldLock, j
 		Context:   strings.Join(parts, "\n\n"),
 	}
 	b.alertCount(g.Source, g.Route, AlertInvestigated)
-	b.markActive(ctx, t)
-	clear := b.showStatus(ctx, t, "investigating…")
-	k := b.newSink(t, s)
+	var firstPost func()
 	if ao, ok := b.opt.Observer.(AlertObserver); ok && b.opt.Observer != nil {
 		created, source := g.CreatedAt, g.Source
-		k.onFirstPost = func() { ao.AlertFirstMessage(source, b.now().Sub(created)) }
+		firstPost = func() { ao.AlertFirstMessage(source, b.now().Sub(created)) }
 	}
-	out, err := b.opt.Agent.Start(ctx, s, in, b.runEnv(k, held))
-	clear()
-	b.afterRun(ctx, t, held, s, out, err)
+	b.startRun(ctx, t, held, s, in, firstPost)
 }
 
 // mentionLabels are the labels whose values may name inventory resources.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
-	"github.com/vigilops/vigil/policy/redact"
 )
 
 // Runner is what the bot needs of the agent (agent.Agent implements it).
@@ -242,33 +240,6 @@ func (b *Bot) WaitIdle(ctx context.Context) error {
 	}
 }
 
-// shutdown cancels every job in progress and makes later ones start
-// cancelled: Run's context has ended.
-func (b *runtime) shutdown() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.closed = true
-	for _, th := range b.threads {
-		if th.cancel != nil {
-			th.cancel()
-		}
-	}
-}
-
-// stopping reports whether the bot is shutting down. Work cut short by a
-// shutdown is not saved as finished: the last checkpoint stays, and
-// another replica (or this one, restarted) continues the run.
-func (b *runtime) stopping() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.closed
-}
-
-func (b *runtime) adapter(p Platform) (Adapter, bool) {
-	a, ok := b.adapters[p]
-	return a, ok
-}
-
 func randRead(b []byte) (int, error) { return rand.Read(b) }
 
 // newErrorID returns a short ID that ties a message in chat to a log line.
@@ -276,44 +247,6 @@ func newErrorID() string {
 	var buf [4]byte
 	_, _ = rand.Read(buf[:])
 	return "E" + hex.EncodeToString(buf[:])
-}
-
-// guard recovers a panic at a handler boundary and reports it with an ID.
-func (b *runtime) guard(ctx context.Context, where string, t ThreadRef) {
-	if v := recover(); v != nil {
-		id := newErrorID()
-		b.log.Error("panic", "where", where, "error_id", id, "thread", t.Key(), "panic", v, "stack", string(debug.Stack()))
-		b.say(ctx, t, Reply{Kind: ReplyError, Text: "Something went wrong on my side; nothing further will run for this request.", ErrorID: id})
-	}
-}
-
-// say posts a reply, logging (not returning) failures: there is nobody to
-// return them to.
-func (b *runtime) say(ctx context.Context, t ThreadRef, r Reply) {
-	a, ok := b.adapter(t.Platform)
-	if !ok {
-		b.log.Error("no adapter for reply", "platform", t.Platform, "thread", t.Key())
-		return
-	}
-	r.Text = redact.String(r.Text)
-	if _, err := a.Post(ctx, t, r); err != nil {
-		b.log.Error("post reply", "thread", t.Key(), "kind", r.Kind, "err", err)
-	}
-}
-
-// tell sends a message to one user: ephemeral where the platform can, a
-// threaded reply otherwise.
-func (b *runtime) tell(ctx context.Context, t ThreadRef, user, text string) {
-	if a, ok := b.adapter(t.Platform); ok {
-		if n, ok := a.(Notifier); ok {
-			if err := n.NotifyUser(ctx, t, user, text); err == nil {
-				return
-			} else {
-				b.log.Warn("ephemeral notice failed; replying in thread", "thread", t.Key(), "err", err)
-			}
-		}
-	}
-	b.say(ctx, t, Reply{Kind: ReplyNotice, Text: text})
 }
 
 // HandleMessage implements Handler. It returns at once; the work happens on
