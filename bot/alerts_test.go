@@ -292,7 +292,7 @@ func TestAlertInvestigationRunsOnceAcrossReplicasAndSurvivesTheOpener(t *testing
 	if err := opener.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
 		t.Fatal(err)
 	}
-	opener.stop()
+	opener.halt(t)
 	if err := other.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func testDeadReplicaSweptUp(t *testing.T, open func() bot.Stores) {
 	if err := dead.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
 		t.Fatal(err)
 	}
-	dead.stop()
+	dead.halt(t)
 	// Before the group settled a sweep leaves it alone.
 	clk.advance(debounce / 2)
 	survivor.bot.SweepAlertsOnce(ctx)

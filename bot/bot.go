@@ -193,6 +193,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	if len(b.rt.adapters) == 0 {
 		return errors.New("bot: no chat adapter is enabled")
 	}
+	b.rt.mu.Lock()
+	b.rt.runDone = ctx.Done()
+	b.rt.mu.Unlock()
 	context.AfterFunc(ctx, b.rt.shutdown)
 	g, gctx := errgroup.WithContext(ctx)
 	sweepCtx, stopSweep := context.WithCancel(gctx)

@@ -705,6 +705,18 @@ func newReplica(t *testing.T, o replicaOptions) *replica {
 
 var eventSeq atomic.Int64
 
+// halt stops the replica and waits until its Run has returned.
+func (r *replica) halt(t *testing.T) {
+	t.Helper()
+	r.stop()
+	select {
+	case err := <-r.done:
+		r.done <- err // for the cleanup
+	case <-time.After(wait):
+		t.Fatal("bot.Run did not return after its context ended")
+	}
+}
+
 // say delivers a message from user, addressed to the bot.
 func (r *replica) say(th bot.ThreadRef, user, text string) {
 	r.bot.HandleMessage(context.Background(), bot.Message{

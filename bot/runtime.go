@@ -44,6 +44,8 @@ type runtime struct {
 	// was cancelled then (shutdown), and jobs started later begin
 	// cancelled.
 	closed bool
+	// runDone is Run's context's Done channel.
+	runDone <-chan struct{}
 
 	// approvals creates the approval a run stopped at (afterRun).
 	approvals approvalRequester
@@ -150,7 +152,15 @@ func (b *runtime) shutdown() {
 func (b *runtime) stopping() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.closed
+	if b.closed {
+		return true
+	}
+	select {
+	case <-b.runDone: // ended; shutdown may not have run yet
+		return true
+	default: // nil until Run starts
+		return false
+	}
 }
 
 func (b *runtime) adapter(p Platform) (Adapter, bool) {
