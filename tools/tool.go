@@ -9,6 +9,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/vigilops/vigil/policy"
@@ -130,3 +131,26 @@ const DefaultTimeout = 30 * time.Second
 
 // DefaultOutputCap bounds the output a command may return to the model.
 const DefaultOutputCap = 64 * 1024
+
+// badProposal is the Result for an Execute called with a proposal this tool
+// did not make (wrong argument type, or a command that no longer matches what
+// the arguments produce). It is a programming error upstream; the tool refuses
+// rather than run something policy did not see.
+func BadProposal(tool string, p Proposal, why string) Result {
+	return Result{Envelope: FailedWith(policy.CodeExecutionFailed,
+		fmt.Sprintf("%s: refusing to run a proposal it did not make (%s)", tool, why), "", nil)}
+}
+
+// argsOf recovers a tool's typed arguments from a proposal.
+func ArgsOf[T any](p Proposal) (T, bool) {
+	switch a := p.Args.(type) {
+	case T:
+		return a, true
+	case *T:
+		if a != nil {
+			return *a, true
+		}
+	}
+	var zero T
+	return zero, false
+}

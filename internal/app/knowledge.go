@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"github.com/vigilops/vigil/tools/inventory"
 	"log/slog"
 	"sync"
 	"time"
@@ -10,10 +11,9 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/config"
-	"github.com/vigilops/vigil/internal/textmatch"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/runbook"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/textmatch"
 )
 
 // inventoryResolver answers the bot's mention lookups: @names exactly,
@@ -21,7 +21,7 @@ import (
 // objects) when there are any; and names written without @ by fuzzy
 // recognition over every resource's name and aliases, whatever its kind.
 type inventoryResolver struct {
-	inv  *tools.Inventory
+	inv  *inventory.Inventory
 	rec  *textmatch.Recognizer
 	live mentionSource
 	// liveRec is the recogniser over the live provider's resources, built
@@ -49,7 +49,7 @@ type liveRecognizer struct {
 	byID map[string]policy.Resource
 }
 
-func newInventoryResolver(inv *tools.Inventory, live mentionSource) inventoryResolver {
+func newInventoryResolver(inv *inventory.Inventory, live mentionSource) inventoryResolver {
 	var cands []textmatch.Candidate
 	for _, r := range inv.All() {
 		cands = append(cands, textmatch.Candidate{ID: string(r.ID), Names: append([]string{r.Name}, r.Aliases...)})
@@ -68,7 +68,7 @@ func (r inventoryResolver) ResolveMention(name string) ([]policy.Resource, bool)
 	return r.chain(res), true
 }
 
-func (r inventoryResolver) chain(res tools.Resource) []policy.Resource {
+func (r inventoryResolver) chain(res inventory.Resource) []policy.Resource {
 	chain := r.inv.RoutingChain(res.ID)
 	out := make([]policy.Resource, 0, len(chain))
 	for _, c := range chain {

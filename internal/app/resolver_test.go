@@ -1,10 +1,10 @@
 package app
 
 import (
+	"github.com/vigilops/vigil/tools/inventory"
 	"testing"
 
 	"github.com/vigilops/vigil/policy"
-	"github.com/vigilops/vigil/tools"
 )
 
 // fakeLive is a live provider (as Kubernetes discovery is) whose
@@ -35,7 +35,7 @@ func TestRecognizeLiveObjectsWithoutAt(t *testing.T) {
 	live := &fakeLive{gen: 1, rs: []policy.Resource{
 		{ID: "k8s_deployment:prod:shop/checkout", Name: "checkout", Kind: "k8s_deployment", Aliases: []string{"shop.checkout"}},
 	}}
-	r := newInventoryResolver(tools.DefaultInventory(), live)
+	r := newInventoryResolver(inventory.Default(), live)
 
 	got := r.RecognizeMentions("why is checkout slow since the deploy?")
 	if len(got) != 1 || len(got[0].Chains) != 1 || got[0].Chains[0][0].ID != "k8s_deployment:prod:shop/checkout" || got[0].Ambiguous {

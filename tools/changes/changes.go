@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 	"regexp"
 	"strconv"
 	"strings"
@@ -94,8 +96,8 @@ type Kube interface {
 
 // Config wires the tool.
 type Config struct {
-	Inventory *tools.Inventory
-	Executor  tools.Executor
+	Inventory *inventory.Inventory
+	Executor  transport.Executor
 	// Kube is nil when no cluster is configured.
 	Kube     Kube
 	GitRepos []Repo
@@ -138,7 +140,7 @@ type plan struct {
 	resource policy.Resource
 	// host is the machine the host script runs on, with its command; zero
 	// for a Kubernetes object.
-	host    *tools.Resource
+	host    *inventory.Resource
 	command string
 	kube    bool
 }
@@ -149,9 +151,9 @@ func (t *Tool) plan(a Args) (plan, *policy.Block) {
 		if res, ok := inv.Lookup(a.Target); ok {
 			runOn, unit := res, ""
 			switch res.Kind {
-			case tools.KindService:
+			case inventory.KindService:
 				unit = res.UID
-			case tools.KindDockerContainer, tools.KindK8sPod:
+			case inventory.KindDockerContainer, inventory.KindK8sPod:
 				// A container has no journal or packages of its own to
 				// speak of: its host's are what changed around it.
 				if p, ok := inv.Get(res.Parent); ok {
@@ -206,7 +208,7 @@ func (t *Tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
 
 // vigilHost is the machine vigil runs on, where the configuration
 // repositories are.
-var vigilHost = tools.Resource{ID: "host:vigil", Name: "vigil", Kind: tools.KindHost, Reach: tools.Reach{Local: true}, Shell: command.DialectBash}
+var vigilHost = inventory.Resource{ID: "host:vigil", Name: "vigil", Kind: inventory.KindHost, Reach: inventory.Reach{Local: true}, Shell: command.DialectBash}
 
 // Execute implements tools.Tool.
 func (t *Tool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
@@ -228,14 +230,14 @@ func (t *Tool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
 	res := tools.Result{Resolved: []policy.Resource{pl.resource}}
 
 	if pl.host != nil {
-		out, err := t.cfg.Executor.Run(ctx, *pl.host, tools.RunSpec{Command: pl.command, Execution: p.Execution}, nil)
+		out, err := t.cfg.Executor.Run(ctx, *pl.host, transport.RunSpec{Command: pl.command, Execution: p.Execution}, nil)
 		if out.Sandbox.Mechanism != "" {
 			sb := out.Sandbox
 			res.Sandbox = &sb
 		}
 		if err != nil {
 			note := err.Error()
-			if errors.Is(err, tools.ErrNoSandbox) {
+			if errors.Is(err, transport.ErrNoSandbox) {
 				note = "not run: the read sandbox is required and " + pl.host.Name + " offers none"
 			}
 			statuses = append(statuses, SourceStatus{Source: "host " + pl.host.Name, Status: "failed", Note: note})
@@ -259,7 +261,7 @@ func (t *Tool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
 		statuses = append(statuses, st)
 	}
 	for _, r := range t.cfg.GitRepos {
-		spec := tools.RunSpec{Command: gitCommand(r, a.window()), Execution: p.Execution}
+		spec := transport.RunSpec{Command: gitCommand(r, a.window()), Execution: p.Execution}
 		spec.Shell = command.DialectBash
 		out, err := t.cfg.Executor.Run(ctx, vigilHost, spec, nil)
 		st := SourceStatus{Source: "git:" + r.Name, Status: "ok"}
