@@ -118,7 +118,7 @@ func TestApprovalPreviewReadsThroughPolicy(t *testing.T) {
 // previewProbe is file_edit with a preview that asks for one read of its
 // choosing and shows what came of it.
 type previewProbe struct {
-	*builtin.FileEditTool
+	tools.Tool
 	args string
 }
 
@@ -144,7 +144,7 @@ func TestApprovalPreviewReadsOnlyTheChangesOwnFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x := &fileExec{content: "a\n"}
-			probe := &previewProbe{FileEditTool: builtin.NewFileEditTool(inventory.Default(), x), args: tt.args}
+			probe := &previewProbe{Tool: builtin.NewFileEditTool(inventory.Default(), x), args: tt.args}
 			m := &scripted{steps: []agent.ModelResponse{call("c1", "query", getLocal), fileEditCall("w1", "write", path, "b\n")}}
 			out, _, _ := run(t, agent.New(m, registryWith(t, x, probe), agent.Config{}), policy.LevelControlled)
 			if out.Approval == nil {

@@ -126,11 +126,11 @@ func (r *recorder) call(e agent.Event) *Call {
 func fill(inv *inventory.Inventory, c *Call, p tools.Proposal) {
 	c.Tool, c.Action, c.Target, c.Command, c.Kind = p.Tool, p.Name, p.Target, p.Command, p.Kind
 	c.Path = p.Path
-	if a, ok := tools.ArgsOf[builtin.ReadArgs](p); ok && a.Path != "" {
+	if a, ok := p.Args.(builtin.ReadArgs); ok && a.Path != "" {
 		c.Path = a.Path
 	}
 	if c.Target == "" {
-		if a, ok := tools.ArgsOf[builtin.QueryArgs](p); ok {
+		if a, ok := p.Args.(builtin.QueryArgs); ok {
 			c.Target = a.Resource
 		}
 	}

@@ -28,8 +28,8 @@ type Spec struct {
 }
 
 // Proposal is a call decoded strictly from the model's arguments, before any
-// policy check. Args holds the tool's typed argument struct; Execute receives
-// the same Proposal back.
+// policy check. Args holds the tool's argument struct as decoded (Typed sets
+// it); Execute receives the same Proposal back.
 type Proposal struct {
 	policy.Action
 	// Summary is a one-line description for people, e.g.
@@ -139,18 +139,4 @@ const DefaultOutputCap = 64 * 1024
 func BadProposal(tool string, p Proposal, why string) Result {
 	return Result{Envelope: FailedWith(policy.CodeExecutionFailed,
 		fmt.Sprintf("%s: refusing to run a proposal it did not make (%s)", tool, why), "", nil)}
-}
-
-// argsOf recovers a tool's typed arguments from a proposal.
-func ArgsOf[T any](p Proposal) (T, bool) {
-	switch a := p.Args.(type) {
-	case T:
-		return a, true
-	case *T:
-		if a != nil {
-			return *a, true
-		}
-	}
-	var zero T
-	return zero, false
 }

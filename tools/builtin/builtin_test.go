@@ -139,7 +139,7 @@ func TestReadPropose(t *testing.T) {
 			p, b := propose(t, tool, tc.args)
 			checkProposal(t, tc, p, b)
 			if b == nil {
-				pl, _ := tool.plan(p.Args.(ReadArgs))
+				pl, _ := (&ReadTool{inv: inv}).plan(p.Args.(ReadArgs))
 				if pl.runOn.Name != tc.runOn {
 					t.Errorf("runs on %s, want %s", pl.runOn.Name, tc.runOn)
 				}
@@ -269,7 +269,7 @@ func TestControlPropose(t *testing.T) {
 			p, b := propose(t, tool, tc.args)
 			checkProposal(t, tc, p, b)
 			if b == nil {
-				pl, _ := tool.plan(p.Args.(ControlArgs))
+				pl, _ := (&ControlTool{inv: inv}).plan(p.Args.(ControlArgs))
 				if pl.runOn.Name != tc.runOn {
 					t.Errorf("runs on %s, want %s", pl.runOn.Name, tc.runOn)
 				}

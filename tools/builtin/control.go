@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/inventory"
@@ -95,11 +94,11 @@ type ControlTool struct {
 	spec tools.Spec
 }
 
-var _ tools.Tool = (*ControlTool)(nil)
+var _ tools.ToolOf[ControlArgs] = (*ControlTool)(nil)
 
 // NewControlTool returns the control tool over inv, running commands with x.
-func NewControlTool(inv *inventory.Inventory, x transport.Executor) *ControlTool {
-	return &ControlTool{inv: inv, x: x, spec: controlToolSpec()}
+func NewControlTool(inv *inventory.Inventory, x transport.Executor) tools.Tool {
+	return tools.Typed[ControlArgs](&ControlTool{inv: inv, x: x, spec: controlToolSpec()})
 }
 
 func (t *ControlTool) Spec() tools.Spec { return t.spec }
@@ -112,19 +111,13 @@ func controlToolSpec() tools.Spec {
 		Description: "Change something on a resource: start, stop or reboot a guest (LXC, VM, docker container), " +
 			"start, stop or restart a systemd service, or run a command that changes state. Every call is a write: " +
 			"it may need approval and must be verified with a read afterwards. Use read for anything that only looks.",
-		Parameters: tools.MustSchema[ControlArgs](),
-		Kinds:      policy.ActionKinds{Every: policy.KindWrite},
+		Kinds: policy.ActionKinds{Every: policy.KindWrite},
 	}
 }
 
-func (t *ControlTool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	a, b := tools.DecodeArgs[ControlArgs](raw)
-	if b != nil {
-		return tools.Proposal{Action: policy.Action{Tool: "control"}}, b
-	}
+func (t *ControlTool) Plan(a ControlArgs) (tools.Proposal, *policy.Block) {
 	p := tools.Proposal{
 		Action: policy.Action{Tool: "control", Name: string(a.Action), Target: a.Target},
-		Args:   a,
 	}
 	pl, b := t.plan(a)
 	if b != nil {
@@ -199,11 +192,7 @@ func (t *ControlTool) planGuest(a ControlArgs, res inventory.Resource) (plan, *p
 	return pl, nil
 }
 
-func (t *ControlTool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
-	a, ok := tools.ArgsOf[ControlArgs](p)
-	if !ok {
-		return tools.BadProposal("control", p, fmt.Sprintf("arguments of type %T", p.Args))
-	}
+func (t *ControlTool) Run(ctx context.Context, a ControlArgs, p tools.Proposal) tools.Result {
 	pl, b := t.plan(a)
 	if b != nil {
 		return tools.Result{Envelope: tools.Blocked(b)}

@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/inventory"
@@ -40,11 +39,11 @@ type DiscoverTool struct {
 	spec tools.Spec
 }
 
-var _ tools.Tool = (*DiscoverTool)(nil)
+var _ tools.ToolOf[DiscoverArgs] = (*DiscoverTool)(nil)
 
 // NewDiscoverTool returns the discover tool over inv; x runs the probes.
-func NewDiscoverTool(inv *inventory.Inventory, x transport.Executor) *DiscoverTool {
-	return &DiscoverTool{inv: inv, x: x, spec: discoverToolSpec()}
+func NewDiscoverTool(inv *inventory.Inventory, x transport.Executor) tools.Tool {
+	return tools.Typed[DiscoverArgs](&DiscoverTool{inv: inv, x: x, spec: discoverToolSpec()})
 }
 
 func (t *DiscoverTool) Spec() tools.Spec { return t.spec }
@@ -56,20 +55,14 @@ func discoverToolSpec() tools.Spec {
 		Name: "discover",
 		Description: "Describe one resource: listening ports, running services, configuration and log paths, bind " +
 			"mounts (where a container's files really live on its host), its children and how it is reached.",
-		Parameters: tools.MustSchema[DiscoverArgs](),
-		Kinds:      policy.ActionKinds{Every: policy.KindResolve},
+		Kinds: policy.ActionKinds{Every: policy.KindResolve},
 	}
 }
 
-func (t *DiscoverTool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	a, b := tools.DecodeArgs[DiscoverArgs](raw)
-	if b != nil {
-		return tools.Proposal{Action: policy.Action{Tool: "discover"}}, b
-	}
+func (t *DiscoverTool) Plan(a DiscoverArgs) (tools.Proposal, *policy.Block) {
 	p := tools.Proposal{
 		Action:  policy.Action{Tool: "discover", Target: a.Resource},
 		Summary: "discover " + a.Resource,
-		Args:    a,
 	}
 	if r, ok := t.inv.Lookup(a.Resource); ok && r.Reach.Local {
 		p.Command = probePorts + "; " + probeServices
@@ -94,11 +87,7 @@ type DiscoverData struct {
 	ProbeErrors []string `json:"probe_errors,omitempty"`
 }
 
-func (t *DiscoverTool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
-	a, ok := tools.ArgsOf[DiscoverArgs](p)
-	if !ok {
-		return tools.BadProposal("discover", p, fmt.Sprintf("arguments of type %T", p.Args))
-	}
+func (t *DiscoverTool) Run(ctx context.Context, a DiscoverArgs, p tools.Proposal) tools.Result {
 	r, ok := t.inv.Lookup(a.Resource)
 	if !ok {
 		return tools.Result{Envelope: notFound(t.inv, "resource", a.Resource)}

@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/vigilops/vigil/tools"
@@ -77,11 +76,11 @@ type FileEditTool struct {
 	spec tools.Spec
 }
 
-var _ tools.Tool = (*FileEditTool)(nil)
+var _ tools.ToolOf[FileEditArgs] = (*FileEditTool)(nil)
 
 // NewFileEditTool returns the file_edit tool over inv, running commands with x.
-func NewFileEditTool(inv *inventory.Inventory, x transport.Executor) *FileEditTool {
-	return &FileEditTool{inv: inv, x: x, spec: fileEditToolSpec()}
+func NewFileEditTool(inv *inventory.Inventory, x transport.Executor) tools.Tool {
+	return tools.Typed[FileEditArgs](&FileEditTool{inv: inv, x: x, spec: fileEditToolSpec()})
 }
 
 func (t *FileEditTool) Spec() tools.Spec { return t.spec }
@@ -94,21 +93,15 @@ func fileEditToolSpec() tools.Spec {
 		Description: "Read a whole file, or replace or append to its content, on a resource. Reading is a read; write and " +
 			"append are writes that may need approval and must be verified afterwards (read the file back). Target the " +
 			"resource where the file lives: for an application in a container, the container, not its host.",
-		Parameters: tools.MustSchema[FileEditArgs](),
 		Kinds: policy.ActionKinds{Actions: map[string]policy.Kind{
 			string(FileRead): policy.KindRead, string(FileWrite): policy.KindWrite, string(FileAppend): policy.KindWrite,
 		}},
 	}
 }
 
-func (t *FileEditTool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	a, b := tools.DecodeArgs[FileEditArgs](raw)
-	if b != nil {
-		return tools.Proposal{Action: policy.Action{Tool: "file_edit"}}, b
-	}
+func (t *FileEditTool) Plan(a FileEditArgs) (tools.Proposal, *policy.Block) {
 	p := tools.Proposal{
 		Action: policy.Action{Tool: "file_edit", Name: string(a.Action), Target: a.Target, Path: a.Path},
-		Args:   a,
 	}
 	res, b := t.inv.ResolveTarget("target", a.Target)
 	if b != nil {
@@ -173,11 +166,7 @@ type FileEditData struct {
 	Created bool   `json:"created,omitempty"`
 }
 
-func (t *FileEditTool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
-	a, ok := tools.ArgsOf[FileEditArgs](p)
-	if !ok {
-		return tools.BadProposal("file_edit", p, fmt.Sprintf("arguments of type %T", p.Args))
-	}
+func (t *FileEditTool) Run(ctx context.Context, a FileEditArgs, p tools.Proposal) tools.Result {
 	if fileEditCommand(a) != p.Command {
 		return tools.BadProposal("file_edit", p, "command differs from the one the arguments produce")
 	}

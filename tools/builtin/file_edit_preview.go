@@ -27,7 +27,7 @@ import (
 // the file's SHA-256 as its basis, and Execute changes nothing unless the
 // file still has it: what runs is the change the approver read.
 
-var _ tools.Previewer = (*FileEditTool)(nil)
+var _ tools.PreviewerOf[FileEditArgs] = (*FileEditTool)(nil)
 
 // Labels of a file_edit card's preview lines (beside FileNewContentLabel
 // and FileAppendedLabel).
@@ -59,9 +59,8 @@ const errNoSuchFile = "No such file or directory"
 
 // Preview implements Previewer: a write or append as a diff against the
 // file's current content.
-func (t *FileEditTool) Preview(ctx context.Context, p tools.Proposal, read tools.ReadFunc) tools.Preview {
-	a, ok := tools.ArgsOf[FileEditArgs](p)
-	if !ok || (a.Action != FileWrite && a.Action != FileAppend) {
+func (t *FileEditTool) Preview(ctx context.Context, a FileEditArgs, p tools.Proposal, read tools.ReadFunc) tools.Preview {
+	if a.Action != FileWrite && a.Action != FileAppend {
 		return tools.Preview{Details: p.Details}
 	}
 	raw, err := json.Marshal(FileEditArgs{Action: FileRead, Target: a.Target, Path: a.Path})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/transport"
@@ -113,11 +112,11 @@ type KnowledgeTool struct {
 	spec  tools.Spec
 }
 
-var _ tools.Tool = (*KnowledgeTool)(nil)
+var _ tools.ToolOf[KnowledgeArgs] = (*KnowledgeTool)(nil)
 
 // NewKnowledgeTool returns the knowledge tool over store.
-func NewKnowledgeTool(store MemoryStore) *KnowledgeTool {
-	return &KnowledgeTool{store: store, now: time.Now, spec: knowledgeToolSpec()}
+func NewKnowledgeTool(store MemoryStore) tools.Tool {
+	return tools.Typed[KnowledgeArgs](&KnowledgeTool{store: store, now: time.Now, spec: knowledgeToolSpec()})
 }
 
 func (t *KnowledgeTool) Spec() tools.Spec { return t.spec }
@@ -130,7 +129,6 @@ func knowledgeToolSpec() tools.Spec {
 		Description: "Long-term memory shared across conversations: recall or search what was learned before, and " +
 			"remember durable facts (schedules, conventions, where things are) for later. Do not store secrets or " +
 			"anything that changes by the minute.",
-		Parameters: tools.MustSchema[KnowledgeArgs](),
 		Kinds: policy.ActionKinds{Actions: map[string]policy.Kind{
 			string(KnowledgeRecall): policy.KindRead, string(KnowledgeSearch): policy.KindRead,
 			string(KnowledgeRemember): policy.KindWrite, string(KnowledgeNote): policy.KindWrite, string(KnowledgeSave): policy.KindWrite,
@@ -138,14 +136,9 @@ func knowledgeToolSpec() tools.Spec {
 	}
 }
 
-func (t *KnowledgeTool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	a, b := tools.DecodeArgs[KnowledgeArgs](raw)
-	if b != nil {
-		return tools.Proposal{Action: policy.Action{Tool: "knowledge"}}, b
-	}
+func (t *KnowledgeTool) Plan(a KnowledgeArgs) (tools.Proposal, *policy.Block) {
 	p := tools.Proposal{
 		Action: policy.Action{Tool: "knowledge", Name: string(a.Action)},
-		Args:   a,
 	}
 	switch a.Action {
 	case KnowledgeRecall:
@@ -172,11 +165,7 @@ func memoryKey(a KnowledgeArgs) string {
 	return "note-" + hex.EncodeToString(sum[:6])
 }
 
-func (t *KnowledgeTool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
-	a, ok := tools.ArgsOf[KnowledgeArgs](p)
-	if !ok {
-		return tools.BadProposal("knowledge", p, fmt.Sprintf("arguments of type %T", p.Args))
-	}
+func (t *KnowledgeTool) Run(ctx context.Context, a KnowledgeArgs, p tools.Proposal) tools.Result {
 	switch a.Action {
 	case KnowledgeRecall, KnowledgeSearch:
 		q := a.Query

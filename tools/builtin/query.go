@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/inventory"
@@ -78,11 +77,11 @@ type QueryTool struct {
 	spec tools.Spec
 }
 
-var _ tools.Tool = (*QueryTool)(nil)
+var _ tools.ToolOf[QueryArgs] = (*QueryTool)(nil)
 
 // NewQueryTool returns the query tool over inv; x runs health checks.
-func NewQueryTool(inv *inventory.Inventory, x transport.Executor) *QueryTool {
-	return &QueryTool{inv: inv, x: x, spec: queryToolSpec()}
+func NewQueryTool(inv *inventory.Inventory, x transport.Executor) tools.Tool {
+	return tools.Typed[QueryArgs](&QueryTool{inv: inv, x: x, spec: queryToolSpec()})
 }
 
 func (t *QueryTool) Spec() tools.Spec { return t.spec }
@@ -95,19 +94,13 @@ func queryToolSpec() tools.Spec {
 		Description: "Find infrastructure resources in the inventory: search by name, get one resource with how it is " +
 			"reached, list resources, show the topology, or check that a resource is reachable. Use it first to learn " +
 			"the exact name of anything you will read from or change.",
-		Parameters: tools.MustSchema[QueryArgs](),
-		Kinds:      policy.ActionKinds{Every: policy.KindResolve},
+		Kinds: policy.ActionKinds{Every: policy.KindResolve},
 	}
 }
 
-func (t *QueryTool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	a, b := tools.DecodeArgs[QueryArgs](raw)
-	if b != nil {
-		return tools.Proposal{Action: policy.Action{Tool: "query"}}, b
-	}
+func (t *QueryTool) Plan(a QueryArgs) (tools.Proposal, *policy.Block) {
 	p := tools.Proposal{
 		Action: policy.Action{Tool: "query", Name: string(a.Action), Target: a.Resource},
-		Args:   a,
 	}
 	switch a.Action {
 	case QuerySearch:
@@ -202,11 +195,7 @@ func routingText(chain []inventory.Resource) string {
 	return strings.Join(parts, " -> ")
 }
 
-func (t *QueryTool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
-	a, ok := tools.ArgsOf[QueryArgs](p)
-	if !ok {
-		return tools.BadProposal("query", p, fmt.Sprintf("arguments of type %T", p.Args))
-	}
+func (t *QueryTool) Run(ctx context.Context, a QueryArgs, p tools.Proposal) tools.Result {
 	switch a.Action {
 	case QuerySearch:
 		hits := t.inv.Search(a.Query)

@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/inventory"
@@ -130,11 +129,11 @@ type ReadTool struct {
 	spec tools.Spec
 }
 
-var _ tools.Tool = (*ReadTool)(nil)
+var _ tools.ToolOf[ReadArgs] = (*ReadTool)(nil)
 
 // NewReadTool returns the read tool over inv, running commands with x.
-func NewReadTool(inv *inventory.Inventory, x transport.Executor) *ReadTool {
-	return &ReadTool{inv: inv, x: x, spec: readToolSpec()}
+func NewReadTool(inv *inventory.Inventory, x transport.Executor) tools.Tool {
+	return tools.Typed[ReadArgs](&ReadTool{inv: inv, x: x, spec: readToolSpec()})
 }
 
 func (t *ReadTool) Spec() tools.Spec { return t.spec }
@@ -150,7 +149,6 @@ func readToolSpec() tools.Spec {
 			"the network must be static text sent to a server vigil knows (the target itself, the inventory's hosts, " +
 			"the datasources, declared destinations). To read on an inventory host, a container or a pod, set target to " +
 			"it instead of running ssh, docker exec or kubectl exec: the command then runs in that host's sandbox.",
-		Parameters: tools.MustSchema[ReadArgs](),
 		Kinds: policy.ActionKinds{Actions: map[string]policy.Kind{
 			string(ReadExec): policy.KindRead, string(ReadFile): policy.KindRead, string(ReadFind): policy.KindRead,
 			string(ReadTail): policy.KindRead, string(ReadLogs): policy.KindRead,
@@ -165,14 +163,9 @@ type plan struct {
 	summary string
 }
 
-func (t *ReadTool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	a, b := tools.DecodeArgs[ReadArgs](raw)
-	if b != nil {
-		return tools.Proposal{Action: policy.Action{Tool: "read"}}, b
-	}
+func (t *ReadTool) Plan(a ReadArgs) (tools.Proposal, *policy.Block) {
 	p := tools.Proposal{
 		Action: policy.Action{Tool: "read", Name: string(a.Action), Target: a.Target},
-		Args:   a,
 	}
 	pl, b := t.plan(a)
 	if b != nil {
@@ -288,11 +281,7 @@ func sinceDuration(since string) string {
 	return strconv.Itoa(n*24) + "h"
 }
 
-func (t *ReadTool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
-	a, ok := tools.ArgsOf[ReadArgs](p)
-	if !ok {
-		return tools.BadProposal("read", p, fmt.Sprintf("arguments of type %T", p.Args))
-	}
+func (t *ReadTool) Run(ctx context.Context, a ReadArgs, p tools.Proposal) tools.Result {
 	pl, b := t.plan(a)
 	if b != nil {
 		return tools.Result{Envelope: tools.Blocked(b)}

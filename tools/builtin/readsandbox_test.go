@@ -45,7 +45,7 @@ func declaredWriters(t *testing.T) policy.Rules {
 
 // gated proposes a read exec of cmd on target and lets the gate decide, as
 // the agent does; it fails unless the gate allows it.
-func gated(t *testing.T, tool *ReadTool, inv *inventory.Inventory, rules policy.Rules, target, cmd string) tools.Proposal {
+func gated(t *testing.T, tool tools.Tool, inv *inventory.Inventory, rules policy.Rules, target, cmd string) tools.Proposal {
 	t.Helper()
 	p := mustPropose(t, tool, fmt.Sprintf(`{"action":"exec","target":%q,"command":%q}`, target, cmd))
 	res, ok := inv.Lookup(target)

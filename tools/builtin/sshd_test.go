@@ -183,7 +183,7 @@ func TestSSHD(t *testing.T) {
 		args := fmt.Sprintf(`{"action":"append","target":"far","path":%q,"content":"b=2\n"}`, path)
 		preview := func() tools.Proposal {
 			p := mustPropose(t, tool, args)
-			pr := tool.Preview(t.Context(), p, func(ctx context.Context, raw json.RawMessage) tools.PreviewRead {
+			pr := tool.(tools.Previewer).Preview(t.Context(), p, func(ctx context.Context, raw json.RawMessage) tools.PreviewRead {
 				return tools.PreviewRead{Result: tool.Execute(ctx, mustPropose(t, tool, string(raw))), At: time.Now()}
 			})
 			if len(pr.Details) == 0 || !strings.Contains(pr.Details[0].Value, " a=1\n") || !strings.HasSuffix(pr.Details[0].Value, "\n+b=2\n") || pr.Basis == "" {

@@ -11,7 +11,6 @@ package changes
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/vigilops/vigil/tools/inventory"
@@ -110,10 +109,10 @@ type Tool struct {
 	spec tools.Spec
 }
 
-var _ tools.Tool = (*Tool)(nil)
+var _ tools.ToolOf[Args] = (*Tool)(nil)
 
 // New returns the changes tool.
-func New(c Config) *Tool {
+func New(c Config) tools.Tool {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -128,8 +127,8 @@ func New(c Config) *Tool {
 		desc += ", and commits to the configuration repositories " + strings.Join(names, ", ")
 	}
 	desc += ". Use it early: it connects a symptom to the change that caused it."
-	return &Tool{cfg: c, spec: tools.Spec{Name: "changes", Description: desc, Parameters: tools.MustSchema[Args](),
-		Kinds: policy.ActionKinds{Every: policy.KindRead}}}
+	return tools.Typed[Args](&Tool{cfg: c, spec: tools.Spec{Name: "changes", Description: desc,
+		Kinds: policy.ActionKinds{Every: policy.KindRead}}})
 }
 
 // Spec implements tools.Tool.
@@ -188,13 +187,9 @@ func (t *Tool) plan(a Args) (plan, *policy.Block) {
 
 var unitName = regexp.MustCompile(`^[A-Za-z0-9@._:-]{1,255}$`)
 
-// Propose implements tools.Tool.
-func (t *Tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	a, b := tools.DecodeArgs[Args](raw)
-	if b != nil {
-		return tools.Proposal{Action: policy.Action{Tool: "changes"}}, b
-	}
-	p := tools.Proposal{Action: policy.Action{Tool: "changes", Target: a.Target}, Args: a}
+// Plan implements tools.ToolOf.
+func (t *Tool) Plan(a Args) (tools.Proposal, *policy.Block) {
+	p := tools.Proposal{Action: policy.Action{Tool: "changes", Target: a.Target}}
 	pl, b := t.plan(a)
 	if b != nil {
 		return p, b
@@ -210,12 +205,8 @@ func (t *Tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
 // repositories are.
 var vigilHost = inventory.Resource{ID: "host:vigil", Name: "vigil", Kind: inventory.KindHost, Reach: inventory.Reach{Local: true}, Shell: command.DialectBash}
 
-// Execute implements tools.Tool.
-func (t *Tool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
-	a, ok := tools.ArgsOf[Args](p)
-	if !ok {
-		return tools.BadProposal("changes", p, fmt.Sprintf("arguments of type %T", p.Args))
-	}
+// Run implements tools.ToolOf.
+func (t *Tool) Run(ctx context.Context, a Args, p tools.Proposal) tools.Result {
 	pl, b := t.plan(a)
 	if b != nil {
 		return tools.Result{Envelope: tools.Blocked(b)}
