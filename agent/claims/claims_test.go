@@ -1,4 +1,4 @@
-package agent
+package claims
 
 import (
 	"strings"
@@ -125,7 +125,7 @@ func TestChangeClaims(t *testing.T) {
 	}
 	claims, plain := 0, 0
 	for _, tt := range tests {
-		got := ChangeClaims(tt.text)
+		got := Find(tt.text)
 		if tt.claim {
 			claims++
 		} else {
@@ -170,14 +170,14 @@ func TestClaimsBackedByChanges(t *testing.T) {
 		{"I rebooted web1.", []Change{plugin}, true},
 	}
 	for _, tt := range tests {
-		claims := ChangeClaims(tt.text)
+		claims := Find(tt.text)
 		if len(claims) == 0 {
 			if tt.backed {
 				continue
 			}
 			t.Fatalf("%q: no claim found", tt.text)
 		}
-		un := unbackedClaims(claims, tt.changes)
+		un := Unbacked(claims, tt.changes)
 		if got := len(un) == 0; got != tt.backed {
 			t.Errorf("%q with %d changes: backed=%v, want %v (unbacked %+v)", tt.text, len(tt.changes), got, tt.backed, un)
 		}
@@ -209,21 +209,21 @@ func TestCompoundCommandsBackEveryPart(t *testing.T) {
 		{"I rolled back the release.", "systemctl restart api && systemctl status api", false},
 	}
 	for _, tt := range tests {
-		claims := ChangeClaims(tt.text)
+		claims := Find(tt.text)
 		if len(claims) == 0 {
 			t.Fatalf("%q: no claim found", tt.text)
 		}
 		ch := Change{Tool: "control", Action: "command", Summary: "run on api-1: " + tt.cmd, Command: tt.cmd}
-		if un := unbackedClaims(claims, []Change{ch}); (len(un) == 0) != tt.backed {
+		if un := Unbacked(claims, []Change{ch}); (len(un) == 0) != tt.backed {
 			t.Errorf("%q after %q: unbacked %+v, want backed=%v", tt.text, tt.cmd, un, tt.backed)
 		}
 	}
 }
 
 func TestClaimNote(t *testing.T) {
-	claims := ChangeClaims("I deleted the old snapshots.")
+	claims := Find("I deleted the old snapshots.")
 	for _, changes := range [][]Change{nil, {{Tool: "control", Summary: "restart service nginx on web1"}}} {
-		note := claimNote(unbackedClaims(claims, changes), changes)
+		note := Note(Unbacked(claims, changes), changes)
 		if !strings.Contains(note, "no change was made") {
 			t.Errorf("note %q lacks the words \"no change was made\"", note)
 		}
@@ -241,7 +241,7 @@ func FuzzChangeClaims(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, c := range ChangeClaims(s) {
+		for _, c := range Find(s) {
 			if c.Phrase == "" {
 				t.Fatalf("%q: a claim without a phrase: %+v", s, c)
 			}

@@ -1,16 +1,8 @@
-package agent
-
-import (
-	"regexp"
-	"slices"
-	"strings"
-)
-
-// The claim check: what the model says it did is untrusted too. A final
-// answer that says a change happened ("I restarted nginx", "the cache has
+// Package claims is the claim check: what the model says it did is
+// untrusted too. A final answer that says a change happened ("I restarted nginx", "the cache has
 // been cleared", "Rolled back to v1.2.", "nginx is now healthy after the
 // restart") in a run where no matching write succeeded is posted with a
-// note saying that no change was made (see claimNote).
+// note saying that no change was made (see Note).
 //
 // Claims are found by reading clauses, not by listing sentences: a
 // past-tense change verb (changeVerbs) counts when vigil is its subject
@@ -23,6 +15,27 @@ import (
 // restarted"), with another subject ("systemd restarted the unit"), or with
 // a time, frequency or agent that places it in the system's history ("was
 // restarted 3 days ago by systemd", "the logs show it was restarted").
+package claims
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Change is a write that ran in the run whose answer is checked, as much
+// of it as says what it did.
+type Change struct {
+	// Tool is the tool that made it (control, file_edit, a plugin's).
+	Tool   string
+	Action string
+	// Summary is the proposal's one-line description ("restart service
+	// nginx on web1").
+	Summary string
+	// Command is the shell command that ran, when the write was one
+	// (control): every part of it counts as done.
+	Command string
+}
 
 // Claim is one statement of a change in a final answer.
 type Claim struct {
@@ -302,8 +315,8 @@ func dropQuoted(text string) string {
 	return text
 }
 
-// ChangeClaims returns the statements of change in an answer, in order.
-func ChangeClaims(text string) []Claim {
+// Find returns the statements of change in an answer, in order.
+func Find(text string) []Claim {
 	if !mayClaim(text) {
 		return nil
 	}
@@ -804,8 +817,8 @@ func (ch Change) backs(c Claim) bool {
 	}
 }
 
-// unbackedClaims returns the claims no change of the run can back.
-func unbackedClaims(claims []Claim, changes []Change) []Claim {
+// Unbacked returns the claims no change of the run can back.
+func Unbacked(claims []Claim, changes []Change) []Claim {
 	var out []Claim
 	for _, c := range claims {
 		backed := false
@@ -822,9 +835,9 @@ func unbackedClaims(claims []Claim, changes []Change) []Claim {
 	return out
 }
 
-// claimNote is the note under an answer whose claims no change backs. It
+// Note is the note under an answer whose claims no change backs. It
 // always contains "no change was made".
-func claimNote(unbacked []Claim, changes []Change) string {
+func Note(unbacked []Claim, changes []Change) string {
 	if len(changes) == 0 {
 		return "Note: no change was made in this run; the statements above about changes are the model's, not vigil's."
 	}
