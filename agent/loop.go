@@ -303,7 +303,7 @@ func (a *Agent) precheck(s *Session, sim *policy.SessionState, sl *slot) {
 			RecoveryHint: "use the results you already have, try a different approach, or give your final answer"})
 		return
 	}
-	dec := a.gate.Authorize(sim, p.Action, r.Level, r.Role, a.now())
+	dec := a.policy.Authorize(sim, p.Action, r.Level, r.Role, a.now())
 	if dec.Block != nil && dec.Block.AutoRecoverable && dec.Block.SuggestedRewrite != "" && !r.Recovered[key] {
 		if r.Recovered == nil {
 			r.Recovered = map[string]bool{}
@@ -357,7 +357,7 @@ func (a *Agent) rewrite(sim *policy.SessionState, r *RunState, c ToolCall, b *po
 	if blk != nil {
 		return tools.Proposal{}, policy.Decision{}, "", false
 	}
-	dec := a.gate.Authorize(sim, p.Action, r.Level, r.Role, a.now())
+	dec := a.policy.Authorize(sim, p.Action, r.Level, r.Role, a.now())
 	return p, dec, string(raw), true
 }
 

@@ -237,7 +237,7 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 		return Result{Scenario: sc.Name, Category: sc.Category, Run: run, Status: "failed",
 			Grade: Grade{Reasons: []string{"building the tools: " + err.Error()}}}
 	}
-	ag := agent.New(model, reg, o.Agent, agent.WithGate(policy.NewGate(rules)))
+	ag := agent.New(model, reg, o.Agent, agent.WithPolicy(policy.NewGate(rules)))
 	rec := &recorder{inv: sc.inv}
 	env := agent.RunEnv{Sink: rec}
 	sess := &agent.Session{Key: "eval:" + sc.Name, Policy: policy.NewSessionState()}

@@ -167,7 +167,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 
 	// Each run's checkpoints and events are the bot's, passed per run
 	// (agent.RunEnv); the agent holds only what every run shares.
-	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithGate(policy.NewGate(rules))}
+	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithPolicy(policy.NewGate(rules))}
 	if cfg.LLM.DailyTokenBudget > 0 {
 		agentOpts = append(agentOpts, agent.WithDailyBudget(extras.budget(cfg.LLM.DailyTokenBudget)))
 	}
