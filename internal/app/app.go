@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vigilops/vigil/bot/mention"
 	"github.com/vigilops/vigil/tools/builtin"
 	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/transport"
@@ -228,7 +229,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Agent:             a.Agent,
 		Stores:            a.Stores,
 		Channels:          channels,
-		Resolver:          newInventoryResolver(inv, obs.mentions),
+		Resolver:          mention.New(inv, obs.mentions),
 		Runbooks:          runbooks,
 		ApprovalTTL:       cfg.Policy.ApprovalTTL,
 		AuditFile:         auditFile,

@@ -1,4 +1,4 @@
-package app
+package mention
 
 import (
 	"github.com/vigilops/vigil/tools/inventory"
@@ -35,7 +35,7 @@ func TestRecognizeLiveObjectsWithoutAt(t *testing.T) {
 	live := &fakeLive{gen: 1, rs: []policy.Resource{
 		{ID: "k8s_deployment:prod:shop/checkout", Name: "checkout", Kind: "k8s_deployment", Aliases: []string{"shop.checkout"}},
 	}}
-	r := newInventoryResolver(inventory.Default(), live)
+	r := New(inventory.Default(), live)
 
 	got := r.RecognizeMentions("why is checkout slow since the deploy?")
 	if len(got) != 1 || len(got[0].Chains) != 1 || got[0].Chains[0][0].ID != "k8s_deployment:prod:shop/checkout" || got[0].Ambiguous {
