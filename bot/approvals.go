@@ -93,23 +93,14 @@ func (b *Bot) rememberCard(ctx context.Context, id string, posted MessageRef) {
 		b.log.Error("encode approval card reference", "approval", id, "err", err)
 		return
 	}
-	status := policy.ApprovalPending
-	for range 5 {
-		updated, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, status, func(x *policy.Approval) { x.CardRef = raw })
-		switch {
-		case err == nil:
-			if updated.Status != policy.ApprovalPending {
-				b.updateCard(ctx, updated)
-			}
-			return
-		case errors.Is(err, ErrStatusConflict) && updated != nil:
-			status = updated.Status // decided meanwhile: store the card anyway
-		default:
-			b.log.Warn("remember approval card", "approval", id, "err", err)
-			return
-		}
+	updated, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.AttachCard(raw))
+	if err != nil {
+		b.log.Warn("remember approval card", "approval", id, "err", err)
+		return
 	}
-	b.log.Warn("remember approval card: the approval kept changing", "approval", id)
+	if updated.Status != policy.ApprovalPending {
+		b.updateCard(ctx, updated) // decided meanwhile
+	}
 }
 
 func cardOf(a *policy.Approval) ApprovalCard {
@@ -248,16 +239,7 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 		b.tell(ctx, d.Thread, d.User, "Not accepted: "+err.Error())
 		return
 	}
-	status := policy.ApprovalDenied
-	if d.Approve {
-		status = policy.ApprovalApproved
-	}
-	decided, err := b.opt.Stores.Approvals.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) {
-		x.Status = status
-		x.DecidedBy = d.User
-		x.DecidedAt = now
-		x.Reason = redact.String(d.Reason)
-	})
+	decided, err := b.opt.Stores.Approvals.UpdateApproval(ctx, a.ID, policy.Decide(req, now))
 	if errors.Is(err, ErrStatusConflict) {
 		b.tell(ctx, d.Thread, d.User, "Not accepted: "+alreadyDecided(decided))
 		return
@@ -356,8 +338,8 @@ func (b *Bot) resume(ctx context.Context, t ThreadRef, held *heldLock, rj *resum
 	out, err := b.opt.Agent.Resume(ctx, s, d, b.runEnv(k, held))
 	clear()
 	if k.executed != nil {
-		if _, uerr := b.opt.Stores.Approvals.UpdateApproval(context.WithoutCancel(ctx), a.ID, policy.ApprovalExecuting,
-			func(x *policy.Approval) { x.Status = policy.ApprovalExecuted; x.ExecutedAt = b.now() }); uerr != nil {
+		if _, uerr := b.opt.Stores.Approvals.UpdateApproval(context.WithoutCancel(ctx), a.ID,
+			policy.MarkExecuted(policy.ApprovalExecuted, b.now())); uerr != nil {
 			b.log.Warn("mark approval executed", "approval", a.ID, "err", uerr)
 		}
 		b.approvalOutcome("executed")
@@ -372,7 +354,8 @@ func (b *Bot) claimExecution(ctx context.Context, t ThreadRef, id string, p tool
 	if err != nil {
 		return fmt.Errorf("approval unavailable: %w", err)
 	}
-	if err := policy.CheckExecution(cur, p.Tool, json.RawMessage(args), cp.Level, b.now()); err != nil {
+	now := b.now()
+	if err := policy.CheckExecution(cur, p.Tool, json.RawMessage(args), cp.Level, now); err != nil {
 		return err
 	}
 	// The call runs against the state of its target the card showed, as
@@ -383,9 +366,7 @@ func (b *Bot) claimExecution(ctx context.Context, t ThreadRef, id string, p tool
 	if !cp.RolesOf(b.subject(ctx, t, cur.DecidedBy)).Approver {
 		return fmt.Errorf("%s no longer holds the approver role in this channel", cur.DecidedBy)
 	}
-	if _, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.ApprovalApproved, func(x *policy.Approval) {
-		x.Status = policy.ApprovalExecuting
-	}); err != nil {
+	if _, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.ClaimExecution(now)); err != nil {
 		if errors.Is(err, ErrStatusConflict) {
 			return errors.New("it was already run")
 		}
@@ -396,9 +377,7 @@ func (b *Bot) claimExecution(ctx context.Context, t ThreadRef, id string, p tool
 
 // expire closes a lapsed approval: card updated, run ended with a message.
 func (b *Bot) expire(ctx context.Context, a *policy.Approval) {
-	expired, err := b.opt.Stores.Approvals.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) {
-		x.Status = policy.ApprovalExpired
-	})
+	expired, err := b.opt.Stores.Approvals.UpdateApproval(ctx, a.ID, policy.Expire(b.now()))
 	if err != nil {
 		if !errors.Is(err, ErrStatusConflict) {
 			b.log.Warn("expire approval", "approval", a.ID, "err", err)
@@ -486,10 +465,11 @@ func (b *Bot) withdraw(ctx context.Context, t ThreadRef, id, user string, roles 
 		return false
 	}
 	now := b.now()
-	err = policy.CheckDecision(a, policy.DecisionRequest{
+	stop := policy.DecisionRequest{
 		User: user, Stop: true, Reason: "stopped", Roles: roles, Channel: t.ChannelKey(),
 		Level: cp.Level, AllowSelfApproval: cp.AllowSelfApproval,
-	}, now)
+	}
+	err = policy.CheckDecision(a, stop, now)
 	switch {
 	case errors.Is(err, policy.ErrAlreadyDecided):
 		return true
@@ -501,12 +481,7 @@ func (b *Bot) withdraw(ctx context.Context, t ThreadRef, id, user string, roles 
 		b.tell(ctx, t, user, "Not stopped: "+err.Error())
 		return false
 	}
-	decided, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.ApprovalPending, func(x *policy.Approval) {
-		x.Status = policy.ApprovalDenied
-		x.DecidedBy = user
-		x.DecidedAt = now
-		x.Reason = "stopped"
-	})
+	decided, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.Decide(stop, now))
 	switch {
 	case errors.Is(err, ErrStatusConflict):
 		return true // decided meanwhile; nothing left to withdraw

@@ -85,11 +85,11 @@ func (f *flakyStore) GetApproval(ctx context.Context, id string) (*policy.Approv
 	return f.mem.GetApproval(ctx, id)
 }
 
-func (f *flakyStore) UpdateApproval(ctx context.Context, id string, from policy.ApprovalStatus, fn func(*policy.Approval)) (*policy.Approval, error) {
+func (f *flakyStore) UpdateApproval(ctx context.Context, id string, step policy.Transition) (*policy.Approval, error) {
 	if err := f.err(); err != nil {
 		return nil, err
 	}
-	a, err := f.mem.UpdateApproval(ctx, id, from, fn)
+	a, err := f.mem.UpdateApproval(ctx, id, step)
 	if err == nil && a.Status == policy.ApprovalExecuting && f.downAfterClaim.Load() {
 		f.down.Store(true)
 	}

@@ -281,8 +281,8 @@ func (b *Bot) resumeRunbook(ctx context.Context, t ThreadRef, rj *resumeJob) {
 	}
 	b.audit(ctx, audit.Record{Actor: a.Requester, Action: audit.Executed, Tool: a.Tool, Command: a.Command, Channel: a.Channel,
 		Thread: a.Thread, Outcome: outcome, ApprovalID: a.ID, Reason: errText(saveErr)})
-	if _, uerr := b.opt.Stores.Approvals.UpdateApproval(context.WithoutCancel(ctx), a.ID, policy.ApprovalExecuting,
-		func(x *policy.Approval) { x.Status = status; x.ExecutedAt = b.now() }); uerr != nil {
+	if _, uerr := b.opt.Stores.Approvals.UpdateApproval(context.WithoutCancel(ctx), a.ID,
+		policy.MarkExecuted(status, b.now())); uerr != nil {
 		b.log.Warn("mark runbook approval done", "approval", a.ID, "err", uerr)
 	}
 	if saveErr != nil {

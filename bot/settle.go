@@ -89,10 +89,7 @@ func (b *Bot) settle(ctx context.Context, t ThreadRef, id string) {
 		return
 	}
 	now := b.now()
-	settled, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.ApprovalExecuting, func(x *policy.Approval) {
-		x.Status = st.status
-		x.ExecutedAt = now
-	})
+	settled, err := b.opt.Stores.Approvals.UpdateApproval(ctx, id, policy.Settle(st.status, now))
 	if err != nil {
 		if !errors.Is(err, ErrStatusConflict) {
 			b.log.Warn("settle approval", "approval", id, "err", err)

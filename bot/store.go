@@ -34,11 +34,13 @@ type ApprovalStore interface {
 	CreateApproval(ctx context.Context, a *policy.Approval) error
 	// GetApproval returns the approval with id, or ErrNotFound.
 	GetApproval(ctx context.Context, id string) (*policy.Approval, error)
-	// UpdateApproval atomically applies fn to the approval if its status
-	// is from, saves and returns the result. If the status is not from,
-	// nothing changes and it returns the current record with
-	// ErrStatusConflict. fn must not change the ID.
-	UpdateApproval(ctx context.Context, id string, from policy.ApprovalStatus, fn func(*policy.Approval)) (*policy.Approval, error)
+	// UpdateApproval atomically moves the approval on by step, one of
+	// the lifecycle's transitions (policy.Decide, policy.ClaimExecution,
+	// …), saves and returns the result. If step does not apply to the
+	// approval as it now stands, nothing changes and it returns the
+	// current record with an error matching ErrStatusConflict and the
+	// step's *policy.TransitionError.
+	UpdateApproval(ctx context.Context, id string, step policy.Transition) (*policy.Approval, error)
 	// ListPending returns every pending approval, expired or not, oldest
 	// expiry first: the sweeper's work list.
 	ListPending(ctx context.Context) ([]*policy.Approval, error)

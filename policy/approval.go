@@ -46,6 +46,9 @@ var (
 //	pending → approved → executing → executed | failed
 //	pending → denied | expired
 //
+// and each arrow is a Transition (approval_state.go): Decide,
+// ClaimExecution, MarkExecuted or Settle, Expire.
+//
 // executing marks a call claimed for execution. A record left executing by
 // a store outage or a crash is settled from what vigil recorded, never run
 // again: executed when the call's result is known, failed when it is not
@@ -371,24 +374,6 @@ func (a *Approval) TokenMatches(tok string) bool {
 
 // Expired reports whether the approval's decision window has closed.
 func (a *Approval) Expired(now time.Time) bool { return !now.Before(a.ExpiresAt) }
-
-// Decide records a decision that CheckDecision accepted. It is meant as the
-// update function of a compare-and-set from pending.
-func (a *Approval) Decide(d DecisionRequest, now time.Time) {
-	a.Status = ApprovalDenied
-	if d.Approve {
-		a.Status = ApprovalApproved
-	}
-	a.DecidedBy = d.User
-	a.DecidedAt = now
-	a.Reason = redact.String(d.Reason)
-}
-
-// Expire marks a pending approval expired (the sweeper's update).
-func (a *Approval) Expire(now time.Time) {
-	a.Status = ApprovalExpired
-	a.DecidedAt = now
-}
 
 // LogValue keeps the token out of logs: an approval logs as its ID, tool
 // and status.

@@ -345,7 +345,10 @@ func TestDecisionReplay(t *testing.T) {
 	if err := CheckDecision(a, d, at); err != nil {
 		t.Fatal(err)
 	}
-	a.Decide(d, at)
+	a, err := Decide(d, at).Apply(a)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if a.Status != ApprovalApproved || a.DecidedBy != "U_BOSS" || !a.DecidedAt.Equal(at) {
 		t.Fatalf("Decide: %+v", a)
 	}
@@ -369,8 +372,11 @@ func TestDecisionReplay(t *testing.T) {
 
 	b := newTestApproval(t)
 	deny := d
-	deny.Approve, deny.Reason = false, "change freeze; password=hunter2"
-	b.Decide(deny, at)
+	deny.Approve, deny.Reason, deny.Token = false, "change freeze; password=hunter2", b.Token
+	b, err = Decide(deny, at).Apply(b)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if b.Status != ApprovalDenied || strings.Contains(b.Reason, "hunter2") {
 		t.Errorf("deny recorded as %+v", b)
 	}

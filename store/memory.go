@@ -221,31 +221,27 @@ func (m *Memory) approvalLocked(id string) (*policy.Approval, error) {
 	return &a, nil
 }
 
-// UpdateApproval implements bot.ApprovalStore. fn runs under the store's
-// lock and must not call the store.
-func (m *Memory) UpdateApproval(ctx context.Context, id string, from policy.ApprovalStatus, fn func(*policy.Approval)) (*policy.Approval, error) {
+// UpdateApproval implements bot.ApprovalStore: the shared compare-and-set
+// (UpdateApproval in this package) under the store's lock, so the swap
+// always finds the record it read.
+func (m *Memory) UpdateApproval(ctx context.Context, id string, step policy.Transition) (*policy.Approval, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	cur, err := m.approvalLocked(id)
-	if err != nil {
-		return nil, err
+	load := func(context.Context) (*policy.Approval, []byte, error) {
+		a, err := m.approvalLocked(id)
+		if err != nil {
+			return nil, nil, err
+		}
+		return a, m.approvals[id].raw, nil
 	}
-	if cur.Status != from {
-		return cur, fmt.Errorf("approval %s is %s, not %s: %w", id, cur.Status, from, bot.ErrStatusConflict)
+	swap := func(_ context.Context, _ []byte, next *policy.Approval, encoded []byte) (bool, error) {
+		m.approvals[id] = storedApproval{raw: encoded, status: next.Status, expires: next.ExpiresAt}
+		return true, nil
 	}
-	fn(cur)
-	if cur.ID != id {
-		return nil, fmt.Errorf("update approval %s: the update changed its ID", id)
-	}
-	raw, err := json.Marshal(cur)
-	if err != nil {
-		return nil, fmt.Errorf("encode approval %s: %w", id, err)
-	}
-	m.approvals[id] = storedApproval{raw: raw, status: cur.Status, expires: cur.ExpiresAt}
-	return cur, nil
+	return UpdateApproval(ctx, id, step, load, swap)
 }
 
 // ListPending implements bot.ApprovalStore.

@@ -129,8 +129,18 @@ func TestMemoryPrunesOldApprovals(t *testing.T) {
 		return a
 	}
 	denied, pending, executing := mk(), mk(), mk()
-	m.UpdateApproval(ctx, denied.ID, policy.ApprovalPending, func(a *policy.Approval) { a.Status = policy.ApprovalDenied })
-	m.UpdateApproval(ctx, executing.ID, policy.ApprovalPending, func(a *policy.Approval) { a.Status = policy.ApprovalExecuting })
+	for _, step := range []struct {
+		id   string
+		step policy.Transition
+	}{
+		{denied.ID, policy.Decide(storetest.Decision("U_BOSS", false), clk.Now())},
+		{executing.ID, policy.Decide(storetest.Decision("U_BOSS", true), clk.Now())},
+		{executing.ID, policy.ClaimExecution(clk.Now())},
+	} {
+		if _, err := m.UpdateApproval(ctx, step.id, step.step); err != nil {
+			t.Fatal(err)
+		}
+	}
 	clk.Advance(25 * time.Hour)
 	mk()
 	if _, err := m.GetApproval(ctx, denied.ID); !errors.Is(err, bot.ErrNotFound) {

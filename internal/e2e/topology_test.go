@@ -196,12 +196,12 @@ type crashAtClaim struct {
 	once   sync.Once
 }
 
-func (c *crashAtClaim) UpdateApproval(ctx context.Context, id string, from policy.ApprovalStatus, fn func(*policy.Approval)) (*policy.Approval, error) {
-	claim := from == policy.ApprovalApproved
+func (c *crashAtClaim) UpdateApproval(ctx context.Context, id string, step policy.Transition) (*policy.Approval, error) {
+	claim := step.Step() == policy.StepClaimExecution
 	if claim && c.before {
 		c.once.Do(c.crash)
 	}
-	a, err := c.ApprovalStore.UpdateApproval(ctx, id, from, fn)
+	a, err := c.ApprovalStore.UpdateApproval(ctx, id, step)
 	if claim && !c.before && err == nil && a.Status == policy.ApprovalExecuting {
 		c.once.Do(c.crash)
 	}

@@ -18,11 +18,6 @@ import (
 // the sweeper's work list. Creation and every status change update both
 // in one script.
 
-// maxUpdateAttempts bounds the optimistic retries of UpdateApproval. Only
-// status changes write an approval, so a retry is rare and a second one
-// almost always ends in a status conflict.
-const maxUpdateAttempts = 16
-
 // createApproval stores a new approval unless the ID exists. KEYS: record,
 // pending index. ARGV: JSON, ttl ms, status, expiry score, ID. Returns 1 if
 // created, 0 if the ID was taken.
@@ -125,51 +120,42 @@ func (s *Store) getApproval(ctx context.Context, id string) (*policy.Approval, s
 	return &a, raw, nil
 }
 
-// UpdateApproval implements bot.ApprovalStore. The update is optimistic:
-// read, check the status, apply fn, and swap only if the record is
-// unchanged; otherwise read again. fn may therefore run more than once,
-// each time on a fresh copy, and must have no other effects.
-func (s *Store) UpdateApproval(ctx context.Context, id string, from policy.ApprovalStatus, fn func(*policy.Approval)) (*policy.Approval, error) {
+// UpdateApproval implements bot.ApprovalStore with the shared
+// compare-and-set (store.UpdateApproval): the swap is swapApproval, which
+// replaces the record only if it is still byte for byte what was read, and
+// fixes the indexes in the same script. A swap that the replicas did not
+// acknowledge is taken back and reported as failed.
+func (s *Store) UpdateApproval(ctx context.Context, id string, step policy.Transition) (*policy.Approval, error) {
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()
-	for range maxUpdateAttempts {
-		cur, raw, err := s.getApproval(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if cur.Status != from {
-			return cur, fmt.Errorf("approval %s is %s, not %s: %w", id, cur.Status, from, bot.ErrStatusConflict)
-		}
-		fn(cur)
-		if cur.ID != id {
-			return nil, fmt.Errorf("redis: update approval %s: the update changed its ID", id)
-		}
-		next, err := json.Marshal(cur)
-		if err != nil {
-			return nil, fmt.Errorf("redis: encode approval %s: %w", id, err)
-		}
-		keys := []string{s.keys.approval(id), s.keys.approvalsPending(), s.keys.approvalsExecuting()}
+	load := func(ctx context.Context) (*policy.Approval, []byte, error) {
+		a, raw, err := s.getApproval(ctx, id)
+		return a, []byte(raw), err
+	}
+	keys := []string{s.keys.approval(id), s.keys.approvalsPending(), s.keys.approvalsExecuting()}
+	swap := func(ctx context.Context, old []byte, next *policy.Approval, encoded []byte) (bool, error) {
 		var res int
-		err = s.durable(ctx, keys[0], func(c *goredis.Conn) (err error) {
+		err := s.durable(ctx, keys[0], func(c *goredis.Conn) (err error) {
 			res, err = swapApproval.Run(ctx, c, keys,
-				raw, next, s.approvalTTL(cur), string(cur.Status), expiryScore(cur), id).Int()
+				old, encoded, s.approvalTTL(next), string(next.Status), expiryScore(next), id).Int()
 			return err
 		})
 		if errors.Is(err, ErrNotReplicated) && res == 1 {
-			s.undoUpdate(ctx, id, keys, raw, string(next))
+			s.undoUpdate(ctx, id, keys, string(old), string(encoded))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("redis: update approval %s: %w", id, err)
+			return false, fmt.Errorf("redis: update approval %s: %w", id, err)
 		}
-		switch res {
-		case 1:
-			return cur, nil
-		case -1:
-			return nil, fmt.Errorf("approval %q: %w", id, bot.ErrNotFound)
+		if res == -1 {
+			return false, fmt.Errorf("approval %q: %w", id, bot.ErrNotFound)
 		}
-		// The record changed under us; look again.
+		return res == 1, nil
 	}
-	return nil, fmt.Errorf("redis: update approval %s: %w", id, ErrContention)
+	a, err := store.UpdateApproval(ctx, id, step, load, swap)
+	if errors.Is(err, store.ErrContention) {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	return a, err
 }
 
 // undoUpdate puts back the record an unreplicated update replaced, if it

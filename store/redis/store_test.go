@@ -150,7 +150,7 @@ func TestSessionConcurrentSavers(t *testing.T) {
 func TestApprovalTTLAndIndex(t *testing.T) {
 	s := newTestStore(t)
 	ctx := t.Context()
-	a := &policy.Approval{ID: "abcdefghij", Tool: "control", Status: policy.ApprovalPending,
+	a := &policy.Approval{ID: "abcdefghij", Tool: "control", Status: policy.ApprovalPending, Channel: "slack:C1",
 		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(10 * time.Minute)}
 	if err := s.CreateApproval(ctx, a); err != nil {
 		t.Fatal(err)
@@ -163,9 +163,7 @@ func TestApprovalTTLAndIndex(t *testing.T) {
 	if n := s.rdb.ZCard(ctx, s.keys.approvalsPending()).Val(); n != 1 {
 		t.Errorf("pending index has %d entries, want 1", n)
 	}
-	if _, err := s.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(a *policy.Approval) {
-		a.Status = policy.ApprovalDenied
-	}); err != nil {
+	if _, err := s.UpdateApproval(ctx, a.ID, policy.Decide(storetest.Decision("U_BOSS", false), time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.rdb.ZCard(ctx, s.keys.approvalsPending()).Val(); n != 0 {
@@ -194,13 +192,15 @@ func TestApprovalDecidedOnceAcrossReplicas(t *testing.T) {
 	a := newTestStore(t)
 	b := openStore(t, a.keys.prefix)
 	ctx := t.Context()
-	ap := &policy.Approval{ID: "k3xq7m2a9p", Status: policy.ApprovalPending, ExpiresAt: time.Now().Add(time.Minute)}
+	ap := &policy.Approval{ID: "k3xq7m2a9p", Status: policy.ApprovalPending, Channel: "slack:C1", ExpiresAt: time.Now().Add(time.Minute)}
 	if err := a.CreateApproval(ctx, ap); err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []struct{ from, to policy.ApprovalStatus }{
-		{policy.ApprovalPending, policy.ApprovalApproved},
-		{policy.ApprovalApproved, policy.ApprovalExecuting},
+	for _, step := range []func(i int) policy.Transition{
+		func(i int) policy.Transition {
+			return policy.Decide(storetest.Decision(fmt.Sprint("U", i), true), time.Now())
+		},
+		func(int) policy.Transition { return policy.ClaimExecution(time.Now()) },
 	} {
 		var mu sync.Mutex
 		won, lost := 0, 0
@@ -208,10 +208,7 @@ func TestApprovalDecidedOnceAcrossReplicas(t *testing.T) {
 		for i := range 16 {
 			st := []*Store{a, b}[i%2]
 			wg.Go(func() {
-				_, err := st.UpdateApproval(ctx, ap.ID, step.from, func(x *policy.Approval) {
-					x.Status = step.to
-					x.DecidedBy = fmt.Sprint("U", i)
-				})
+				_, err := st.UpdateApproval(ctx, ap.ID, step(i))
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -226,7 +223,7 @@ func TestApprovalDecidedOnceAcrossReplicas(t *testing.T) {
 		}
 		wg.Wait()
 		if won != 1 || lost != 15 {
-			t.Errorf("%s → %s: %d won, %d conflicts; want 1 and 15", step.from, step.to, won, lost)
+			t.Errorf("%s: %d won, %d conflicts; want 1 and 15", step(0).Step(), won, lost)
 		}
 	}
 }
@@ -582,7 +579,7 @@ func TestRedisDown(t *testing.T) {
 		},
 		"GetApproval": func() error { _, err := s.GetApproval(ctx, "abcdefghij"); return err },
 		"UpdateApproval": func() error {
-			_, err := s.UpdateApproval(ctx, "abcdefghij", policy.ApprovalPending, func(*policy.Approval) {})
+			_, err := s.UpdateApproval(ctx, "abcdefghij", policy.AttachCard(nil))
 			return err
 		},
 		"ListPending":   func() error { _, err := s.ListPending(ctx); return err },

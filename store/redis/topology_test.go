@@ -80,7 +80,7 @@ func testClusterFailover(t *testing.T, c *redistest.Cluster) {
 	if got.Status != policy.ApprovalPending {
 		t.Fatalf("approval %s after the failover, want pending", got.Status)
 	}
-	if _, err := s.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) { x.Status = policy.ApprovalApproved }); err != nil {
+	if _, err := s.UpdateApproval(ctx, a.ID, policy.Decide(storetest.Decision("U_BOSS", true), time.Now())); err != nil {
 		t.Fatalf("decide after the failover: %v", err)
 	}
 }
@@ -182,7 +182,7 @@ func testClusterReplicaAck(t *testing.T, c *redistest.Cluster) {
 	if err := s.CreateApproval(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateApproval(ctx, b.ID, policy.ApprovalPending, func(x *policy.Approval) { x.Status = policy.ApprovalApproved }); err != nil {
+	if _, err := s.UpdateApproval(ctx, b.ID, policy.Decide(storetest.Decision("U_BOSS", true), time.Now())); err != nil {
 		t.Fatal(err)
 	}
 
@@ -192,7 +192,7 @@ func testClusterReplicaAck(t *testing.T, c *redistest.Cluster) {
 		replica.Thaw()
 		t.Fatalf("create with the replica frozen: %v, want ErrNotReplicated", err)
 	}
-	_, err = s.UpdateApproval(ctx, b.ID, policy.ApprovalApproved, func(x *policy.Approval) { x.Status = policy.ApprovalExecuting })
+	_, err = s.UpdateApproval(ctx, b.ID, policy.ClaimExecution(time.Now()))
 	replica.Thaw()
 	if !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("claim with the replica frozen: %v, want ErrNotReplicated", err)
@@ -205,7 +205,7 @@ func testClusterReplicaAck(t *testing.T, c *redistest.Cluster) {
 	}
 	// Thawed, the replica catches up and acknowledges again.
 	waitAck(t, func() error { return s.CreateApproval(ctx, a) })
-	if _, err := s.UpdateApproval(ctx, b.ID, policy.ApprovalApproved, func(x *policy.Approval) { x.Status = policy.ApprovalExecuting }); err != nil {
+	if _, err := s.UpdateApproval(ctx, b.ID, policy.ClaimExecution(time.Now())); err != nil {
 		t.Fatalf("claim after thaw: %v", err)
 	}
 }
@@ -250,7 +250,7 @@ func replicaOfSlot(t *testing.T, c *redistest.Cluster, slot int64) *redistest.Se
 func approvalFor(id string) *policy.Approval {
 	now := time.Now()
 	return &policy.Approval{ID: id, Status: policy.ApprovalPending, Tool: "shell", Command: "systemctl restart nginx",
-		CreatedAt: now, ExpiresAt: now.Add(10 * time.Minute)}
+		Channel: "slack:C1", CreatedAt: now, ExpiresAt: now.Add(10 * time.Minute)}
 }
 
 // TestSentinelReplicaAck: behind Sentinel, a frozen replica makes every
@@ -277,7 +277,7 @@ func TestSentinelReplicaAck(t *testing.T) {
 		}
 	}
 	ackErr("create approval", s.CreateApproval(ctx, approvalFor("ap-frozen")))
-	_, err := s.UpdateApproval(ctx, "ap-ok", policy.ApprovalPending, func(x *policy.Approval) { x.Status = policy.ApprovalApproved })
+	_, err := s.UpdateApproval(ctx, "ap-ok", policy.Decide(storetest.Decision("U_BOSS", true), time.Now()))
 	ackErr("decide approval", err)
 	_, err = s.FirstSeen(ctx, "event:2", time.Minute)
 	ackErr("dedup", err)
@@ -296,7 +296,7 @@ func TestSentinelReplicaAck(t *testing.T) {
 		}
 		return err
 	})
-	if _, err := s.UpdateApproval(ctx, "ap-ok", policy.ApprovalPending, func(x *policy.Approval) { x.Status = policy.ApprovalApproved }); err != nil {
+	if _, err := s.UpdateApproval(ctx, "ap-ok", policy.Decide(storetest.Decision("U_BOSS", true), time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	n, err := ss.Master.Client().Wait(ctx, 1, time.Second).Result()

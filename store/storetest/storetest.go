@@ -47,7 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) bot.Stores) {
 		{"ApprovalRoundTrip", testApprovalRoundTrip},
 		{"ApprovalNotFound", testApprovalNotFound},
 		{"ApprovalCreateTwice", testApprovalCreateTwice},
-		{"ApprovalUpdate", testApprovalUpdate},
+		{"ApprovalTransitions", testApprovalTransitions},
 		{"ApprovalCASRace", testApprovalCASRace},
 		{"ApprovalListPending", testApprovalListPending},
 		{"ApprovalListExecuting", testApprovalListExecuting},
@@ -279,9 +279,7 @@ func testApprovalNotFound(t *testing.T, st bot.Stores) {
 	if _, err := st.Approvals.GetApproval(ctx, "zzzzzzzzzz"); !errors.Is(err, bot.ErrNotFound) {
 		t.Errorf("GetApproval of an unknown ID = %v, want ErrNotFound", err)
 	}
-	_, err := st.Approvals.UpdateApproval(ctx, "zzzzzzzzzz", policy.ApprovalPending, func(*policy.Approval) {
-		t.Error("fn called for an unknown ID")
-	})
+	_, err := st.Approvals.UpdateApproval(ctx, "zzzzzzzzzz", policy.Decide(Decision("U_BOSS", true), time.Now()))
 	if !errors.Is(err, bot.ErrNotFound) {
 		t.Errorf("UpdateApproval of an unknown ID = %v, want ErrNotFound", err)
 	}
@@ -303,42 +301,92 @@ func testApprovalCreateTwice(t *testing.T, st bot.Stores) {
 	}
 }
 
-func testApprovalUpdate(t *testing.T, st bot.Stores) {
+// Decision is a typed approve (or deny) by user in the channel of the
+// suite's approvals, which policy.Decide accepts while they are pending.
+func Decision(user string, approve bool) policy.DecisionRequest {
+	return policy.DecisionRequest{User: user, Approve: approve, Roles: policy.RoleSet{Approver: true},
+		Channel: "slack:C1", Level: policy.LevelControlled}
+}
+
+// testApprovalTransitions takes each lifecycle step once through the
+// store: what comes back is what was stored, the store keeps a copy, and a
+// step that no longer applies changes nothing and returns the current
+// record with the step's reason.
+func testApprovalTransitions(t *testing.T, st bot.Stores) {
 	ctx := ctxFor(t)
-	a := newApproval(t, time.Minute)
-	if err := st.Approvals.CreateApproval(ctx, a); err != nil {
-		t.Fatal(err)
-	}
 	at := time.Now().UTC().Truncate(time.Millisecond)
-	steps := []struct {
-		from, to policy.ApprovalStatus
-	}{
-		{policy.ApprovalPending, policy.ApprovalApproved},
-		{policy.ApprovalApproved, policy.ApprovalExecuting},
-		{policy.ApprovalExecuting, policy.ApprovalExecuted},
-	}
-	for _, s := range steps {
-		got, err := st.Approvals.UpdateApproval(ctx, a.ID, s.from, func(x *policy.Approval) {
-			x.Status = s.to
-			x.DecidedBy, x.DecidedAt = "U_BOSS", at
-		})
-		if err != nil || got.Status != s.to {
-			t.Fatalf("%s → %s: %+v, %v", s.from, s.to, got, err)
+	card := json.RawMessage(`{"platform":"slack","channel":"C1","thread":"1.2","id":"1.9"}`)
+	apply := func(a *policy.Approval, step policy.Transition, want policy.ApprovalStatus) *policy.Approval {
+		t.Helper()
+		got, err := st.Approvals.UpdateApproval(ctx, a.ID, step)
+		if err != nil || got.Status != want {
+			t.Fatalf("%s from %s: %+v, %v; want %s", step.Step(), a.Status, got, err, want)
+		}
+		stored, err := st.Approvals.GetApproval(ctx, a.ID)
+		if err != nil || jsonOf(t, stored) != jsonOf(t, got) {
+			t.Fatalf("%s: returned\n %s\nstored\n %+v, %v", step.Step(), jsonOf(t, got), stored, err)
 		}
 		got.Reason = "changed after update" // must not reach the store
+		return stored
 	}
-	cur, err := st.Approvals.GetApproval(ctx, a.ID)
-	if err != nil || cur.Status != policy.ApprovalExecuted || cur.DecidedBy != "U_BOSS" || !cur.DecidedAt.Equal(at) || cur.Reason != "" {
-		t.Fatalf("after updates: %+v, %v", cur, err)
+	create := func(ttl time.Duration) *policy.Approval {
+		t.Helper()
+		a := newApproval(t, ttl)
+		if err := st.Approvals.CreateApproval(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		return a
 	}
 
-	// A stale from: nothing changes, the current record comes back.
-	got, err := st.Approvals.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(*policy.Approval) {
-		t.Error("fn called on a status conflict")
-	})
-	if !errors.Is(err, bot.ErrStatusConflict) || got == nil || got.Status != policy.ApprovalExecuted || got.DecidedBy != "U_BOSS" {
-		t.Errorf("stale update = %+v, %v; want the current record and ErrStatusConflict", got, err)
+	// pending → approved → executing → executed, with the card attached
+	// on the way.
+	a := create(time.Minute)
+	a = apply(a, policy.AttachCard(card), policy.ApprovalPending)
+	a = apply(a, policy.Decide(Decision("U_BOSS", true), at), policy.ApprovalApproved)
+	a = apply(a, policy.ClaimExecution(at), policy.ApprovalExecuting)
+	a = apply(a, policy.MarkExecuted(policy.ApprovalExecuted, at), policy.ApprovalExecuted)
+	if a.DecidedBy != "U_BOSS" || !a.DecidedAt.Equal(at) || !a.ExecutedAt.Equal(at) || a.Reason != "" ||
+		string(a.CardRef) != string(card) {
+		t.Fatalf("after the steps: %+v", a)
 	}
+
+	// A step that no longer applies: nothing changes, the current record
+	// comes back with why.
+	got, err := st.Approvals.UpdateApproval(ctx, a.ID, policy.Decide(Decision("U_OTHER", false), at))
+	var te *policy.TransitionError
+	if !errors.Is(err, bot.ErrStatusConflict) || !errors.Is(err, policy.ErrAlreadyDecided) || !errors.As(err, &te) ||
+		te.Step != policy.StepDecide || te.Status != policy.ApprovalExecuted {
+		t.Errorf("late decision = %v; want ErrStatusConflict and a *policy.TransitionError (decide, executed)", err)
+	}
+	if got == nil || jsonOf(t, got) != jsonOf(t, a) {
+		t.Errorf("late decision returned %+v; want the current record", got)
+	}
+	if cur, err := st.Approvals.GetApproval(ctx, a.ID); err != nil || jsonOf(t, cur) != jsonOf(t, a) {
+		t.Errorf("a refused step changed the record: %+v, %v", cur, err)
+	}
+
+	// pending → denied.
+	d := create(time.Minute)
+	d = apply(d, policy.Decide(Decision("U_BOSS", false), at), policy.ApprovalDenied)
+	if d.DecidedBy != "U_BOSS" {
+		t.Errorf("denied by %q", d.DecidedBy)
+	}
+
+	// executing → failed, settled after an outage.
+	f := create(time.Minute)
+	apply(f, policy.Decide(Decision("U_BOSS", true), at), policy.ApprovalApproved)
+	apply(f, policy.ClaimExecution(at), policy.ApprovalExecuting)
+	f = apply(f, policy.Settle(policy.ApprovalFailed, at), policy.ApprovalFailed)
+	if !f.ExecutedAt.Equal(at) {
+		t.Errorf("settled at %v, want %v", f.ExecutedAt, at)
+	}
+
+	// pending → expired, once the window has closed.
+	e := create(time.Minute)
+	if _, err := st.Approvals.UpdateApproval(ctx, e.ID, policy.Expire(at)); !errors.Is(err, policy.ErrNotYetExpired) {
+		t.Errorf("expire inside the window = %v, want ErrNotYetExpired", err)
+	}
+	apply(e, policy.Expire(e.ExpiresAt), policy.ApprovalExpired)
 }
 
 // testApprovalCASRace: 50 deciders race to approve; exactly one wins, every
@@ -361,9 +409,7 @@ func testApprovalCASRace(t *testing.T, st bot.Stores) {
 		user := fmt.Sprintf("U%02d", i)
 		wg.Go(func() {
 			<-start
-			got, err := st.Approvals.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) {
-				x.Status, x.DecidedBy, x.DecidedAt = policy.ApprovalApproved, user, time.Now().UTC()
-			})
+			got, err := st.Approvals.UpdateApproval(ctx, a.ID, policy.Decide(Decision(user, true), time.Now().UTC()))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -410,8 +456,8 @@ func testApprovalListPending(t *testing.T, st bot.Stores) {
 			t.Fatal(err)
 		}
 	}
-	for a, to := range map[*policy.Approval]policy.ApprovalStatus{denied: policy.ApprovalDenied, approved: policy.ApprovalApproved} {
-		if _, err := st.Approvals.UpdateApproval(ctx, a.ID, policy.ApprovalPending, func(x *policy.Approval) { x.Status = to }); err != nil {
+	for a, approve := range map[*policy.Approval]bool{denied: false, approved: true} {
+		if _, err := st.Approvals.UpdateApproval(ctx, a.ID, policy.Decide(Decision("U_BOSS", approve), time.Now())); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -430,9 +476,7 @@ func testApprovalListPending(t *testing.T, st bot.Stores) {
 	}
 
 	// The sweeper's move: pending → expired takes it off the list.
-	if _, err := st.Approvals.UpdateApproval(ctx, lapsed.ID, policy.ApprovalPending, func(x *policy.Approval) {
-		x.Status = policy.ApprovalExpired
-	}); err != nil {
+	if _, err := st.Approvals.UpdateApproval(ctx, lapsed.ID, policy.Expire(time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	got, err = st.Approvals.ListPending(ctx)
@@ -448,9 +492,10 @@ func testApprovalListExecuting(t *testing.T, st bot.Stores) {
 	if got, err := st.Approvals.ListExecuting(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("empty store lists %d, %v", len(got), err)
 	}
-	step := func(a *policy.Approval, from, to policy.ApprovalStatus) {
+	now := time.Now()
+	step := func(a *policy.Approval, step policy.Transition) {
 		t.Helper()
-		if _, err := st.Approvals.UpdateApproval(ctx, a.ID, from, func(x *policy.Approval) { x.Status = to }); err != nil {
+		if _, err := st.Approvals.UpdateApproval(ctx, a.ID, step); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -462,13 +507,13 @@ func testApprovalListExecuting(t *testing.T, st bot.Stores) {
 		}
 	}
 	for _, a := range []*policy.Approval{approved, executing, executed, failed} {
-		step(a, policy.ApprovalPending, policy.ApprovalApproved)
+		step(a, policy.Decide(Decision("U_BOSS", true), now))
 	}
 	for _, a := range []*policy.Approval{executing, executed, failed} {
-		step(a, policy.ApprovalApproved, policy.ApprovalExecuting)
+		step(a, policy.ClaimExecution(now))
 	}
-	step(executed, policy.ApprovalExecuting, policy.ApprovalExecuted)
-	step(failed, policy.ApprovalExecuting, policy.ApprovalFailed)
+	step(executed, policy.MarkExecuted(policy.ApprovalExecuted, now))
+	step(failed, policy.MarkExecuted(policy.ApprovalFailed, now))
 	got, err := st.Approvals.ListExecuting(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -476,7 +521,7 @@ func testApprovalListExecuting(t *testing.T, st bot.Stores) {
 	if len(got) != 1 || got[0].ID != executing.ID || got[0].Status != policy.ApprovalExecuting {
 		t.Fatalf("ListExecuting = %v; want only %s", got, executing.ID)
 	}
-	step(executing, policy.ApprovalExecuting, policy.ApprovalExecuted)
+	step(executing, policy.Settle(policy.ApprovalExecuted, now))
 	if got, err := st.Approvals.ListExecuting(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("after settling: %d listed, %v", len(got), err)
 	}
