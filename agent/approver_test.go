@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 	"sync"
 	"testing"
 
@@ -35,7 +37,7 @@ func (s *approverTool) Execute(_ context.Context, p tools.Proposal) tools.Result
 
 func agentWith(t *testing.T, m agent.Model, extra tools.Tool) *agent.Agent {
 	t.Helper()
-	reg, err := tools.NewRegistry(append(tools.Builtins(tools.DefaultInventory(), instantExec{}, tools.NewMemoryStore()), extra)...)
+	reg, err := tools.NewRegistry(append(builtin.Tools(inventory.Default(), instantExec{}, builtin.NewMemoryStore()), extra)...)
 	if err != nil {
 		t.Fatal(err)
 	}

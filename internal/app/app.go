@@ -8,6 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vigilops/vigil/bot/mention"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 	"io"
 	"log/slog"
 	"net/http"
@@ -40,7 +44,7 @@ type Options struct {
 	// Adapters are added to the ones the config enables.
 	Adapters []bot.Adapter
 	// Inventory replaces the one from inventory.file.
-	Inventory *tools.Inventory
+	Inventory *inventory.Inventory
 	Logger    *slog.Logger
 	// Observer receives metrics-worthy events (nil: none).
 	Observer bot.Observer
@@ -66,7 +70,7 @@ type App struct {
 	Bot       *bot.Bot
 	Agent     *agent.Agent
 	Stores    bot.Stores
-	Inventory *tools.Inventory
+	Inventory *inventory.Inventory
 	Registry  *tools.Registry
 	// AlertHandler serves the alert webhooks (/alerts/...) when
 	// alerts.enabled is set; nil otherwise. cmd/vigil mounts it on
@@ -114,7 +118,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 	}
 	if extras.memory == nil {
-		extras.memory = tools.NewMemoryStore()
+		extras.memory = builtin.NewMemoryStore()
 	}
 	if extras.budget == nil {
 		extras.budget = newMemoryBudget
@@ -138,10 +142,10 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 	}
 	a.Inventory = inv
-	exec := tools.NewRouter(inv, tools.RouterOptions{NoLocalSandbox: o.NoLocalSandbox})
+	exec := transport.NewRouter(inv, transport.RouterOptions{NoLocalSandbox: o.NoLocalSandbox})
 	rules := policyRules(cfg, inv, log)
 	logSandbox(log, rules.ReadSandbox, exec)
-	all := tools.Builtins(inv, exec, extras.memory)
+	all := builtin.Tools(inv, exec, extras.memory)
 	obs, err := observabilityTools(ctx, cfg, inv, exec, log)
 	if err != nil {
 		return nil, err
@@ -164,7 +168,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 
 	// Each run's checkpoints and events are the bot's, passed per run
 	// (agent.RunEnv); the agent holds only what every run shares.
-	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithGate(policy.NewGate(rules))}
+	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithPolicy(policy.NewGate(rules))}
 	if cfg.LLM.DailyTokenBudget > 0 {
 		agentOpts = append(agentOpts, agent.WithDailyBudget(extras.budget(cfg.LLM.DailyTokenBudget)))
 	}
@@ -225,7 +229,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Agent:             a.Agent,
 		Stores:            a.Stores,
 		Channels:          channels,
-		Resolver:          newInventoryResolver(inv, obs.mentions),
+		Resolver:          mention.New(inv, obs.mentions),
 		Runbooks:          runbooks,
 		ApprovalTTL:       cfg.Policy.ApprovalTTL,
 		AuditFile:         auditFile,
@@ -292,7 +296,7 @@ func (a *App) Close() error {
 
 // logSandbox says at start how reads will be confined on this machine:
 // loudly when the sandbox is off or missing.
-func logSandbox(log *slog.Logger, mode policy.SandboxMode, r *tools.Router) {
+func logSandbox(log *slog.Logger, mode policy.SandboxMode, r *transport.Router) {
 	if mode == policy.SandboxOff {
 		log.Warn("READ SANDBOX OFF: policy.read_sandbox is off, so every read runs unconfined and a command the classifier "+
 			"wrongly proves read-only can change things; use it only to debug", "read_sandbox", mode)
@@ -380,11 +384,11 @@ func connectPlugin(ctx context.Context, c config.Plugin, log *slog.Logger) (*plu
 	return p, nil
 }
 
-func loadInventory(path string) (*tools.Inventory, error) {
+func loadInventory(path string) (*inventory.Inventory, error) {
 	if path == "" {
-		return tools.DefaultInventory(), nil
+		return inventory.Default(), nil
 	}
-	inv, err := tools.LoadInventory(path)
+	inv, err := inventory.Load(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: inventory.file: %w", err)
 	}
@@ -394,7 +398,7 @@ func loadInventory(path string) (*tools.Inventory, error) {
 // storeExtras are what a store offers beyond the bot's interfaces; nil
 // fields fall back to in-process versions.
 type storeExtras struct {
-	memory tools.MemoryStore
+	memory builtin.MemoryStore
 	budget func(limit int) agent.DailyBudget
 }
 

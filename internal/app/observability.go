@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 	"log/slog"
 	"sync"
 	"time"
@@ -39,7 +41,7 @@ const firstDiscovery = 5 * time.Second
 // observabilityTools builds the metrics, alerts, kube and changes tools
 // from the configuration. Tools whose datasource is not configured are
 // still offered and say so, so the tool list is the same everywhere.
-func observabilityTools(ctx context.Context, cfg *config.Config, inv *tools.Inventory, x tools.Executor, log *slog.Logger) (*observability, error) {
+func observabilityTools(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, x transport.Executor, log *slog.Logger) (*observability, error) {
 	o := &observability{stop: func() {}}
 
 	var sources []metrics.Datasource

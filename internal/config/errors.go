@@ -14,7 +14,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
-	"github.com/vigilops/vigil/internal/textmatch"
+	"github.com/vigilops/vigil/textmatch"
 )
 
 // Error is one configuration problem, worded so that it can be fixed

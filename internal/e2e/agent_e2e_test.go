@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/vigilops/vigil/tools/inventory"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
-	"github.com/vigilops/vigil/tools"
 )
 
 // A logs investigation only reads: the FSM stays in READING and the final
@@ -95,9 +95,9 @@ func TestWriteReadWrite(t *testing.T) {
 func TestWriteBeforeDiscoveryIsStrictResolution(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "marker")
-	inv, err := tools.NewInventory([]tools.Resource{
-		{ID: "node:localhost", Name: "localhost", Kind: tools.KindNode, Reach: tools.Reach{Local: true}},
-		{ID: "node:other", Name: "other", Kind: tools.KindNode, Reach: tools.Reach{Local: true}},
+	inv, err := inventory.New([]inventory.Resource{
+		{ID: "node:localhost", Name: "localhost", Kind: inventory.KindNode, Reach: inventory.Reach{Local: true}},
+		{ID: "node:other", Name: "other", Kind: inventory.KindNode, Reach: inventory.Reach{Local: true}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -51,7 +51,7 @@ func alert(name, severity, instance, summary string) map[string]any {
 	}
 }
 
-func run(t *testing.T, tool *Tool, args string, approver string) tools.Envelope {
+func run(t *testing.T, tool tools.Tool, args string, approver string) tools.Envelope {
 	t.Helper()
 	p, b := tool.Propose(json.RawMessage(args))
 	if b != nil {
@@ -74,7 +74,7 @@ func data(t *testing.T, e tools.Envelope) map[string]any {
 	return out
 }
 
-func startAM(t *testing.T) (*obsbin.Server, *Tool, *Client) {
+func startAM(t *testing.T) (*obsbin.Server, tools.Tool, *Client) {
 	t.Helper()
 	am := obsbin.Alertmanager(t, amConfig)
 	hc, err := httpclient.New(httpclient.Auth{})

@@ -38,7 +38,7 @@ func promWithExporter(t *testing.T, e *obsbin.Exporter) *obsbin.Server {
 	return obsbin.Prometheus(t, e.ScrapeConfig(fmt.Sprintf("rule_files: [%q]", rules)))
 }
 
-func execute(t *testing.T, tool *Tool, args string) tools.Envelope {
+func execute(t *testing.T, tool tools.Tool, args string) tools.Envelope {
 	t.Helper()
 	p, b := tool.Propose(json.RawMessage(args))
 	if b != nil {
