@@ -8,6 +8,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -496,33 +497,102 @@ var defaults = map[string]any{
 }
 
 // Load reads the configuration. path may be empty: embedded defaults and the
-// environment only. Errors are *Error values (several joined); warnings
-// are in Warnings.
+// environment only. Errors are *Error values, every problem at once
+// (several joined): a value that cannot be decoded, an unknown key and a
+// value that fails validation are reported together, and the warnings
+// about VIGIL_ variables that set nothing come with them, since such a
+// typo is often why a setting is missing. Warnings are also in Warnings.
 func Load(path string) (*Config, error) {
+	warnings := envWarnings(os.Environ())
 	v, err := readViper(path, defaults)
 	if err != nil {
-		return nil, err
+		return nil, withWarnings(err, warnings)
 	}
 	o := &origin{v: v, path: path}
 	var c Config
+	var errs []error
 	err = v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		readOnlyCommandHook,
 		durationHook(),
 		mapstructure.StringToSliceHookFunc(","),
 		mapstructure.StringToSliceHookFunc(","),
 	)))
+	// mapstructure decodes every value it can before it reports the
+	// ones it could not, so validation still sees the rest.
+	undecoded := map[string]bool{}
 	if err != nil {
-		return nil, o.explainDecodeError(err)
+		derr := o.explainDecodeError(err)
+		errs = append(errs, derr)
+		for _, e := range configErrors(derr) {
+			undecoded[e.Key] = true
+		}
 	}
 	c.origin = o
-	if len(c.Channels) == 0 {
+	c.warnings = warnings
+	if len(c.Channels) == 0 && !undecoded["channels"] {
 		c.Channels = []Channel{{Match: policy.ConsoleChannel, ControlLevel: string(policy.LevelControlled)}}
 	}
-	if err := c.Validate(); err != nil {
-		return nil, err
+	for _, e := range configErrors(c.Validate()) {
+		// A value that could not be decoded is zero here; its decode
+		// error already says what is wrong with it.
+		if !coveredBy(e.Key, undecoded) {
+			errs = append(errs, e)
+		}
 	}
-	c.warnings = envWarnings(os.Environ())
+	if err := errors.Join(errs...); err != nil {
+		return nil, withWarnings(err, warnings)
+	}
 	return &c, nil
+}
+
+// configErrors flattens err (joined errors) into its *Error values; any
+// other error becomes an *Error with only a Problem.
+func configErrors(err error) []*Error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []*Error
+		for _, e := range j.Unwrap() {
+			out = append(out, configErrors(e)...)
+		}
+		return out
+	}
+	var ce *Error
+	if errors.As(err, &ce) {
+		return []*Error{ce}
+	}
+	return []*Error{{Problem: err.Error()}}
+}
+
+// coveredBy reports whether key or a section or list holding it is in
+// keys.
+func coveredBy(key string, keys map[string]bool) bool {
+	for k := range keys {
+		if key == k || strings.HasPrefix(key, k+".") || strings.HasPrefix(key, k+"[") ||
+			strings.HasPrefix(k, key+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// Warning is a warning shown with the errors of a configuration that did
+// not load.
+type Warning string
+
+func (w Warning) Error() string { return "config: warning: " + string(w) }
+
+// withWarnings adds the warnings to err.
+func withWarnings(err error, warnings []string) error {
+	if len(warnings) == 0 {
+		return err
+	}
+	errs := []error{err}
+	for _, w := range warnings {
+		errs = append(errs, Warning(w))
+	}
+	return errors.Join(errs...)
 }
 
 // readViper reads the YAML file at path ("" for none) over defs, with
@@ -538,13 +608,15 @@ func readViper(path string, defs map[string]any) (*viper.Viper, error) {
 	if path == "" {
 		return v, nil
 	}
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w (give --config an existing YAML file, or leave it out to use the defaults)", err)
 	}
-	defer f.Close()
+	if err := checkYAML(path, data); err != nil {
+		return nil, err
+	}
 	v.SetConfigType("yaml")
-	if err := v.ReadConfig(f); err != nil {
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("config: %s is not valid YAML: %w", path, err)
 	}
 	return v, nil
@@ -722,17 +794,17 @@ func (c *Config) Validate() error {
 		switch c.Slack.Mode {
 		case "socket":
 			if c.Slack.AppToken == "" {
-				bad("slack.app_token", "is required in socket mode: the app-level token, best set in VIGIL_SLACK_APP_TOKEN")
+				bad("slack.app_token", "is required in socket mode: the app-level token (xapp-…, with the connections:write scope)")
 			}
 		case "http":
 			if c.Slack.SigningSecret == "" {
-				bad("slack.signing_secret", "is required in http mode, best set in VIGIL_SLACK_SIGNING_SECRET")
+				bad("slack.signing_secret", "is required in http mode: the app's signing secret (Basic Information in the app's settings)")
 			}
 		default:
 			bad("slack.mode", "not a mode; use socket or http")
 		}
 		if c.Slack.BotToken == "" {
-			bad("slack.bot_token", "is required: the bot token, best set in VIGIL_SLACK_BOT_TOKEN")
+			bad("slack.bot_token", "is required: the bot token (xoxb-…)")
 		}
 	}
 	if c.Matrix.Enabled {
@@ -743,37 +815,60 @@ func (c *Config) Validate() error {
 			bad("matrix.user_id", "is required: the bot's user ID")
 		}
 		if c.Matrix.AccessToken == "" && c.Matrix.Password == "" {
-			bad("matrix.access_token", "set matrix.access_token or matrix.password, best in VIGIL_MATRIX_ACCESS_TOKEN or VIGIL_MATRIX_PASSWORD")
+			bad("matrix.access_token", "is required, or matrix.password (VIGIL_MATRIX_PASSWORD) to log in with")
 		}
 	}
 	return errors.Join(errs...)
 }
 
 // ChannelPolicies converts the channel list to policy form, applying the
-// defaults and validating each entry. Matches name console, default, slack
-// or matrix, or one of the extra platforms given (adapters added by code,
-// such as test platforms).
+// defaults and validating each entry; every problem is reported. Matches
+// name console, default, slack or matrix, or one of the extra platforms
+// given (adapters added by code, such as test platforms).
 func (c *Config) ChannelPolicies(extraPlatforms ...string) ([]policy.ChannelPolicy, error) {
 	out := make([]policy.ChannelPolicy, 0, len(c.Channels))
 	seen := map[string]bool{}
+	var errs []error
 	for i, ch := range c.Channels {
 		key := fmt.Sprintf("channels[%d]", i)
-		if ch.Match == "" {
-			return nil, c.problemValue(key+".match", ch.Match, "is empty; use console, default, slack:<channel id> or matrix:<room id>")
-		}
-		if !validMatch(ch.Match, extraPlatforms) {
-			return nil, c.problemValue(key+".match", ch.Match, "not console, default, slack:<channel id> or matrix:<room id>")
-		}
-		if seen[ch.Match] {
-			return nil, c.problemValue(key+".match", ch.Match, "is listed twice")
+		n := len(errs)
+		platform, id, _ := strings.Cut(ch.Match, ":")
+		switch {
+		case ch.Match == "":
+			errs = append(errs, c.problemValue(key+".match", ch.Match, "is empty; use console, default, slack:<channel id> or matrix:<room id>"))
+		case !validMatch(ch.Match, extraPlatforms):
+			errs = append(errs, c.problemValue(key+".match", ch.Match, "not console, default, slack:<channel id> or matrix:<room id>"))
+		case seen[ch.Match]:
+			errs = append(errs, c.problemValue(key+".match", ch.Match, "is listed twice"))
+		default:
+			if msg := checkMatchForm(platform, id); msg != "" {
+				errs = append(errs, c.problemValue(key+".match", ch.Match, msg))
+			}
 		}
 		seen[ch.Match] = true
+		memberPlatform := platform
+		if ch.Match == policy.DefaultChannel && len(extraPlatforms) == 0 {
+			memberPlatform = policy.DefaultChannel
+		}
+		for _, l := range []struct {
+			name string
+			list []string
+		}{{"viewers", ch.Viewers}, {"operators", ch.Operators}, {"approvers", ch.Approvers}} {
+			for j, e := range l.list {
+				if msg := checkMemberForm(memberPlatform, e); msg != "" && strings.TrimSpace(e) == e && e != "" {
+					errs = append(errs, c.problemValue(fmt.Sprintf("%s.%s[%d]", key, l.name, j), e, msg))
+				}
+			}
+		}
 		level := policy.ControlLevel(ch.ControlLevel)
 		if level == "" {
 			level = policy.LevelControlled
 		}
 		if !level.Valid() {
-			return nil, c.problemValue(key+".control_level", ch.ControlLevel, "not a level; use read_only, controlled or autonomous")
+			errs = append(errs, c.problemValue(key+".control_level", ch.ControlLevel, "not a level; use read_only, controlled or autonomous"))
+		}
+		if len(errs) > n {
+			continue
 		}
 		self := ch.Match == policy.ConsoleChannel
 		if ch.AllowSelfApproval != nil {
@@ -787,9 +882,13 @@ func (c *Config) ChannelPolicies(extraPlatforms ...string) ([]policy.ChannelPoli
 			e := c.problemValue(key, "", err.Error())
 			e.Value = "{match: " + ch.Match + ", control_level: " + string(level) + "}"
 			e.Example = "{match: " + ch.Match + ", control_level: controlled, approvers: [U0AAAAAAA]}"
-			return nil, e
+			errs = append(errs, e)
+			continue
 		}
 		out = append(out, cp)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
