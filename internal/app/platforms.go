@@ -15,17 +15,9 @@ import (
 func PlatformAdapters(cfg *config.Config, log *slog.Logger) ([]bot.Adapter, error) {
 	var out []bot.Adapter
 	if cfg.Slack.Enabled {
-		a, err := slack.New(slack.Config{
-			Mode:           cfg.Slack.Mode,
-			BotToken:       cfg.Slack.BotToken.Reveal(),
-			AppToken:       cfg.Slack.AppToken.Reveal(),
-			SigningSecret:  cfg.Slack.SigningSecret.Reveal(),
-			Listen:         cfg.Slack.Listen,
-			APIURL:         cfg.Slack.APIURL,
-			UsergroupTTL:   cfg.Slack.UsergroupTTL,
-			MaxAnswerChars: cfg.Slack.MaxAnswerChars,
-			Logger:         log.With("adapter", "slack"),
-		})
+		sc := cfg.Slack.Config
+		sc.Logger = log.With("adapter", "slack")
+		a, err := slack.New(sc)
 		if err != nil {
 			return nil, fmt.Errorf("config: %w", err)
 		}

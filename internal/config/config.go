@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -25,34 +24,16 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
+	"github.com/vigilops/vigil/adapters/slack"
+	"github.com/vigilops/vigil/confkey"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
 )
 
-// Secret is a configuration value that must never be printed: String,
-// LogValue and MarshalText all give "***".
-type Secret string
-
-func (s Secret) String() string { return mask(s) }
-
-// LogValue implements slog.LogValuer.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(mask(s)) }
-
-// MarshalText implements encoding.TextMarshaler (JSON, YAML).
-func (s Secret) MarshalText() ([]byte, error) { return []byte(mask(s)), nil }
-
-// GoString keeps %#v from printing the value too.
-func (s Secret) GoString() string { return `config.Secret("` + mask(s) + `")` }
-
-// Reveal returns the secret itself, for the one place that needs it.
-func (s Secret) Reveal() string { return string(s) }
-
-func mask(s Secret) string {
-	if s == "" {
-		return ""
-	}
-	return "***"
-}
+// Secret is a configuration value that must never be printed (String,
+// LogValue and MarshalText all give "***"); the modules' configurations
+// use the same type.
+type Secret = confkey.Secret
 
 // Config is the whole configuration.
 type Config struct {
@@ -354,20 +335,12 @@ type Bot struct {
 	UserRateLimit int `mapstructure:"user_rate_limit"`
 }
 
-// Slack configures the Slack adapter.
+// Slack is the slack section: whether the adapter runs, and the
+// adapter's own configuration, whose keys and rules are the adapter's
+// (adapters/slack.Config).
 type Slack struct {
-	Enabled       bool   `mapstructure:"enabled"`
-	Mode          string `mapstructure:"mode"`
-	BotToken      Secret `mapstructure:"bot_token"`
-	AppToken      Secret `mapstructure:"app_token"`
-	SigningSecret Secret `mapstructure:"signing_secret"`
-	Listen        string `mapstructure:"listen"`
-	APIURL        string `mapstructure:"api_url"`
-	// UsergroupTTL is how long Slack user group memberships are cached.
-	UsergroupTTL time.Duration `mapstructure:"usergroup_ttl"`
-	// MaxAnswerChars caps an answer posted as messages; the rest is
-	// attached as a file (README "How long content is delivered").
-	MaxAnswerChars int `mapstructure:"max_answer_chars"`
+	Enabled      bool `mapstructure:"enabled"`
+	slack.Config `mapstructure:",squash"`
 }
 
 // Matrix configures the Matrix adapter.
@@ -783,29 +756,12 @@ func (c *Config) Validate() error {
 	}
 	c.validateObservability(bad)
 	c.validateAlerts(bad)
-	if c.Slack.MaxAnswerChars < 1000 {
-		bad("slack.max_answer_chars", "must be at least 1000 (characters of an answer posted as messages; the rest is attached)")
-	}
 	if c.Matrix.MaxAnswerChars < 1000 {
 		bad("matrix.max_answer_chars", "must be at least 1000 (characters of an answer posted as events; the rest is attached)")
 	}
 	c.validateAudit(bad)
 	if c.Slack.Enabled {
-		switch c.Slack.Mode {
-		case "socket":
-			if c.Slack.AppToken == "" {
-				bad("slack.app_token", "is required in socket mode: the app-level token (xapp-…, with the connections:write scope)")
-			}
-		case "http":
-			if c.Slack.SigningSecret == "" {
-				bad("slack.signing_secret", "is required in http mode: the app's signing secret (Basic Information in the app's settings)")
-			}
-		default:
-			bad("slack.mode", "not a mode; use socket or http")
-		}
-		if c.Slack.BotToken == "" {
-			bad("slack.bot_token", "is required: the bot token (xoxb-…)")
-		}
+		errs = append(errs, c.moduleErrors(c.Slack.Validate())...)
 	}
 	if c.Matrix.Enabled {
 		if c.Matrix.Homeserver == "" {
@@ -819,6 +775,20 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// moduleErrors words a module's Validate errors (confkey.Error) as *Error
+// values: with the value as written, where it came from and an example.
+func (c *Config) moduleErrors(err error) []error {
+	var out []error
+	for _, e := range confkey.List(err) {
+		ce := c.problem(e.FullKey(), e.Problem)
+		if e.Example != "" {
+			ce.Example = e.Example
+		}
+		out = append(out, ce)
+	}
+	return out
 }
 
 // ChannelPolicies converts the channel list to policy form, applying the
