@@ -365,15 +365,7 @@ var ErrNoModel = errors.New("no model is configured (llm.base_url and llm.model)
 // start is a startup error naming it: running without tools the operator
 // listed would surprise everyone.
 func connectPlugin(ctx context.Context, c config.Plugin, log *slog.Logger) (*plugin.Plugin, error) {
-	p, err := plugin.Connect(ctx, plugin.Config{
-		Name:          c.Name,
-		Command:       c.Command,
-		Args:          c.Args,
-		Env:           c.Env,
-		Timeout:       c.Timeout,
-		MaxResponse:   c.MaxResponse,
-		ReadOnlyTools: c.ReadOnlyTools,
-	}, log)
+	p, err := plugin.Connect(ctx, c, log)
 	if err != nil {
 		return nil, fmt.Errorf("config: plugins: plugin %s did not start: %w", c.Name, err)
 	}

@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +27,7 @@ import (
 	"github.com/vigilops/vigil/confkey"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools/plugin"
 )
 
 // Secret is a configuration value that must never be printed (String,
@@ -360,26 +360,10 @@ type Matrix struct {
 	MaxAnswerChars int `mapstructure:"max_answer_chars"`
 }
 
-// Plugin is one MCP server started over stdio whose tools the model may
-// call as <name>_<tool> (SPEC T5).
-type Plugin struct {
-	Name    string   `mapstructure:"name"`
-	Command string   `mapstructure:"command"`
-	Args    []string `mapstructure:"args"`
-	// Env is KEY=value pairs for the plugin; it does not inherit vigil's
-	// environment beyond PATH and HOME.
-	Env []string `mapstructure:"env"`
-	// Timeout bounds each call and the start (30s when zero).
-	Timeout time.Duration `mapstructure:"timeout"`
-	// MaxResponse bounds the bytes of one result (64 KiB when zero).
-	MaxResponse int `mapstructure:"max_response"`
-	// ReadOnlyTools are the plugin's tools (as the server names them) the
-	// operator vouches are reads: they run without approval. Every other
-	// tool is a write, whatever the server's readOnlyHint says.
-	ReadOnlyTools []string `mapstructure:"read_only_tools"`
-}
-
-var pluginName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+// Plugin is one plugins entry: an MCP server started over stdio whose
+// tools the model may call as <name>_<tool> (SPEC T5). Its keys and rules
+// are the plugin module's (tools/plugin.Config).
+type Plugin = plugin.Config
 
 // defaults are the embedded defaults. Every scalar key is listed so that
 // VIGIL_* environment variables can override it.
@@ -725,34 +709,11 @@ func (c *Config) Validate() error {
 	seenPlugins := make(map[string]bool, len(c.Plugins))
 	for i, p := range c.Plugins {
 		key := fmt.Sprintf("plugins[%d]", i)
-		switch {
-		case !pluginName.MatchString(p.Name):
-			bad(key+".name", "must match [a-z][a-z0-9_]* (it prefixes the plugin's tool names)")
-		case seenPlugins[p.Name]:
+		errs = append(errs, c.moduleErrorsIn(key, p.Validate())...)
+		if seenPlugins[p.Name] && plugin.ValidName.MatchString(p.Name) {
 			bad(key+".name", "is listed twice")
 		}
 		seenPlugins[p.Name] = true
-		if p.Command == "" {
-			bad(key+".command", "is empty; give the MCP server's executable")
-		}
-		if p.MaxResponse < 0 {
-			bad(key+".max_response", "must not be negative (0 means 64 KiB)")
-		}
-		for j, kv := range p.Env {
-			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-				bad(fmt.Sprintf("%s.env[%d]", key, j), "not KEY=value")
-			}
-		}
-		seenTools := map[string]bool{}
-		for j, name := range p.ReadOnlyTools {
-			switch {
-			case strings.TrimSpace(name) == "":
-				bad(fmt.Sprintf("%s.read_only_tools[%d]", key, j), "is empty; name a tool as the plugin lists it")
-			case seenTools[name]:
-				bad(fmt.Sprintf("%s.read_only_tools[%d]", key, j), "names %s twice", name)
-			}
-			seenTools[name] = true
-		}
 	}
 	c.validateObservability(bad)
 	c.validateAlerts(bad)
@@ -779,10 +740,20 @@ func (c *Config) Validate() error {
 
 // moduleErrors words a module's Validate errors (confkey.Error) as *Error
 // values: with the value as written, where it came from and an example.
-func (c *Config) moduleErrors(err error) []error {
+func (c *Config) moduleErrors(err error) []error { return c.moduleErrorsIn("", err) }
+
+// moduleErrorsIn is moduleErrors for a module whose keys are relative to
+// section ("plugins[0]").
+func (c *Config) moduleErrorsIn(section string, err error) []error {
 	var out []error
 	for _, e := range confkey.List(err) {
-		ce := c.problem(e.FullKey(), e.Problem)
+		key := e.FullKey()
+		if section != "" && e.Section == "" {
+			k := *e
+			k.Section = section
+			key = k.FullKey()
+		}
+		ce := c.problem(key, e.Problem)
 		if e.Example != "" {
 			ce.Example = e.Example
 		}
