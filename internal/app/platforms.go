@@ -24,23 +24,12 @@ func PlatformAdapters(cfg *config.Config, log *slog.Logger) ([]bot.Adapter, erro
 		out = append(out, a)
 	}
 	if cfg.Matrix.Enabled {
-		stateDir := cfg.Matrix.StateDir
-		if stateDir != "" {
-			stateDir = filepath.Clean(stateDir)
+		mc := cfg.Matrix.Config
+		if mc.StateDir != "" {
+			mc.StateDir = filepath.Clean(mc.StateDir)
 		}
-		a, err := matrix.New(matrix.Config{
-			Homeserver:         cfg.Matrix.Homeserver,
-			UserID:             cfg.Matrix.UserID,
-			AccessToken:        cfg.Matrix.AccessToken.Reveal(),
-			Password:           cfg.Matrix.Password.Reveal(),
-			DeviceID:           cfg.Matrix.DeviceID,
-			Rooms:              cfg.Matrix.Rooms,
-			ApproverPowerLevel: cfg.Matrix.ApproverPowerLevel,
-			E2EE:               cfg.Matrix.E2EE,
-			StateDir:           stateDir,
-			MaxAnswerChars:     cfg.Matrix.MaxAnswerChars,
-			Logger:             log.With("adapter", "matrix"),
-		})
+		mc.Logger = log.With("adapter", "matrix")
+		a, err := matrix.New(mc)
 		if err != nil {
 			return nil, fmt.Errorf("config: %w", err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
+	"github.com/vigilops/vigil/adapters/matrix"
 	"github.com/vigilops/vigil/adapters/slack"
 	"github.com/vigilops/vigil/confkey"
 	"github.com/vigilops/vigil/policy"
@@ -343,21 +344,12 @@ type Slack struct {
 	slack.Config `mapstructure:",squash"`
 }
 
-// Matrix configures the Matrix adapter.
+// Matrix is the matrix section: whether the adapter runs, and the
+// adapter's own configuration, whose keys and rules are the adapter's
+// (adapters/matrix.Config).
 type Matrix struct {
-	Enabled            bool     `mapstructure:"enabled"`
-	Homeserver         string   `mapstructure:"homeserver"`
-	UserID             string   `mapstructure:"user_id"`
-	AccessToken        Secret   `mapstructure:"access_token"`
-	Password           Secret   `mapstructure:"password"`
-	DeviceID           string   `mapstructure:"device_id"`
-	Rooms              []string `mapstructure:"rooms"`
-	ApproverPowerLevel int      `mapstructure:"approver_power_level"`
-	E2EE               bool     `mapstructure:"e2ee"`
-	StateDir           string   `mapstructure:"state_dir"`
-	// MaxAnswerChars caps an answer posted as events; the rest is
-	// attached as a file (README "How long content is delivered").
-	MaxAnswerChars int `mapstructure:"max_answer_chars"`
+	Enabled       bool `mapstructure:"enabled"`
+	matrix.Config `mapstructure:",squash"`
 }
 
 // Plugin is one plugins entry: an MCP server started over stdio whose
@@ -717,23 +709,12 @@ func (c *Config) Validate() error {
 	}
 	c.validateObservability(bad)
 	c.validateAlerts(bad)
-	if c.Matrix.MaxAnswerChars < 1000 {
-		bad("matrix.max_answer_chars", "must be at least 1000 (characters of an answer posted as events; the rest is attached)")
-	}
 	c.validateAudit(bad)
 	if c.Slack.Enabled {
 		errs = append(errs, c.moduleErrors(c.Slack.Validate())...)
 	}
 	if c.Matrix.Enabled {
-		if c.Matrix.Homeserver == "" {
-			bad("matrix.homeserver", "is required: the homeserver URL")
-		}
-		if c.Matrix.UserID == "" {
-			bad("matrix.user_id", "is required: the bot's user ID")
-		}
-		if c.Matrix.AccessToken == "" && c.Matrix.Password == "" {
-			bad("matrix.access_token", "is required, or matrix.password (VIGIL_MATRIX_PASSWORD) to log in with")
-		}
+		errs = append(errs, c.moduleErrors(c.Matrix.Validate())...)
 	}
 	return errors.Join(errs...)
 }
