@@ -28,6 +28,7 @@ import (
 	"github.com/vigilops/vigil/confkey"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
+	redisstore "github.com/vigilops/vigil/store/redis"
 	"github.com/vigilops/vigil/tools/plugin"
 )
 
@@ -116,27 +117,9 @@ type Store struct {
 	Redis   Redis  `mapstructure:"redis"`
 }
 
-// Redis is the shared store for several replicas.
-type Redis struct {
-	// Addr is one server's host:port.
-	Addr string `mapstructure:"addr"`
-	// Addrs follow go-redis's UniversalClient rule: with MasterName they
-	// are Sentinels; else more than one address is a Redis Cluster.
-	Addrs []string `mapstructure:"addrs"`
-	// MasterName is the master's name in Sentinel.
-	MasterName string `mapstructure:"master_name"`
-	// SentinelPassword authenticates to the Sentinels.
-	SentinelPassword Secret `mapstructure:"sentinel_password"`
-	// ReplicaAckTimeout bounds the wait for a replica to acknowledge a
-	// write that must survive a failover.
-	ReplicaAckTimeout time.Duration `mapstructure:"replica_ack_timeout"`
-	Password          Secret        `mapstructure:"password"`
-	DB                int           `mapstructure:"db"`
-	TLS               bool          `mapstructure:"tls"`
-	KeyPrefix         string        `mapstructure:"key_prefix"`
-	// PoolSize is the most connections to Redis (0: 10 per CPU).
-	PoolSize int `mapstructure:"pool_size"`
-}
+// Redis is the store.redis section; its keys and rules are the Redis
+// store's (store/redis.Config).
+type Redis = redisstore.Config
 
 // Server is the metrics and health endpoint.
 type Server struct {
@@ -478,6 +461,10 @@ func Load(path string) (*Config, error) {
 	}
 	c.origin = o
 	c.warnings = warnings
+	// store.redis.addr has a default; addrs given in its place replace it.
+	if len(c.Store.Redis.Addrs) > 0 && !c.redisAddrSet() {
+		c.Store.Redis.Addr = ""
+	}
 	if len(c.Channels) == 0 && !undecoded["channels"] {
 		c.Channels = []Channel{{Match: policy.ConsoleChannel, ControlLevel: string(policy.LevelControlled)}}
 	}
@@ -587,30 +574,6 @@ func (c *Config) problemValue(key, value, msg string) *Error {
 	return e
 }
 
-// checkRedis checks the Redis topology: one of addr and addrs, and
-// master_name only with the Sentinels in addrs.
-func (c *Config) checkRedis(bad func(key, format string, args ...any)) {
-	r := c.Store.Redis
-	if len(r.Addrs) > 0 && r.Addr != "" && c.redisAddrSet() {
-		bad("store.redis.addr", "is set together with store.redis.addrs; keep addr for one server, or addrs for a Cluster or Sentinels, and remove the other")
-	}
-	for i, a := range r.Addrs {
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			bad(fmt.Sprintf("store.redis.addrs[%d]", i), "is not host:port")
-		}
-	}
-	switch {
-	case len(r.Addrs) == 0 && r.Addr == "":
-		bad("store.redis.addr", "is empty; set host:port of the Redis server")
-	case len(r.Addrs) == 0 && r.MasterName != "":
-		bad("store.redis.master_name", "is set but store.redis.addrs is empty; list the Sentinels' host:port in addrs")
-	case r.MasterName == "" && r.SentinelPassword != "":
-		bad("store.redis.sentinel_password", "is set without store.redis.master_name; name the Sentinel master, or remove the password")
-	case r.MasterName == "" && len(r.Addrs) > 1 && r.DB != 0:
-		bad("store.redis.db", "must be 0 with a Redis Cluster (more than one address in store.redis.addrs and no master_name)")
-	}
-}
-
 // redisAddrSet reports whether store.redis.addr was given (a file or the
 // environment), not only its built-in default.
 func (c *Config) redisAddrSet() bool {
@@ -654,7 +617,7 @@ func (c *Config) Validate() error {
 	switch c.Store.Backend {
 	case "memory":
 	case "redis":
-		c.checkRedis(bad)
+		errs = append(errs, c.moduleErrors(c.Store.Redis.Validate())...)
 	default:
 		bad("store.backend", "not a store; use memory or redis")
 	}
@@ -663,9 +626,6 @@ func (c *Config) Validate() error {
 	}
 	if c.Bot.UserRateLimit < 0 {
 		bad("bot.user_rate_limit", "must not be negative (0 turns the limit off)")
-	}
-	if c.Store.Redis.PoolSize < 0 {
-		bad("store.redis.pool_size", "must not be negative (0 means 10 per CPU)")
 	}
 	if _, err := policy.ParseSandboxMode(c.Policy.ReadSandbox); err != nil {
 		bad("policy.read_sandbox", "%v", err)
