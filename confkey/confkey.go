@@ -23,6 +23,10 @@ type Error struct {
 	// Section is the module's section in the file ("slack", "plugins[0]");
 	// Key is relative to it ("app_token").
 	Section, Key string
+	// Value is the bad value as the module shows it on its own ("3",
+	// a quoted string); empty when the problem is that it is missing. The
+	// loader shows the value as written instead.
+	Value string
 	// Problem says what is wrong and how to fix it, starting with its verb
 	// ("is required", "must be …").
 	Problem string
@@ -46,7 +50,12 @@ func (e *Error) FullKey() string {
 
 // Error reads "slack.app_token is required …": Problem starts with its
 // verb.
-func (e *Error) Error() string { return e.FullKey() + " " + e.Problem }
+func (e *Error) Error() string {
+	if e.Value != "" {
+		return e.FullKey() + " " + e.Value + " " + e.Problem
+	}
+	return e.FullKey() + " " + e.Problem
+}
 
 // Errors collects the problems of one section, so that a Validate reports
 // every problem at once.
@@ -61,6 +70,16 @@ func NewErrors(section string) *Errors { return &Errors{section: section} }
 // Add records a problem with key.
 func (es *Errors) Add(key, format string, args ...any) {
 	es.errs = append(es.errs, &Error{Section: es.section, Key: key, Problem: fmt.Sprintf(format, args...)})
+}
+
+// AddValue records a problem with key's value v, which the module's
+// own message shows (quoted if it is a string).
+func (es *Errors) AddValue(key string, v any, format string, args ...any) {
+	val := fmt.Sprint(v)
+	if s, ok := v.(string); ok {
+		val = fmt.Sprintf("%q", s)
+	}
+	es.errs = append(es.errs, &Error{Section: es.section, Key: key, Value: val, Problem: fmt.Sprintf(format, args...)})
 }
 
 // Err is the problems joined (errors.Join), or nil.

@@ -315,14 +315,10 @@ func openAIModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
 	if !c.Configured() {
 		return nil, ErrNoModel
 	}
-	oc := openai.DefaultConfig()
-	oc.BaseURL = c.BaseURL
-	oc.APIKey = c.APIKey.Reveal()
-	oc.Model = c.Model
-	oc.Temperature = c.Temperature
-	oc.MaxTokens = c.MaxTokens
-	oc.Timeout = c.Timeout
-	oc.MaxRetries = c.MaxRetries
+	// The llm section is the client's own configuration; code adds what
+	// the file does not hold.
+	oc := c.Config
+	oc.Stream = true
 	oc.Logger = log
 	m, err := openai.New(oc)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/vigilops/vigil/adapters/matrix"
 	"github.com/vigilops/vigil/adapters/slack"
+	"github.com/vigilops/vigil/agent/openai"
 	"github.com/vigilops/vigil/confkey"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
@@ -71,17 +72,13 @@ type Config struct {
 	warnings []string
 }
 
-// LLM is the model endpoint (any OpenAI-compatible API).
+// LLM is the llm section: the model endpoint (any OpenAI-compatible API),
+// whose keys and rules are the model client's (agent/openai.Config), and
+// the agent's own bounds.
 type LLM struct {
-	BaseURL     string        `mapstructure:"base_url"`
-	APIKey      Secret        `mapstructure:"api_key"`
-	Model       string        `mapstructure:"model"`
-	ToolMode    string        `mapstructure:"tool_mode"`
-	MaxTurns    int           `mapstructure:"max_turns"`
-	Temperature float32       `mapstructure:"temperature"`
-	MaxTokens   int           `mapstructure:"max_tokens"`
-	Timeout     time.Duration `mapstructure:"timeout"`
-	MaxRetries  int           `mapstructure:"max_retries"`
+	openai.Config `mapstructure:",squash"`
+	ToolMode      string `mapstructure:"tool_mode"`
+	MaxTurns      int    `mapstructure:"max_turns"`
 	// RunTokenBudget stops one run past this many tokens (0: no limit).
 	RunTokenBudget int `mapstructure:"run_token_budget"`
 	// DailyTokenBudget stops runs once this many tokens were spent in a UTC
@@ -608,11 +605,8 @@ func (c *Config) Validate() error {
 			bad("knowledge.runbooks_dir", "is not a directory")
 		}
 	}
-	if c.LLM.BaseURL != "" && !strings.HasPrefix(c.LLM.BaseURL, "http://") && !strings.HasPrefix(c.LLM.BaseURL, "https://") {
-		bad("llm.base_url", "must start with http:// or https://")
-	}
-	if c.LLM.BaseURL != "" && c.LLM.Model == "" {
-		bad("llm.model", "is empty; name the model to use at %s", c.LLM.BaseURL)
+	if c.LLM.BaseURL != "" {
+		errs = append(errs, c.moduleErrors(c.LLM.Config.Validate())...)
 	}
 	switch c.Store.Backend {
 	case "memory":
