@@ -243,3 +243,18 @@ matrix:
 		t.Errorf("a failed resolution changed the config: %+v", c.Channels[0])
 	}
 }
+
+// Whatever the bytes, checkYAML words a problem or accepts the file: it
+// never panics, and every problem it reports has a line.
+func FuzzCheckYAML(f *testing.F) {
+	for _, s := range []string{"llm: [\n", "a: b\n  c: d\n", "- a\n", "a: @x\n", "a: *x\n", "a: \"\\q\"\n", "x: 1\nx: 2\n", "llm:\n  model: m\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, e := range configErrors(checkYAML("f.yaml", data)) {
+			if e.Line < 1 || e.File != "f.yaml" || !strings.HasPrefix(e.Problem, "not valid YAML: ") {
+				t.Fatalf("problem without a place: %+v", e)
+			}
+		}
+	})
+}
