@@ -258,3 +258,20 @@ func FuzzCheckYAML(f *testing.F) {
 		}
 	})
 }
+
+// The slack section's rules are the adapter's, so the loader catches at
+// load what the adapter would refuse at start.
+func TestSlackRulesAreTheAdapters(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"slack:\n  enabled: true\n  bot_token: xoxb-1\n  app_token: xoxb-2\n", `slack.app_token = *** (from file`},
+		{"slack:\n  enabled: true\n  bot_token: xoxb-1\n  app_token: xoxb-2\n", "must be an app-level token starting with xapp-"},
+		{"slack:\n  enabled: true\n  mode: http\n  bot_token: xoxb-1\n  signing_secret: s\n  listen: ''\n", "slack.listen = \"\" (from file"},
+		{"slack:\n  enabled: true\n  bot_token: xapp-1\n  app_token: xapp-2\n", "slack.bot_token = *** (from file"},
+		{"slack:\n  enabled: true\n  bot_token: xoxb-1\n  app_token: xapp-2\n  max_answer_chars: 10\n", "slack.max_answer_chars = 10"},
+	} {
+		_, err := Load(write(t, tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v; want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
