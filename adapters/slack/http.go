@@ -51,7 +51,7 @@ func (a *Adapter) readSigned(w http.ResponseWriter, r *http.Request) ([]byte, bo
 		http.Error(w, "could not read body", http.StatusBadRequest)
 		return nil, false
 	}
-	sv, err := slack.NewSecretsVerifier(r.Header, a.cfg.SigningSecret)
+	sv, err := slack.NewSecretsVerifier(r.Header, a.cfg.SigningSecret.Reveal())
 	if err == nil {
 		_, _ = sv.Write(body)
 		err = sv.Ensure()

@@ -319,14 +319,10 @@ func openAIModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
 	if !c.Configured() {
 		return nil, ErrNoModel
 	}
-	oc := openai.DefaultConfig()
-	oc.BaseURL = c.BaseURL
-	oc.APIKey = c.APIKey.Reveal()
-	oc.Model = c.Model
-	oc.Temperature = c.Temperature
-	oc.MaxTokens = c.MaxTokens
-	oc.Timeout = c.Timeout
-	oc.MaxRetries = c.MaxRetries
+	// The llm section is the client's own configuration; code adds what
+	// the file does not hold.
+	oc := c.Config
+	oc.Stream = true
 	oc.Logger = log
 	m, err := openai.New(oc)
 	if err != nil {
@@ -369,15 +365,7 @@ var ErrNoModel = errors.New("no model is configured (llm.base_url and llm.model)
 // start is a startup error naming it: running without tools the operator
 // listed would surprise everyone.
 func connectPlugin(ctx context.Context, c config.Plugin, log *slog.Logger) (*plugin.Plugin, error) {
-	p, err := plugin.Connect(ctx, plugin.Config{
-		Name:          c.Name,
-		Command:       c.Command,
-		Args:          c.Args,
-		Env:           c.Env,
-		Timeout:       c.Timeout,
-		MaxResponse:   c.MaxResponse,
-		ReadOnlyTools: c.ReadOnlyTools,
-	}, log)
+	p, err := plugin.Connect(ctx, c, log)
 	if err != nil {
 		return nil, fmt.Errorf("config: plugins: plugin %s did not start: %w", c.Name, err)
 	}
