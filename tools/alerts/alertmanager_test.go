@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigilops/vigil/internal/httpclient"
 	"github.com/vigilops/vigil/internal/testenv/obsbin"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
@@ -78,11 +77,7 @@ func data(t *testing.T, e tools.Envelope) map[string]any {
 func startAM(t *testing.T) (*obsbin.Server, *Tool, *Client) {
 	t.Helper()
 	am := obsbin.Alertmanager(t, amConfig)
-	hc, err := httpclient.New(httpclient.Auth{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewClient(am.URL, hc)
+	c, err := NewClient(am.URL, http.DefaultClient)
 	if err != nil {
 		t.Fatal(err)
 	}
