@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/internal/config"
-	"github.com/vigilops/vigil/internal/httpclient"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/alerts"
@@ -46,11 +45,11 @@ func observabilityTools(ctx context.Context, cfg *config.Config, inv *inventory.
 
 	var sources []metrics.Datasource
 	for i, p := range cfg.Observability.Prometheus {
-		ds, err := metrics.Connect(metrics.Config{
-			Name: p.Name, URL: p.URL, Timeout: p.Timeout,
-			Auth: httpclient.Auth{BearerToken: p.BearerToken().Reveal(), Username: p.BasicAuth.Username,
-				Password: p.BasicAuth.Password().Reveal(), TLSCA: p.TLSCA},
-		})
+		hc, err := p.HTTPClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("config: observability.prometheus[%d]: %w", i, err)
+		}
+		ds, err := metrics.Connect(metrics.Config{Name: p.Name, URL: p.URL, Timeout: p.Timeout, HTTP: hc})
 		if err != nil {
 			return nil, fmt.Errorf("config: observability.prometheus[%d]: %w", i, err)
 		}
@@ -60,8 +59,11 @@ func observabilityTools(ctx context.Context, cfg *config.Config, inv *inventory.
 	am := cfg.Observability.Alertmanager
 	ac := alerts.Config{URL: am.URL, Timeout: am.Timeout, MaxSilence: am.MaxSilence}
 	if am.URL != "" {
-		hc, err := httpclient.New(httpclient.Auth{BearerToken: am.BearerToken().Reveal(), Username: am.BasicAuth.Username,
-			Password: am.BasicAuth.Password().Reveal(), TLSCA: am.TLSCA})
+		hcc, err := am.HTTPClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("config: observability.alertmanager: %w", err)
+		}
+		hc, err := metrics.NewHTTPClient(hcc, "alertmanager")
 		if err != nil {
 			return nil, fmt.Errorf("config: observability.alertmanager: %w", err)
 		}

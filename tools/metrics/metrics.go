@@ -19,9 +19,9 @@ import (
 
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
-	"github.com/vigilops/vigil/internal/httpclient"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 )
@@ -49,16 +49,17 @@ type Datasource struct {
 
 // Config describes a datasource to connect to.
 type Config struct {
-	Name    string
-	URL     string
-	Auth    httpclient.Auth
+	Name string
+	URL  string
+	// HTTP is how to reach it: authentication, TLS, proxy, headers.
+	HTTP    promconfig.HTTPClientConfig
 	Timeout time.Duration
 }
 
 // Connect builds a datasource over the Prometheus HTTP API client. Nothing
 // is contacted until the first call.
 func Connect(c Config) (Datasource, error) {
-	hc, err := httpclient.New(c.Auth)
+	hc, err := NewHTTPClient(c.HTTP, "prometheus_"+c.Name)
 	if err != nil {
 		return Datasource{}, fmt.Errorf("prometheus %s: %w", c.Name, err)
 	}
