@@ -3,14 +3,14 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/vigilops/vigil/tools/builtin"
-	"github.com/vigilops/vigil/tools/inventory"
 	"sync"
 	"testing"
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // approverTool is a write that records who approved each execution.

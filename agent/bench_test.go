@@ -2,15 +2,15 @@ package agent_test
 
 import (
 	"context"
-	"github.com/vigilops/vigil/tools/builtin"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"io"
 	"testing"
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // instantModel answers from a script without any I/O, so a benchmark

@@ -3,8 +3,6 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/vigilops/vigil/tools/builtin"
-	"github.com/vigilops/vigil/tools/inventory"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/metrics"
 )
 

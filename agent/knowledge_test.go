@@ -3,13 +3,13 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/vigilops/vigil/tools/builtin"
-	"github.com/vigilops/vigil/tools/inventory"
 	"strings"
 	"testing"
 
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // cmdResult is the envelope of a command that ran, as the model reads it.

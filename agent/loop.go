@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/vigilops/vigil/agent/claims"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/vigilops/vigil/agent/claims"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 )

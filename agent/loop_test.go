@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vigilops/vigil/tools/builtin"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"io"
 	"strings"
 	"sync"
@@ -17,6 +14,9 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // scripted is an in-process model for loop tests: each call pops the next

@@ -2,11 +2,11 @@ package eval
 
 import (
 	"context"
-	"github.com/vigilops/vigil/tools/transport"
 	"strings"
 	"testing"
 
 	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 const minimal = `name: x

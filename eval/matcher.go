@@ -2,10 +2,10 @@ package eval
 
 import (
 	"fmt"
-	"github.com/vigilops/vigil/tools/inventory"
 	"strings"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // Matcher selects recorded tool calls: "tool[.action] target[: pattern]".

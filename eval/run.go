@@ -3,8 +3,6 @@ package eval
 import (
 	"context"
 	"fmt"
-	"github.com/vigilops/vigil/tools/builtin"
-	"github.com/vigilops/vigil/tools/inventory"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +13,8 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // Options configure how scenarios run.

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/vigilops/vigil/tools/inventory"
 	"io"
 	"io/fs"
 	"os"
@@ -26,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // Builtin holds the scenarios shipped with vigil.

@@ -3,8 +3,6 @@ package eval
 import (
 	"context"
 	"fmt"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"io"
 	"slices"
 	"sort"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // World is a scenario's simulated infrastructure for one run: the

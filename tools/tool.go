@@ -1,6 +1,8 @@
-// Package tools holds the tool protocol (envelope, registry, typed arguments
-// with derived schemas), the built-in tools, the inventory and the transports
-// that reach resources.
+// Package tools is the tool protocol: the Tool interface and Typed, the
+// registry, strict argument decoding with derived schemas, and the result
+// envelope. The tools themselves live beside it (tools/builtin, tools/kube,
+// tools/metrics, ...), as do the inventory (tools/inventory) and the
+// transports that reach resources (tools/transport).
 //
 // Tools never check permissions: every call passes through one policy
 // decision in the agent before Execute is called.

@@ -1,10 +1,10 @@
 package mention
 
 import (
-	"github.com/vigilops/vigil/tools/inventory"
 	"testing"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // fakeLive is a live provider (as Kubernetes discovery is) whose

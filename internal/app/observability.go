@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"log/slog"
 	"sync"
 	"time"
@@ -14,8 +12,10 @@ import (
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/alerts"
 	"github.com/vigilops/vigil/tools/changes"
+	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/kube"
 	"github.com/vigilops/vigil/tools/metrics"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // observability is what the datasource tools add to an App: the tools,

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"github.com/vigilops/vigil/tools/inventory"
 	"log/slog"
 	"net"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // policyRules are the gate's rules: policy.* from the configuration, with

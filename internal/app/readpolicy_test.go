@@ -1,7 +1,6 @@
 package app
 
 import (
-	"github.com/vigilops/vigil/tools/inventory"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // TestCommandOptions: the gate's classifier knows the inventory's

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"github.com/vigilops/vigil/tools/inventory"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // A logs investigation only reads: the FSM stays in READING and the final

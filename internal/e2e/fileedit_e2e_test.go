@@ -3,7 +3,6 @@ package e2e
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/vigilops/vigil/tools/builtin"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools/builtin"
 )
 
 // The file_edit cards of issue 23: a write is shown as a diff against the

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"github.com/vigilops/vigil/tools/inventory"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/runbook"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // resolvedAnswer names a cause: it can become a runbook.

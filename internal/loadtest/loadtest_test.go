@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vigilops/vigil/tools/inventory"
 	"log/slog"
 	"runtime"
 	"slices"
@@ -24,6 +23,7 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/store"
 	redisstore "github.com/vigilops/vigil/store/redis"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 const (

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/vigilops/vigil/tools/builtin"
 	"slices"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/vigilops/vigil/tools/builtin"
 )
 
 // Long-term memories (SPEC A13) are a hash of JSON by memory key and a

@@ -13,7 +13,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/vigilops/vigil/tools/builtin"
 	"log/slog"
 	"net"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/vigilops/vigil/policy/audit"
 
 	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/tools/builtin"
 )
 
 // Interface guards: Store is every store the bot and the tools need.

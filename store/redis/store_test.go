@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/vigilops/vigil/tools/builtin"
 	"net"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/store/storetest"
+	"github.com/vigilops/vigil/tools/builtin"
 )
 
 func TestConformance(t *testing.T) {

@@ -2,10 +2,6 @@ package builtin
 
 import (
 	"encoding/json"
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
-	"github.com/vigilops/vigil/tools/transport/transporttest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +9,10 @@ import (
 	"testing"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
+	"github.com/vigilops/vigil/tools/transport/transporttest"
 )
 
 // propose proposes a call to tool the way the agent does: through a

@@ -1,10 +1,10 @@
 package builtin
 
 import (
-	"github.com/vigilops/vigil/tools"
 	"testing"
 
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools"
 )
 
 // TestBuiltCommandsAreReadOnly checks the commands the read tools build

@@ -1,18 +1,23 @@
+// Package builtin holds the six tools vigil always offers: query and
+// discover (the inventory), read (commands, files and logs, confined),
+// control (services, guests, commands), file_edit and knowledge. Each is a
+// tools.Typed tool over its argument struct; the commands they build run
+// through a transport.Executor.
 package builtin
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"io"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // Builtins returns the built-in tools of SPEC T2 that this package provides,

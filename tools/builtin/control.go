@@ -3,11 +3,11 @@ package builtin
 import (
 	"context"
 	"fmt"
+
+	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/transport"
-
-	"github.com/vigilops/vigil/policy"
 )
 
 // ControlAction is the control tool's action.

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +11,9 @@ import (
 	"syscall"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // FileEditAction is the file_edit tool's action.

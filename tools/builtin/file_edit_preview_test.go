@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/vigilops/vigil/tools"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
 )
 
 var readAt = time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC)

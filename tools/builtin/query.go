@@ -3,15 +3,15 @@ package builtin
 import (
 	"context"
 	"fmt"
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // QueryAction is the query tool's action.

@@ -3,9 +3,6 @@ package builtin
 import (
 	"context"
 	"fmt"
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,6 +10,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // ReadAction is the read tool's action.

@@ -2,16 +2,17 @@ package builtin
 
 import (
 	"fmt"
-	"github.com/vigilops/vigil/policy"
-	"github.com/vigilops/vigil/policy/command"
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // pgURL is the PostgreSQL these tests use: the one on 127.0.0.1:5432 that

@@ -2,9 +2,6 @@ package builtin
 
 import (
 	"fmt"
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"net"
 	"os"
 	"os/exec"
@@ -19,7 +16,10 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/redistest"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/sandbox"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // These tests go the whole way a read goes: the read tool proposes, the

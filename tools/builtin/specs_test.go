@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"github.com/vigilops/vigil/policy"
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -9,9 +9,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,6 +21,9 @@ import (
 
 	"github.com/vigilops/vigil/internal/testenv/sshdtest"
 	"github.com/vigilops/vigil/policy"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // These tests reach Debian's OpenSSH sshd on loopback through the inventory,

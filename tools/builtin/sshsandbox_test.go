@@ -1,8 +1,6 @@
 package builtin
 
 import (
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/transport"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/sshdtest"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // requireBwrap fails, saying how to get it, without Debian's bubblewrap.

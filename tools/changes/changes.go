@@ -13,8 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,6 +23,8 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // Args are the changes tool's arguments (names fixed by the tool contract).

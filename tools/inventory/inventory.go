@@ -1,3 +1,7 @@
+// Package inventory is what vigil knows of the machines it may reach:
+// resources (nodes, hosts, guests, containers, pods, services) with their
+// parents, aliases and reach, loaded strictly from YAML, looked up by name,
+// ID or alias, and searched fuzzily.
 package inventory
 
 import (

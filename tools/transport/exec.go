@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/vigilops/vigil/tools/inventory"
 	"io"
 	"sync"
 	"time"
 
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/sandbox"
 )
 

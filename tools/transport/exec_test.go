@@ -2,12 +2,13 @@ package transport
 
 import (
 	"errors"
-	"github.com/vigilops/vigil/tools/inventory"
-	"github.com/vigilops/vigil/tools/transport/transporttest"
 	"strings"
 	"testing"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport/transporttest"
 )
 
 const hostile = `'; rm -rf / #`

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vigilops/vigil/tools"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/sandbox"
 )
 

@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"errors"
-	"github.com/vigilops/vigil/tools"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigilops/vigil/tools"
 )
 
 func TestLocalTransport(t *testing.T) {

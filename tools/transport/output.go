@@ -2,9 +2,10 @@ package transport
 
 import (
 	"fmt"
-	"github.com/vigilops/vigil/tools"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vigilops/vigil/tools"
 )
 
 // capBuffer keeps the first limit bytes written to it and counts the rest.

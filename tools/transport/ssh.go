@@ -6,8 +6,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/inventory"
 	"io"
 	"net"
 	"os"
@@ -21,6 +19,8 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // SSHTransport runs commands on one machine over SSH, verifying the host key

@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/pem"
 	"errors"
-	"github.com/vigilops/vigil/tools/inventory"
 	"net"
 	"os"
 	"os/exec"
@@ -22,6 +21,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // testSSHServer is an SSH server on loopback that runs exec requests with

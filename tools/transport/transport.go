@@ -1,15 +1,19 @@
+// Package transport runs commands on resources: locally under vigil's own
+// sandbox, over SSH (inside bubblewrap when a read must be confined), and
+// through a resource's parents (pct, qm, docker, kubectl exec) via the
+// Router, with output caps, timeouts and the read-only environment.
 package transport
 
 import (
 	"context"
 	"fmt"
-	"github.com/vigilops/vigil/tools"
-	"github.com/vigilops/vigil/tools/inventory"
 	"io"
 	"time"
 
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
+	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // Executor runs a shell command on an inventory resource, as policy

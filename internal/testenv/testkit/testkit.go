@@ -6,7 +6,6 @@ package testkit
 import (
 	"context"
 	"errors"
-	"github.com/vigilops/vigil/tools/inventory"
 	"log/slog"
 	"os"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/store"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // Options describe the stack. Adapter and Model are required.
