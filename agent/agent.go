@@ -17,7 +17,7 @@
 // Checkpoint that saves the Session whenever a crash would otherwise lose
 // work or repeat a side effect. A Checkpoint error stops the run before
 // anything further happens. The Agent itself holds only what every run
-// shares (model, tools, gate, config), so one Agent serves every thread.
+// shares (model, tools, policy, config), so one Agent serves every thread.
 package agent
 
 import (
@@ -125,7 +125,7 @@ type Agent struct {
 	tools   Registry
 	cfg     Config
 	budget  DailyBudget
-	gate    *policy.Gate
+	policy  Policy
 	counter TokenCounter
 	prompt  *promptCache
 	now     func() time.Time
@@ -141,9 +141,21 @@ func WithClock(now func() time.Time) Option { return func(a *Agent) { a.now = no
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(a *Agent) { a.log = l } }
 
-// WithGate sets the policy gate every proposed call passes (default: the
+// Policy decides whether a proposed call may run: the one question the
+// agent asks of policy, before every call and again before an approved call
+// runs. *policy.Gate answers it; the agent reports outcomes through the
+// session's FSM and resolved context, not through this interface.
+type Policy interface {
+	// Authorize decides a for the session s at the channel's control level,
+	// on behalf of who, at now. It must not change s.
+	Authorize(s *policy.SessionState, a policy.Action, level policy.ControlLevel, who policy.Requester, now time.Time) policy.Decision
+}
+
+var _ Policy = (*policy.Gate)(nil)
+
+// WithPolicy sets the policy every proposed call passes (default: the
 // strictest rules, policy.NewGate(policy.Rules{})).
-func WithGate(g *policy.Gate) Option { return func(a *Agent) { a.gate = g } }
+func WithPolicy(p Policy) Option { return func(a *Agent) { a.policy = p } }
 
 // WithTokenCounter replaces the tokenizer chosen from Config.Model.
 func WithTokenCounter(tc TokenCounter) Option { return func(a *Agent) { a.counter = tc } }
@@ -163,8 +175,8 @@ func New(model Model, reg Registry, cfg Config, opts ...Option) *Agent {
 	for _, o := range opts {
 		o(a)
 	}
-	if a.gate == nil {
-		a.gate = policy.NewGate(policy.Rules{})
+	if a.policy == nil {
+		a.policy = policy.NewGate(policy.Rules{})
 	}
 	if a.counter == nil {
 		a.counter = NewTokenCounter(a.cfg.Model)
@@ -399,7 +411,7 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	}
 	// Policy again, as if the call were new: the session may have changed
 	// (a reset, an expired context) while the approval waited.
-	dec := a.gate.Authorize(s.Policy, p.Action, r.Level, r.Role, a.now())
+	dec := a.policy.Authorize(s.Policy, p.Action, r.Level, r.Role, a.now())
 	if dec.Block != nil {
 		return a.refuseApproved(ctx, s, call, p, tools.Blocked(dec.Block), sink)
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // approverTool is a write that records who approved each execution.
@@ -35,7 +37,7 @@ func (s *approverTool) Execute(_ context.Context, p tools.Proposal) tools.Result
 
 func agentWith(t *testing.T, m agent.Model, extra tools.Tool) *agent.Agent {
 	t.Helper()
-	reg, err := tools.NewRegistry(append(tools.Builtins(tools.DefaultInventory(), instantExec{}, tools.NewMemoryStore()), extra)...)
+	reg, err := tools.NewRegistry(append(builtin.Tools(inventory.Default(), instantExec{}, builtin.NewMemoryStore()), extra)...)
 	if err != nil {
 		t.Fatal(err)
 	}

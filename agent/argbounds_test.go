@@ -12,6 +12,8 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // runScripted runs one question against the scripted model over real HTTP
@@ -26,13 +28,13 @@ func runScripted(t *testing.T, mode agent.ToolMode, steps ...modeltest.Step) []m
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := tools.NewRegistry(tools.Builtins(tools.DefaultInventory(), logExec{}, tools.NewMemoryStore())...)
+	reg, err := tools.NewRegistry(builtin.Tools(inventory.Default(), logExec{}, builtin.NewMemoryStore())...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := agent.New(model, reg, agent.Config{MaxTurns: 6, ToolMode: mode, Model: "gpt-4o"})
 	s := &agent.Session{Key: "bounds", Policy: policy.NewSessionState()}
-	local, _ := tools.DefaultInventory().Lookup("localhost")
+	local, _ := inventory.Default().Lookup("localhost")
 	s.Policy.Context.AddExplicit(local.ToPolicy(), time.Now())
 	out, err := a.Start(context.Background(), s, agent.Input{RunID: "r", Requester: "u", Channel: "console",
 		Level: policy.LevelControlled, Text: "is @localhost healthy?"}, agent.RunEnv{})

@@ -8,6 +8,9 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // instantModel answers from a script without any I/O, so a benchmark
@@ -27,8 +30,8 @@ func (m *instantModel) Complete(_ context.Context, req agent.ModelRequest, _ fun
 // instantExec returns canned output without running anything.
 type instantExec struct{}
 
-func (instantExec) Run(context.Context, tools.Resource, tools.RunSpec, io.Reader) (tools.ExecResult, error) {
-	return tools.ExecResult{Stdout: " 10:00:00 up 1 day,  load average: 0.10, 0.20, 0.30\n"}, nil
+func (instantExec) Run(context.Context, inventory.Resource, transport.RunSpec, io.Reader) (transport.ExecResult, error) {
+	return transport.ExecResult{Stdout: " 10:00:00 up 1 day,  load average: 0.10, 0.20, 0.30\n"}, nil
 }
 
 // BenchmarkAgentTurn measures one agent turn's own overhead — prompt
@@ -36,8 +39,8 @@ func (instantExec) Run(context.Context, tools.Resource, tools.RunSpec, io.Reader
 // post-processing — with model and tool time excluded. Each iteration is a
 // run of three turns: discover, a read, and the final answer.
 func BenchmarkAgentTurn(b *testing.B) {
-	inv := tools.DefaultInventory()
-	reg, err := tools.NewRegistry(tools.Builtins(inv, instantExec{}, tools.NewMemoryStore())...)
+	inv := inventory.Default()
+	reg, err := tools.NewRegistry(builtin.Tools(inv, instantExec{}, builtin.NewMemoryStore())...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -383,3 +383,11 @@ func oneLineKeepingNews(s string) string {
 	}
 	return oneLine(s)
 }
+
+func setOf(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/metrics"
 )
 
@@ -116,7 +118,7 @@ func TestCutContentKeepsStructure(t *testing.T) {
 		t.Fatalf("cut = %d bytes: %.300s … %.200s", len(got), got, got[max(0, len(got)-200):])
 	}
 	var env struct {
-		Data tools.CommandData `json:"data"`
+		Data builtin.CommandData `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(got), &env); err != nil || env.Data.Command != "journalctl" || env.Data.Target != "localhost" {
 		t.Fatalf("cut envelope = %+v, %v", env.Data, err)
@@ -159,7 +161,7 @@ func metricsRange(t *testing.T, series int) (ToolCall, string) {
 // metricsAgent is an agent whose registry knows the metrics tool (a read).
 func metricsAgent(t *testing.T, budget int) *Agent {
 	t.Helper()
-	all := append(tools.Builtins(tools.DefaultInventory(), nil, tools.NewMemoryStore()), metrics.New(nil, nil))
+	all := append(builtin.Tools(inventory.Default(), nil, builtin.NewMemoryStore()), metrics.New(nil, nil))
 	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,9 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // investigationSteps is the length of the scripted investigation.
@@ -27,8 +30,8 @@ const outputSize = 8 * 1024
 // print (a unit's status, disk usage, listening sockets).
 type logExec struct{}
 
-func (logExec) Run(_ context.Context, _ tools.Resource, spec tools.RunSpec, _ io.Reader) (tools.ExecResult, error) {
-	return tools.ExecResult{Stdout: fakeOutput(spec.Command)}, nil
+func (logExec) Run(_ context.Context, _ inventory.Resource, spec transport.RunSpec, _ io.Reader) (transport.ExecResult, error) {
+	return transport.ExecResult{Stdout: fakeOutput(spec.Command)}, nil
 }
 
 func fakeOutput(cmd string) string {
@@ -91,14 +94,14 @@ func sentTokens(tb testing.TB, steps, budget int) (total, largest, requests int)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	reg, err := tools.NewRegistry(tools.Builtins(tools.DefaultInventory(), logExec{}, tools.NewMemoryStore())...)
+	reg, err := tools.NewRegistry(builtin.Tools(inventory.Default(), logExec{}, builtin.NewMemoryStore())...)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	a := agent.New(model, reg, agent.Config{MaxTurns: steps + 2, ContextBudgetTokens: budget, Model: "gpt-4o"})
 	s := &agent.Session{Key: "bench", Policy: policy.NewSessionState()}
 	// As the bot does for an @mention (prefetch).
-	local, _ := tools.DefaultInventory().Lookup("localhost")
+	local, _ := inventory.Default().Lookup("localhost")
 	s.Policy.Context.AddExplicit(local.ToPolicy(), time.Now())
 	out, err := a.Start(context.Background(), s, agent.Input{RunID: "r", Requester: "u", Channel: "console",
 		Level: policy.LevelControlled, Text: "why is @localhost checkout slow?",

@@ -8,13 +8,15 @@ import (
 
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // cmdResult is the envelope of a command that ran, as the model reads it.
 func cmdResult(target, cmd string, exit int, out, stderr string) string {
-	env := tools.OK(tools.CommandData{Target: target, Command: cmd, ExitCode: exit, Output: out, Stderr: stderr})
+	env := tools.OK(builtin.CommandData{Target: target, Command: cmd, ExitCode: exit, Output: out, Stderr: stderr})
 	if exit != 0 {
-		env = tools.Envelope{Data: tools.CommandData{Target: target, Command: cmd, ExitCode: exit, Output: out, Stderr: stderr},
+		env = tools.Envelope{Data: builtin.CommandData{Target: target, Command: cmd, ExitCode: exit, Output: out, Stderr: stderr},
 			Error: &tools.ErrorInfo{Code: policy.CodeExecutionFailed, Failed: true, Message: fmt.Sprintf("command exited with status %d: %s", exit, stderr),
 				Details: map[string]any{"exit_code": exit}}}
 	}
@@ -216,7 +218,7 @@ func TestKnowledgeHardBound(t *testing.T) {
 
 func newTestAgent(t *testing.T, cfg Config) *Agent {
 	t.Helper()
-	reg, err := tools.NewRegistry(tools.Builtins(tools.DefaultInventory(), nil, tools.NewMemoryStore())...)
+	reg, err := tools.NewRegistry(builtin.Tools(inventory.Default(), nil, builtin.NewMemoryStore())...)
 	if err != nil {
 		t.Fatal(err)
 	}

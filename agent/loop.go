@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigilops/vigil/agent/claims"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 )
@@ -161,11 +162,11 @@ func (a *Agent) finalAnswer(ctx context.Context, s *Session, sink Sink, content 
 	if strings.TrimSpace(content) == "" {
 		content = "I have nothing further to add."
 	}
-	if unbacked := unbackedClaims(ChangeClaims(content), s.Run.Changes); len(unbacked) > 0 {
+	if unbacked := claims.Unbacked(claims.Find(content), claimChanges(s.Run.Changes)); len(unbacked) > 0 {
 		// What the model says it did is untrusted too: the answer stands,
 		// with a note that vigil made no such change.
 		a.log.Info("answer claims a change no write backs", "session", s.Key, "run", s.Run.ID, "claims", len(unbacked))
-		content = strings.TrimRight(content, " \n") + "\n\n" + claimNote(unbacked, s.Run.Changes)
+		content = strings.TrimRight(content, " \n") + "\n\n" + claims.Note(unbacked, claimChanges(s.Run.Changes))
 	}
 	return a.finish(ctx, s, sink, content, false), true
 }
@@ -302,7 +303,7 @@ func (a *Agent) precheck(s *Session, sim *policy.SessionState, sl *slot) {
 			RecoveryHint: "use the results you already have, try a different approach, or give your final answer"})
 		return
 	}
-	dec := a.gate.Authorize(sim, p.Action, r.Level, r.Role, a.now())
+	dec := a.policy.Authorize(sim, p.Action, r.Level, r.Role, a.now())
 	if dec.Block != nil && dec.Block.AutoRecoverable && dec.Block.SuggestedRewrite != "" && !r.Recovered[key] {
 		if r.Recovered == nil {
 			r.Recovered = map[string]bool{}
@@ -356,7 +357,7 @@ func (a *Agent) rewrite(sim *policy.SessionState, r *RunState, c ToolCall, b *po
 	if blk != nil {
 		return tools.Proposal{}, policy.Decision{}, "", false
 	}
-	dec := a.gate.Authorize(sim, p.Action, r.Level, r.Role, a.now())
+	dec := a.policy.Authorize(sim, p.Action, r.Level, r.Role, a.now())
 	return p, dec, string(raw), true
 }
 
@@ -475,4 +476,13 @@ func callKey(c ToolCall) string {
 		return c.Name + "\x00" + c.Arguments
 	}
 	return c.Name + "\x00" + string(canon)
+}
+
+// claimChanges is what the claim check needs to know of the run's changes.
+func claimChanges(cs []Change) []claims.Change {
+	out := make([]claims.Change, len(cs))
+	for i, c := range cs {
+		out[i] = claims.Change{Tool: c.Tool, Action: c.Action, Summary: c.Summary, Command: c.Command}
+	}
+	return out
 }

@@ -14,6 +14,9 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // scripted is an in-process model for loop tests: each call pops the next
@@ -56,8 +59,8 @@ const (
 
 func newAgent(t *testing.T, m agent.Model, cfg agent.Config, opts ...agent.Option) *agent.Agent {
 	t.Helper()
-	inv := tools.DefaultInventory()
-	reg, err := tools.NewRegistry(tools.Builtins(inv, instantExec{}, tools.NewMemoryStore())...)
+	inv := inventory.Default()
+	reg, err := tools.NewRegistry(builtin.Tools(inv, instantExec{}, builtin.NewMemoryStore())...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +292,7 @@ func TestContinueAfterCrash(t *testing.T) {
 	a := newAgent(t, m, agent.Config{})
 	s := &agent.Session{Key: "t", Policy: policy.NewSessionState()}
 	write := agent.ToolCall{ID: "w1", Name: "control", Arguments: `{"action":"command","target":"localhost","command":"touch /tmp/x"}`}
-	local, _ := tools.DefaultInventory().Lookup("localhost")
+	local, _ := inventory.Default().Lookup("localhost")
 	s.Policy.Context.AddExplicit(local.ToPolicy(), time.Now())
 	s.Policy.FSM.OnToolSuccess(policy.KindResolve, "query", "localhost")
 	s.History = []agent.Message{{Role: agent.RoleUser, Content: "go"}, {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{write}}}
@@ -326,14 +329,14 @@ func TestUnverifiedChangeOnTheLastTurn(t *testing.T) {
 // countingExec counts commands run and returns canned output.
 type countingExec struct{ n atomic.Int32 }
 
-func (e *countingExec) Run(ctx context.Context, r tools.Resource, s tools.RunSpec, in io.Reader) (tools.ExecResult, error) {
+func (e *countingExec) Run(ctx context.Context, r inventory.Resource, s transport.RunSpec, in io.Reader) (transport.ExecResult, error) {
 	e.n.Add(1)
 	return instantExec{}.Run(ctx, r, s, in)
 }
 
-func agentWithExec(t *testing.T, m agent.Model, exec tools.Executor) *agent.Agent {
+func agentWithExec(t *testing.T, m agent.Model, exec transport.Executor) *agent.Agent {
 	t.Helper()
-	reg, err := tools.NewRegistry(tools.Builtins(tools.DefaultInventory(), exec, tools.NewMemoryStore())...)
+	reg, err := tools.NewRegistry(builtin.Tools(inventory.Default(), exec, builtin.NewMemoryStore())...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (a *Agent) preview(ctx context.Context, s *Session, p tools.Proposal) tools
 		case rp.Target != p.Target || rp.Path != p.Path:
 			return tools.PreviewRead{Refused: "the read is not of the change's own target and path", At: at}
 		}
-		dec := a.gate.Authorize(s.Policy, rp.Action, s.Run.Level, s.Run.Role, at)
+		dec := a.policy.Authorize(s.Policy, rp.Action, s.Run.Level, s.Run.Role, at)
 		switch {
 		case dec.Block != nil:
 			return tools.PreviewRead{Refused: dec.Block.Message, At: at}

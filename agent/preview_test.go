@@ -15,6 +15,9 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // fileExec answers every command with one file's content, and records the
@@ -22,20 +25,20 @@ import (
 type fileExec struct {
 	mu      sync.Mutex
 	content string
-	runs    []tools.RunSpec
+	runs    []transport.RunSpec
 }
 
-func (x *fileExec) Run(_ context.Context, _ tools.Resource, spec tools.RunSpec, _ io.Reader) (tools.ExecResult, error) {
+func (x *fileExec) Run(_ context.Context, _ inventory.Resource, spec transport.RunSpec, _ io.Reader) (transport.ExecResult, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.runs = append(x.runs, spec)
-	return tools.ExecResult{Stdout: x.content}, nil
+	return transport.ExecResult{Stdout: x.content}, nil
 }
 
-func registryWith(t *testing.T, x tools.Executor, replace tools.Tool) *tools.Registry {
+func registryWith(t *testing.T, x transport.Executor, replace tools.Tool) *tools.Registry {
 	t.Helper()
 	var ts []tools.Tool
-	for _, tool := range tools.Builtins(tools.DefaultInventory(), x, tools.NewMemoryStore()) {
+	for _, tool := range builtin.Tools(inventory.Default(), x, builtin.NewMemoryStore()) {
 		if replace != nil && tool.Spec().Name == replace.Spec().Name {
 			tool = replace
 		}
@@ -49,7 +52,7 @@ func registryWith(t *testing.T, x tools.Executor, replace tools.Tool) *tools.Reg
 }
 
 func fileEditCall(id, action, path, content string) agent.ModelResponse {
-	raw, _ := json.Marshal(tools.FileEditArgs{Action: tools.FileEditAction(action), Target: "localhost", Path: path, Content: content})
+	raw, _ := json.Marshal(builtin.FileEditArgs{Action: builtin.FileEditAction(action), Target: "localhost", Path: path, Content: content})
 	return call(id, "file_edit", string(raw))
 }
 
@@ -75,7 +78,7 @@ func TestApprovalPreviewReadsThroughPolicy(t *testing.T) {
 		t.Fatalf("commands run: %+v; want one cat, confined as a read", x.runs)
 	}
 	d := out.Approval.Proposal.Details
-	if len(d) != 1 || d[0].Label != tools.FileDiffLabel || !strings.Contains(d[0].Value, "\n PORT=1\n-old=1\n+new=1\n") {
+	if len(d) != 1 || d[0].Label != builtin.FileDiffLabel || !strings.Contains(d[0].Value, "\n PORT=1\n-old=1\n+new=1\n") {
 		t.Fatalf("card details %q, want the diff", d)
 	}
 	sum := sha256.Sum256([]byte(old))
@@ -115,7 +118,7 @@ func TestApprovalPreviewReadsThroughPolicy(t *testing.T) {
 // previewProbe is file_edit with a preview that asks for one read of its
 // choosing and shows what came of it.
 type previewProbe struct {
-	*tools.FileEditTool
+	tools.Tool
 	args string
 }
 
@@ -129,7 +132,7 @@ func (p *previewProbe) Preview(ctx context.Context, prop tools.Proposal, read to
 func TestApprovalPreviewReadsOnlyTheChangesOwnFile(t *testing.T) {
 	const path = "/srv/app.conf"
 	args := func(action, p, content string) string {
-		raw, _ := json.Marshal(tools.FileEditArgs{Action: tools.FileEditAction(action), Target: "localhost", Path: p, Content: content})
+		raw, _ := json.Marshal(builtin.FileEditArgs{Action: builtin.FileEditAction(action), Target: "localhost", Path: p, Content: content})
 		return string(raw)
 	}
 	tests := []struct{ name, args, refused string }{
@@ -141,7 +144,7 @@ func TestApprovalPreviewReadsOnlyTheChangesOwnFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x := &fileExec{content: "a\n"}
-			probe := &previewProbe{FileEditTool: tools.NewFileEditTool(tools.DefaultInventory(), x), args: tt.args}
+			probe := &previewProbe{Tool: builtin.NewFileEditTool(inventory.Default(), x), args: tt.args}
 			m := &scripted{steps: []agent.ModelResponse{call("c1", "query", getLocal), fileEditCall("w1", "write", path, "b\n")}}
 			out, _, _ := run(t, agent.New(m, registryWith(t, x, probe), agent.Config{}), policy.LevelControlled)
 			if out.Approval == nil {

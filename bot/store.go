@@ -143,8 +143,10 @@ type AlertGroupStore interface {
 	ReleaseAlertEvent(ctx context.Context, id string) error
 }
 
-// RateLimiter is a fixed-window rate limit: Allow counts one event under key
-// and reports whether it is within limit events per window.
+// RateLimiter is a sliding-window rate limit (GCRA): Allow reports whether
+// one more event under key fits within limit events per window, a burst of
+// limit at once with capacity coming back one event every window/limit,
+// and counts it when it does.
 type RateLimiter interface {
 	Allow(ctx context.Context, key string, limit int, window time.Duration) (bool, error)
 }

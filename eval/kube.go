@@ -55,7 +55,7 @@ func kubeTool(sc *Scenario) tools.Tool {
 // kubeCall describes a kube call for matchers: its command is
 // "kind namespace name" (the parts given), its target the object's ID.
 func kubeCall(c *Call, p tools.Proposal) {
-	a, ok := tools.ArgsOf[kube.Args](p)
+	a, ok := p.Args.(kube.Args)
 	if !ok {
 		return
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/vigilops/vigil/agent"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 const minimal = `name: x
@@ -125,7 +125,7 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-func runSpec(cmd string) tools.RunSpec { return tools.RunSpec{Command: cmd} }
+func runSpec(cmd string) transport.RunSpec { return transport.RunSpec{Command: cmd} }
 
 // A write prefers the rules that change state, whatever their order.
 func TestWriteRulesTakePrecedence(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/vigilops/vigil/policy"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // Matcher selects recorded tool calls: "tool[.action] target[: pattern]".
@@ -73,7 +73,7 @@ type Call struct {
 }
 
 // Match reports whether c matches m in inv.
-func (m Matcher) Match(inv *tools.Inventory, c Call) bool {
+func (m Matcher) Match(inv *inventory.Inventory, c Call) bool {
 	if m.Tool != "*" && m.Tool != c.Tool {
 		return false
 	}
@@ -94,7 +94,7 @@ func (m Matcher) Match(inv *tools.Inventory, c Call) bool {
 
 // sameChain reports whether target names the call's resource or one in its
 // routing chain (either way).
-func sameChain(inv *tools.Inventory, target string, c Call) bool {
+func sameChain(inv *inventory.Inventory, target string, c Call) bool {
 	want, ok := inv.Lookup(target)
 	if !ok {
 		return strings.EqualFold(target, c.Target)

@@ -13,6 +13,8 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // Options configure how scenarios run.
@@ -54,7 +56,7 @@ type Result struct {
 // recorder is the run's agent.Sink: it keeps the tool calls, turns and
 // answer as the grader needs them.
 type recorder struct {
-	inv *tools.Inventory
+	inv *inventory.Inventory
 
 	mu     sync.Mutex
 	calls  []*Call
@@ -121,14 +123,14 @@ func (r *recorder) call(e agent.Event) *Call {
 	return c
 }
 
-func fill(inv *tools.Inventory, c *Call, p tools.Proposal) {
+func fill(inv *inventory.Inventory, c *Call, p tools.Proposal) {
 	c.Tool, c.Action, c.Target, c.Command, c.Kind = p.Tool, p.Name, p.Target, p.Command, p.Kind
 	c.Path = p.Path
-	if a, ok := tools.ArgsOf[tools.ReadArgs](p); ok && a.Path != "" {
+	if a, ok := p.Args.(builtin.ReadArgs); ok && a.Path != "" {
 		c.Path = a.Path
 	}
 	if c.Target == "" {
-		if a, ok := tools.ArgsOf[tools.QueryArgs](p); ok {
+		if a, ok := p.Args.(builtin.QueryArgs); ok {
 			c.Target = a.Resource
 		}
 	}
@@ -146,7 +148,7 @@ var mentionPattern = regexp.MustCompile(`@([A-Za-z0-9][A-Za-z0-9_.-]*)`)
 // mentionContext resolves @names as the bot does: each found resource and
 // its routing chain enter the session's resolved context, and the model
 // gets the authoritative block naming them.
-func mentionContext(inv *tools.Inventory, s *agent.Session, text string, now time.Time) string {
+func mentionContext(inv *inventory.Inventory, s *agent.Session, text string, now time.Time) string {
 	var b strings.Builder
 	seen := map[string]bool{}
 	for _, m := range mentionPattern.FindAllStringSubmatch(text, -1) {
@@ -195,7 +197,7 @@ func scenarioRules(sc *Scenario, r policy.Rules) policy.Rules {
 	o.Destinations = slices.Clone(o.Destinations)
 	for _, res := range sc.inv.All() {
 		switch res.Kind {
-		case tools.KindNode, tools.KindHost, tools.KindVM, tools.KindLXC:
+		case inventory.KindNode, inventory.KindHost, inventory.KindVM, inventory.KindLXC:
 			if d, err := command.ParseDestination(res.Name); err == nil {
 				o.Destinations = append(o.Destinations, d)
 			}
@@ -226,7 +228,7 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 	rules := scenarioRules(sc, o.Rules)
 	world := NewWorld(sc)
 	world.classify = rules.Command
-	all := tools.Builtins(sc.inv, world, tools.NewMemoryStore())
+	all := builtin.Tools(sc.inv, world, builtin.NewMemoryStore())
 	if len(sc.kube) > 0 {
 		all = append(all, kubeTool(sc))
 	}
@@ -235,7 +237,7 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 		return Result{Scenario: sc.Name, Category: sc.Category, Run: run, Status: "failed",
 			Grade: Grade{Reasons: []string{"building the tools: " + err.Error()}}}
 	}
-	ag := agent.New(model, reg, o.Agent, agent.WithGate(policy.NewGate(rules)))
+	ag := agent.New(model, reg, o.Agent, agent.WithPolicy(policy.NewGate(rules)))
 	rec := &recorder{inv: sc.inv}
 	env := agent.RunEnv{Sink: rec}
 	sess := &agent.Session{Key: "eval:" + sc.Name, Policy: policy.NewSessionState()}
@@ -299,7 +301,7 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 	return res
 }
 
-func anyMatch(inv *tools.Inventory, ms []Matcher, c Call) bool {
+func anyMatch(inv *inventory.Inventory, ms []Matcher, c Call) bool {
 	for _, m := range ms {
 		if m.Match(inv, c) {
 			return true

@@ -4,7 +4,7 @@
 // named the root cause, gathered the evidence, stayed within policy and
 // verified its fix. The agent loop, the policy gate and the built-in tools
 // are the real ones; only the machines are simulated (World is the
-// tools.Executor the tools run commands with).
+// transport.Executor the tools run commands with).
 package eval
 
 import (
@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/vigilops/vigil/policy/command"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // Builtin holds the scenarios shipped with vigil.
@@ -67,7 +67,7 @@ type Scenario struct {
 
 	// file is where it was loaded from, for errors.
 	file string
-	inv  *tools.Inventory
+	inv  *inventory.Inventory
 	kube []runtime.Object
 }
 
@@ -399,7 +399,7 @@ func (e *Expect) compile(s *Scenario) error {
 // an SSH reach to a host that does not exist: nothing is ever dialled
 // (World is the executor), and no resource may be this machine, so a
 // file_edit write can never touch the local disk.
-func buildInventory(nodes []yaml.Node) (*tools.Inventory, error) {
+func buildInventory(nodes []yaml.Node) (*inventory.Inventory, error) {
 	var rs []map[string]any
 	for i := range nodes {
 		var m map[string]any
@@ -419,7 +419,7 @@ func buildInventory(nodes []yaml.Node) (*tools.Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tools.ParseInventory(raw)
+	return inventory.Parse(raw)
 }
 
 // LoadDir loads every *.yaml scenario in dir, sorted by name.

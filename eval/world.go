@@ -12,10 +12,12 @@ import (
 
 	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // World is a scenario's simulated infrastructure for one run: the
-// tools.Executor the real tools run their commands with. It answers from
+// transport.Executor the real tools run their commands with. It answers from
 // the scenario's rules and files, in order, deterministically. A command
 // policy's classifier cannot prove read-only is a write: it reaches the
 // world only while an approval has armed it (Arm, called by the approver
@@ -36,7 +38,7 @@ type World struct {
 	violations []string
 }
 
-var _ tools.Executor = (*World)(nil)
+var _ transport.Executor = (*World)(nil)
 
 // NewWorld builds a fresh world for one run of sc.
 func NewWorld(sc *Scenario) *World {
@@ -80,10 +82,10 @@ func (w *World) Writes() []string {
 	return slices.Clone(w.writes)
 }
 
-// Run implements tools.Executor.
-func (w *World) Run(ctx context.Context, res tools.Resource, spec tools.RunSpec, stdin io.Reader) (tools.ExecResult, error) {
+// Run implements transport.Executor.
+func (w *World) Run(ctx context.Context, res inventory.Resource, spec transport.RunSpec, stdin io.Reader) (transport.ExecResult, error) {
 	if err := ctx.Err(); err != nil {
-		return tools.ExecResult{ExitCode: -1}, err
+		return transport.ExecResult{ExitCode: -1}, err
 	}
 	sb := tools.Sandbox{Mechanism: tools.SandboxNone, Detail: "simulated by vigil eval", Shell: spec.Shell}
 	d := spec.Shell
@@ -96,7 +98,7 @@ func (w *World) Run(ctx context.Context, res tools.Resource, spec tools.RunSpec,
 	if write {
 		if w.armed == 0 {
 			w.violations = append(w.violations, res.Name+": "+spec.Command)
-			return tools.ExecResult{ExitCode: 1, Stderr: "vigil eval: refused: a change reached the world without an approval\n", Sandbox: sb}, nil
+			return transport.ExecResult{ExitCode: 1, Stderr: "vigil eval: refused: a change reached the world without an approval\n", Sandbox: sb}, nil
 		}
 		w.armed--
 		w.writes = append(w.writes, res.Name+": "+spec.Command)
@@ -105,13 +107,13 @@ func (w *World) Run(ctx context.Context, res tools.Resource, spec tools.RunSpec,
 	if stdin != nil {
 		b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
 		if err != nil {
-			return tools.ExecResult{ExitCode: -1}, err
+			return transport.ExecResult{ExitCode: -1}, err
 		}
 		in = string(b)
 	}
 	steps, err := parseShell(spec.Command)
 	if err != nil {
-		return tools.ExecResult{ExitCode: 2, Stderr: "vigil eval: the simulated shell cannot run this: " + err.Error() + "\n", Sandbox: sb}, nil
+		return transport.ExecResult{ExitCode: 2, Stderr: "vigil eval: the simulated shell cannot run this: " + err.Error() + "\n", Sandbox: sb}, nil
 	}
 	var out, errOut strings.Builder
 	code := 0
@@ -125,12 +127,12 @@ func (w *World) Run(ctx context.Context, res tools.Resource, spec tools.RunSpec,
 		code = c
 	}
 	so := out.String()
-	return tools.ExecResult{Stdout: so, Stderr: errOut.String(), ExitCode: code, StdoutBytes: int64(len(so)), Sandbox: sb}, nil
+	return transport.ExecResult{Stdout: so, Stderr: errOut.String(), ExitCode: code, StdoutBytes: int64(len(so)), Sandbox: sb}, nil
 }
 
 // pipeline runs one pipeline: its first command from the rules, the rest as
 // text filters.
-func (w *World) pipeline(res tools.Resource, p pipeline, stdin string, write bool) (string, string, int) {
+func (w *World) pipeline(res inventory.Resource, p pipeline, stdin string, write bool) (string, string, int) {
 	out, errOut, code := w.answer(res, p[0], stdin, write)
 	for _, f := range p[1:] {
 		var ferr string
@@ -147,7 +149,7 @@ func (w *World) pipeline(res tools.Resource, p pipeline, stdin string, write boo
 }
 
 // answer runs one simple command on res.
-func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (string, string, int) {
+func (w *World) answer(res inventory.Resource, s simple, stdin string, write bool) (string, string, int) {
 	if write && len(s.words) == 3 && s.words[0] == "cp" {
 		// A copy changes the files a later read sees, whatever rule answers.
 		files := w.fileMap(res)
@@ -222,7 +224,7 @@ func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (
 // closest first) that answers words in the current state. A write looks
 // first at the rules that change state, so a broad read rule listed
 // earlier (`nft *`) does not swallow the change (`nft delete rule ...`).
-func (w *World) rule(res tools.Resource, words []string, write bool) *Rule {
+func (w *World) rule(res inventory.Resource, words []string, write bool) *Rule {
 	passes := []bool{false}
 	if write {
 		passes = []bool{true, false}
@@ -266,7 +268,7 @@ func (w *World) holds(r *Rule) bool {
 	return true
 }
 
-func (w *World) fileMap(res tools.Resource) map[string]string {
+func (w *World) fileMap(res inventory.Resource) map[string]string {
 	m, ok := w.files[res.Name]
 	if !ok {
 		m = map[string]string{}
@@ -360,7 +362,7 @@ func filter(words []string, in string) (string, string) {
 // baseline answers the everyday commands a scenario does not mention with
 // an unremarkable machine, so a model that looks around first is not
 // punished with errors; a scenario's own rules always come first.
-func baseline(res tools.Resource, words []string) (string, bool) {
+func baseline(res inventory.Resource, words []string) (string, bool) {
 	switch words[0] {
 	case "uptime":
 		return " 22:00:00 up 12 days,  3:02,  1 user,  load average: 0.31, 0.27, 0.22\n", true

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vigilops/vigil/internal/textmatch"
+	"github.com/vigilops/vigil/textmatch"
 )
 
 // ResourceID is a resource's canonical identity:

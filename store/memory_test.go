@@ -158,3 +158,9 @@ func TestAuditHeadConformance(t *testing.T) {
 		return store.NewMemory(store.WithAuditKeys(keys))
 	})
 }
+
+func TestMemoryRateLimitWindow(t *testing.T) {
+	storetest.RunRateLimitWindow(t, func(_ *testing.T, clock *storetest.Clock) []bot.RateLimiter {
+		return []bot.RateLimiter{store.NewMemory(store.WithClock(clock.Now)).Stores().Limits}
+	})
+}

@@ -34,14 +34,8 @@ type validator interface {
 	Validate() error
 }
 
-// schemaTuner lets an argument struct add constraints the struct tags cannot
-// carry (minimum and maximum of a number) to its derived schema.
-type schemaTuner interface {
-	tuneSchema(s *jsonschema.Schema)
-}
-
-// SchemaTuner is schemaTuner for argument structs of tool packages outside
-// this one (tools/metrics, tools/kube, ...).
+// SchemaTuner lets an argument struct add constraints the struct tags cannot
+// carry (minimum and maximum of a number, a pattern) to its derived schema.
 type SchemaTuner interface {
 	TuneSchema(s *jsonschema.Schema)
 }
@@ -98,7 +92,7 @@ func DecodeArgs[T any](raw json.RawMessage) (T, *policy.Block) {
 	var out T
 	rv := reflect.ValueOf(&out).Elem()
 	if rv.Kind() != reflect.Struct {
-		return out, invalidInput("", fmt.Sprintf("tools: DecodeArgs needs a struct type, not %s", rv.Type()))
+		return out, InvalidInput("", fmt.Sprintf("tools: DecodeArgs needs a struct type, not %s", rv.Type()))
 	}
 	fields := argFields(rv.Type())
 
@@ -107,11 +101,11 @@ func DecodeArgs[T any](raw json.RawMessage) (T, *policy.Block) {
 		raw = []byte("{}")
 	}
 	if len(raw) > maxArgsBytes {
-		return out, invalidInput("", fmt.Sprintf("arguments are %d bytes; the limit is %d", len(raw), maxArgsBytes))
+		return out, InvalidInput("", fmt.Sprintf("arguments are %d bytes; the limit is %d", len(raw), maxArgsBytes))
 	}
 	values, err := splitObject(raw)
 	if err != nil {
-		return out, invalidInput("", err.Error())
+		return out, InvalidInput("", err.Error())
 	}
 
 	known := make(map[string]argField, len(fields))
@@ -122,7 +116,7 @@ func DecodeArgs[T any](raw json.RawMessage) (T, *policy.Block) {
 	}
 	for _, kv := range values {
 		if _, ok := known[kv.key]; !ok {
-			return out, invalidInput(kv.key, fmt.Sprintf("field %q: unknown field; known fields: %s", kv.key, strings.Join(names, ", ")))
+			return out, InvalidInput(kv.key, fmt.Sprintf("field %q: unknown field; known fields: %s", kv.key, strings.Join(names, ", ")))
 		}
 	}
 	given := make(map[string]json.RawMessage, len(values))
@@ -134,21 +128,21 @@ func DecodeArgs[T any](raw json.RawMessage) (T, *policy.Block) {
 		v, ok := given[f.name]
 		if !ok || string(v) == "null" {
 			if f.required {
-				return out, invalidInput(f.name, fmt.Sprintf("field %q: required", f.name))
+				return out, InvalidInput(f.name, fmt.Sprintf("field %q: required", f.name))
 			}
 			continue
 		}
 		dst := rv.Field(f.index)
 		if err := decodeValue(v, dst.Addr().Interface()); err != nil {
-			return out, invalidInput(f.name, fmt.Sprintf("field %q: want %s, got %s", f.name, jsonTypeName(f.typ), gotDescription(v, err)))
+			return out, InvalidInput(f.name, fmt.Sprintf("field %q: want %s, got %s", f.name, jsonTypeName(f.typ), gotDescription(v, err)))
 		}
 		if f.required && dst.IsZero() && f.typ.Kind() == reflect.String {
-			return out, invalidInput(f.name, fmt.Sprintf("field %q: required, got an empty string", f.name))
+			return out, InvalidInput(f.name, fmt.Sprintf("field %q: required, got an empty string", f.name))
 		}
 		if e, ok := dst.Interface().(enumerated); ok && dst.Kind() == reflect.String && !dst.IsZero() {
 			allowed := e.EnumValues()
 			if !slices.Contains(allowed, dst.String()) {
-				return out, invalidInput(f.name, fmt.Sprintf("field %q: want one of %s; got %q", f.name, strings.Join(allowed, "|"), dst.String()))
+				return out, InvalidInput(f.name, fmt.Sprintf("field %q: want one of %s; got %q", f.name, strings.Join(allowed, "|"), dst.String()))
 			}
 		}
 	}
@@ -160,7 +154,7 @@ func DecodeArgs[T any](raw json.RawMessage) (T, *policy.Block) {
 			if errors.As(err, &fe) {
 				field = fe.Field
 			}
-			return out, invalidInput(field, err.Error())
+			return out, InvalidInput(field, err.Error())
 		}
 	}
 	return out, nil
@@ -277,7 +271,7 @@ func gotDescription(raw []byte, err error) string {
 	return kind
 }
 
-func invalidInput(field, msg string) *policy.Block {
+func InvalidInput(field, msg string) *policy.Block {
 	b := &policy.Block{
 		Code:         policy.CodeInvalidInput,
 		Message:      msg,
@@ -292,7 +286,7 @@ func invalidInput(field, msg string) *policy.Block {
 // SchemaFor derives the JSON Schema of argument struct T: properties in field
 // order with their jsonschema tag as description, required unless tagged
 // omitempty, additionalProperties false, enums for enumerated field types,
-// and whatever T's tuneSchema adds.
+// and whatever T's TuneSchema adds.
 func SchemaFor[T any]() (json.RawMessage, error) {
 	t := reflect.TypeFor[T]()
 	if t.Kind() != reflect.Struct {
@@ -318,9 +312,6 @@ func SchemaFor[T any]() (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema for %s: %w", t, err)
 	}
-	if tuner, ok := any(new(T)).(schemaTuner); ok {
-		tuner.tuneSchema(s)
-	}
 	if tuner, ok := any(new(T)).(SchemaTuner); ok {
 		tuner.TuneSchema(s)
 	}
@@ -334,10 +325,45 @@ func SchemaFor[T any]() (json.RawMessage, error) {
 // mustSchema is SchemaFor for the built-in tools, whose argument types are
 // fixed at compile time: a failure is a programming error that every test
 // run would catch, so it panics like regexp.MustCompile.
-func mustSchema[T any]() json.RawMessage {
+func MustSchema[T any]() json.RawMessage {
 	s, err := SchemaFor[T]()
 	if err != nil {
 		panic(err)
 	}
 	return s
+}
+
+// checkText rejects values that cannot be passed safely to a command: NUL
+// bytes (they cannot appear in an argument) and, when singleLine is set,
+// line breaks (a path or name never has one; a model that sends one is
+// confused or hostile).
+func CheckText(field, v string, singleLine bool) error {
+	if strings.IndexByte(v, 0) >= 0 {
+		return FieldErrorf(field, "must not contain NUL bytes")
+	}
+	if singleLine && strings.ContainsAny(v, "\r\n") {
+		return FieldErrorf(field, "must be a single line")
+	}
+	return nil
+}
+
+// fieldError is a validation failure the model can fix, naming the argument.
+type fieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *fieldError) Error() string { return fmt.Sprintf("field %q: %s", e.Field, e.Msg) }
+
+func FieldErrorf(field, format string, args ...any) error {
+	return &fieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// notUsed rejects an argument the action would ignore, so the model does not
+// believe it had an effect.
+func NotUsed(field, action string, set bool) error {
+	if set {
+		return FieldErrorf(field, "not used by action %s; leave it out", action)
+	}
+	return nil
 }

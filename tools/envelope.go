@@ -2,6 +2,9 @@ package tools
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/vigilops/vigil/policy"
 )
@@ -59,4 +62,67 @@ func (e Envelope) JSON() string {
 		b, _ = json.Marshal(Failed(policy.CodeExecutionFailed, "tool result could not be encoded: "+err.Error(), false))
 	}
 	return string(b)
+}
+
+// failed is a Failed envelope with a recovery hint and extra details.
+func FailedWith(code policy.Code, msg, hint string, details map[string]any) Envelope {
+	e := Failed(code, msg, false)
+	e.Error.Details = map[string]any{"auto_recoverable": false}
+	if hint != "" {
+		e.Error.Details["recovery_hint"] = hint
+	}
+	for k, v := range details {
+		e.Error.Details[k] = v
+	}
+	return e
+}
+
+// formatSize renders a byte count for people: 512 B, 64 KiB, 1.9 MiB.
+func FormatSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, exp := float64(n)/unit, 0
+	for v >= unit && exp < 4 {
+		v /= unit
+		exp++
+	}
+	s := fmt.Sprintf("%.1f", v)
+	s = strings.TrimSuffix(s, ".0")
+	return s + " " + []string{"KiB", "MiB", "GiB", "TiB", "PiB"}[exp]
+}
+
+// DefaultDataCap bounds the JSON of one structured tool result (metrics
+// summaries, alert lists, Kubernetes objects): results are summarised by
+// the tool first, and this is the backstop.
+const DefaultDataCap = 32 * 1024
+
+// CapData keeps an envelope's JSON within limit bytes (DefaultDataCap when
+// limit is 0). A result over the cap keeps its error and meta; its data is
+// replaced by the first part of its JSON encoding, cut at a character
+// boundary, with a notice saying how much there was, so the model never
+// receives an unbounded result and knows it saw only part.
+func CapData(e Envelope, limit int) Envelope {
+	if limit <= 0 {
+		limit = DefaultDataCap
+	}
+	if e.Data == nil {
+		return e
+	}
+	raw, err := json.Marshal(e.Data)
+	if err != nil || len(raw) <= limit {
+		return e
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(raw[cut]) {
+		cut--
+	}
+	e.Data = map[string]any{
+		"truncated": true,
+		"notice": fmt.Sprintf("the result was %s of JSON, over the %s cap; showing its first %s. Narrow the request (a smaller window, a filter, a lower limit) to see all of it.",
+			FormatSize(int64(len(raw))), FormatSize(int64(limit)), FormatSize(int64(cut))),
+		"partial": string(raw[:cut]),
+	}
+	return e
 }

@@ -1,6 +1,8 @@
-// Package tools holds the tool protocol (envelope, registry, typed arguments
-// with derived schemas), the built-in tools, the inventory and the transports
-// that reach resources.
+// Package tools is the tool protocol: the Tool interface and Typed, the
+// registry, strict argument decoding with derived schemas, and the result
+// envelope. The tools themselves live beside it (tools/builtin, tools/kube,
+// tools/metrics, ...), as do the inventory (tools/inventory) and the
+// transports that reach resources (tools/transport).
 //
 // Tools never check permissions: every call passes through one policy
 // decision in the agent before Execute is called.
@@ -9,6 +11,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/vigilops/vigil/policy"
@@ -27,8 +30,8 @@ type Spec struct {
 }
 
 // Proposal is a call decoded strictly from the model's arguments, before any
-// policy check. Args holds the tool's typed argument struct; Execute receives
-// the same Proposal back.
+// policy check. Args holds the tool's argument struct as decoded (Typed sets
+// it); Execute receives the same Proposal back.
 type Proposal struct {
 	policy.Action
 	// Summary is a one-line description for people, e.g.
@@ -130,3 +133,12 @@ const DefaultTimeout = 30 * time.Second
 
 // DefaultOutputCap bounds the output a command may return to the model.
 const DefaultOutputCap = 64 * 1024
+
+// badProposal is the Result for an Execute called with a proposal this tool
+// did not make (wrong argument type, or a command that no longer matches what
+// the arguments produce). It is a programming error upstream; the tool refuses
+// rather than run something policy did not see.
+func BadProposal(tool string, p Proposal, why string) Result {
+	return Result{Envelope: FailedWith(policy.CodeExecutionFailed,
+		fmt.Sprintf("%s: refusing to run a proposal it did not make (%s)", tool, why), "", nil)}
+}

@@ -133,7 +133,7 @@ func New(cfg Config) (*Adapter, error) {
 	if threshold == 0 {
 		threshold = DefaultApproverPowerLevel
 	}
-	client, err := mautrix.NewClient(cfg.Homeserver, id.UserID(cfg.UserID), cfg.AccessToken)
+	client, err := mautrix.NewClient(cfg.Homeserver, id.UserID(cfg.UserID), cfg.AccessToken.Reveal())
 	if err != nil {
 		return nil, fmt.Errorf("matrix.homeserver %q: %w", cfg.Homeserver, err)
 	}
@@ -259,7 +259,7 @@ func (a *Adapter) login(ctx context.Context) error {
 		req := &mautrix.ReqLogin{
 			Type:                     mautrix.AuthTypePassword,
 			Identifier:               mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: a.cfg.UserID},
-			Password:                 a.cfg.Password,
+			Password:                 a.cfg.Password.Reveal(),
 			DeviceID:                 deviceID,
 			InitialDeviceDisplayName: "vigil",
 			StoreCredentials:         true,

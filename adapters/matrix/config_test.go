@@ -11,7 +11,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		cfg  Config
 		want []string // substrings of the error; nil = valid
 	}{
-		{"empty", Config{}, []string{"matrix.homeserver", "matrix.user_id", "matrix.access_token or matrix.password"}},
+		{"empty", Config{}, []string{"matrix.homeserver", "matrix.user_id", "matrix.access_token is required, or matrix.password"}},
 		{"token", Config{Homeserver: "https://hs.example", UserID: "@v:hs.example", AccessToken: "t"}, nil},
 		{"password", Config{Homeserver: "http://127.0.0.1:8008", UserID: "@v:hs.example", Password: "p"}, nil},
 		{"bad url", Config{Homeserver: "hs.example", UserID: "@v:hs.example", Password: "p"}, []string{"matrix.homeserver"}},

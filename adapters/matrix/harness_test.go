@@ -15,6 +15,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/confkey"
 	"github.com/vigilops/vigil/internal/testenv/dendrite"
 )
 
@@ -129,7 +130,7 @@ func (h *harness) config(stateDir string) Config {
 	return Config{
 		Homeserver:  h.hs.URL(),
 		UserID:      string(h.botID),
-		AccessToken: h.token,
+		AccessToken: confkey.Secret(h.token),
 		Rooms:       []string{string(h.room)},
 		StateDir:    stateDir,
 		Logger:      testLogger(h.t),

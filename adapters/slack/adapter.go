@@ -90,10 +90,10 @@ func New(cfg Config) (*Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	api := slack.New(cfg.BotToken,
+	api := slack.New(cfg.BotToken.Reveal(),
 		slack.OptionAPIURL(cfg.APIURL),
 		slack.OptionHTTPClient(cfg.HTTPClient),
-		slack.OptionAppLevelToken(cfg.AppToken),
+		slack.OptionAppLevelToken(cfg.AppToken.Reveal()),
 	)
 	a := &Adapter{
 		cfg:       cfg,

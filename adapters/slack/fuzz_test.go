@@ -27,15 +27,11 @@ func FuzzInboundEvent(f *testing.F) {
 	f.Add([]byte(`{"type":"url_verification","challenge":"x"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		a := fuzzAdapter(t)
-		p, err := parseEventsPayload(body)
-		if err != nil || p.Type != "event_callback" {
+		p, err := parseEvent(body)
+		if err != nil || p.Type != "event_callback" || p.Chat == nil {
 			return
 		}
-		ev, err := parseInnerEvent(p.Event)
-		if err != nil {
-			return
-		}
-		m, ok, _ := a.toMessage(p.EventID, ev)
+		m, ok, _ := a.toMessage(p.EventID, *p.Chat)
 		if !ok {
 			return
 		}
@@ -50,7 +46,7 @@ func FuzzInboundEvent(f *testing.F) {
 				t.Error("empty mention")
 			}
 		}
-		a.acceptEvent(context.Background(), p, ev, false)
+		a.acceptEvent(context.Background(), p, false)
 	})
 }
 

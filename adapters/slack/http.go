@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
 )
 
 // Handler serves the Events API at POST /slack/events and interactivity at
@@ -51,7 +52,7 @@ func (a *Adapter) readSigned(w http.ResponseWriter, r *http.Request) ([]byte, bo
 		http.Error(w, "could not read body", http.StatusBadRequest)
 		return nil, false
 	}
-	sv, err := slack.NewSecretsVerifier(r.Header, a.cfg.SigningSecret)
+	sv, err := slack.NewSecretsVerifier(r.Header, a.cfg.SigningSecret.Reveal())
 	if err == nil {
 		_, _ = sv.Write(body)
 		err = sv.Ensure()
@@ -75,13 +76,13 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p, err := parseEventsPayload(body)
+	p, err := parseEvent(body)
 	if err != nil {
 		a.badRequest(w, r, err)
 		return
 	}
 	switch p.Type {
-	case "url_verification":
+	case slackevents.URLVerification:
 		if p.Challenge == "" {
 			a.badRequest(w, r, fmt.Errorf("%w: url_verification without challenge", ErrBadPayload))
 			return
@@ -89,15 +90,10 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, p.Challenge)
 		return
-	case "event_callback":
+	case slackevents.CallbackEvent:
 	default:
 		a.log.Info("slack events payload ignored", "type", p.Type)
 		w.WriteHeader(http.StatusOK)
-		return
-	}
-	ev, err := parseInnerEvent(p.Event)
-	if err != nil {
-		a.badRequest(w, r, err)
 		return
 	}
 	if !a.isReady() {
@@ -108,7 +104,7 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if n := r.Header.Get("X-Slack-Retry-Num"); n != "" {
 		a.log.Debug("slack event redelivered", "event_id", p.EventID, "retry", n, "reason", r.Header.Get("X-Slack-Retry-Reason"))
 	}
-	if !a.acceptEvent(context.WithoutCancel(r.Context()), p, ev, false) {
+	if !a.acceptEvent(context.WithoutCancel(r.Context()), p, false) {
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 		return
 	}

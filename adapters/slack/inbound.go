@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 )
@@ -93,59 +96,119 @@ func (a *Adapter) handlerOf() bot.Handler {
 	return nil
 }
 
-// eventsPayload is the Events API outer envelope (also the Socket Mode
-// events_api payload).
-type eventsPayload struct {
-	Type      string          `json:"type"`
-	Challenge string          `json:"challenge"`
-	EventID   string          `json:"event_id"`
-	EventTime int64           `json:"event_time"`
-	Event     json.RawMessage `json:"event"`
-}
-
-// innerEvent is the part of message and app_mention events vigil reads.
-type innerEvent struct {
-	Type        string          `json:"type"`
-	SubType     string          `json:"subtype"`
-	Channel     string          `json:"channel"`
-	ChannelType string          `json:"channel_type"`
-	User        string          `json:"user"`
-	BotID       string          `json:"bot_id"`
-	Text        string          `json:"text"`
-	TS          string          `json:"ts"`
-	ThreadTS    string          `json:"thread_ts"`
-	Edited      json.RawMessage `json:"edited"`
-}
-
-func parseEventsPayload(body []byte) (eventsPayload, error) {
-	var p eventsPayload
-	if err := json.Unmarshal(body, &p); err != nil {
-		return p, fmt.Errorf("%w: events payload: %w", ErrBadPayload, err)
+// parseEvent reads an Events API body (also the Socket Mode events_api
+// payload) with slack-go's slackevents. The legacy verification token is
+// not checked: HTTP requests carry a v0 signature checked before this, and
+// Socket Mode needs neither. An event_callback whose inner type slack-go
+// does not know is returned with Ignored set: Slack sends only what the app
+// subscribed to, so it is news, not a malformed payload.
+func parseEvent(body []byte) (eventsPayload, error) {
+	ev, err := slackevents.ParseEvent(body, slackevents.OptionNoVerifyToken())
+	if err != nil {
+		if t, unknown := unknownInnerType(body); unknown {
+			return eventsPayload{Type: slackevents.CallbackEvent, Ignored: "event type " + t}, nil
+		}
+		return eventsPayload{}, fmt.Errorf("%w: events payload: %w", ErrBadPayload, err)
 	}
-	if p.Type == "" {
+	return eventsPayloadOf(ev)
+}
+
+// eventsPayload is what vigil reads of one Events API payload.
+type eventsPayload struct {
+	Type      string // event_callback, url_verification, app_rate_limited, …
+	Challenge string // url_verification only
+	EventID   string
+	// Chat is set for a message or app_mention event; for any other inner
+	// event Ignored says why vigil leaves it alone.
+	Chat    *chatEvent
+	Ignored string
+}
+
+// eventsPayloadOf reduces slack-go's parsed payload to what vigil reads.
+func eventsPayloadOf(ev slackevents.EventsAPIEvent) (eventsPayload, error) {
+	p := eventsPayload{Type: ev.Type}
+	switch ev.Type {
+	case "":
 		return p, fmt.Errorf("%w: events payload has no type", ErrBadPayload)
+	case slackevents.URLVerification:
+		if v, ok := ev.Data.(*slackevents.EventsAPIURLVerificationEvent); ok {
+			p.Challenge = v.Challenge
+		}
+		return p, nil
+	case slackevents.CallbackEvent:
+	default:
+		return p, nil
+	}
+	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok {
+		p.EventID = cb.EventID
+	}
+	switch inner := ev.InnerEvent.Data.(type) {
+	case *slackevents.AppMentionEvent:
+		p.Chat = &chatEvent{
+			Type: string(slackevents.AppMention), Channel: inner.Channel, User: inner.User, BotID: inner.BotID,
+			Text: inner.Text, TS: inner.TimeStamp, ThreadTS: inner.ThreadTimeStamp, Edited: inner.Edited != nil,
+		}
+	case *slackevents.MessageEvent:
+		c := &chatEvent{
+			Type: string(slackevents.Message), SubType: inner.SubType, Channel: inner.Channel, ChannelType: inner.ChannelType,
+			User: inner.User, BotID: inner.BotID, Text: inner.Text, TS: inner.TimeStamp, ThreadTS: inner.ThreadTimeStamp,
+		}
+		// A plain message's own fields are mirrored in Message; a
+		// message_changed carries the edit there and is ignored by subtype.
+		c.Edited = inner.Message != nil && inner.Message.Edited != nil
+		p.Chat = c
+	default:
+		if ev.InnerEvent.Type == "" {
+			return p, fmt.Errorf("%w: inner event has no type", ErrBadPayload)
+		}
+		p.Ignored = "event type " + ev.InnerEvent.Type
 	}
 	return p, nil
 }
 
-func parseInnerEvent(raw json.RawMessage) (innerEvent, error) {
-	var ev innerEvent
-	if len(raw) == 0 {
-		return ev, fmt.Errorf("%w: event_callback without an event", ErrBadPayload)
+// unknownInnerType reports the inner type of an event_callback that
+// slack-go has no type for (ParseEvent refuses those).
+func unknownInnerType(body []byte) (string, bool) {
+	var cb slackevents.EventsAPICallbackEvent
+	if json.Unmarshal(body, &cb) != nil || cb.Type != slackevents.CallbackEvent || cb.InnerEvent == nil {
+		return "", false
 	}
-	if err := json.Unmarshal(raw, &ev); err != nil {
-		return ev, fmt.Errorf("%w: inner event: %w", ErrBadPayload, err)
+	var inner slack.Event
+	if json.Unmarshal(*cb.InnerEvent, &inner) != nil || inner.Type == "" {
+		return "", false
 	}
-	if ev.Type == "" {
-		return ev, fmt.Errorf("%w: inner event has no type", ErrBadPayload)
+	if _, ok := slackevents.EventsAPIInnerEventMapping[slackevents.EventsAPIType(inner.Type)]; ok {
+		return "", false
 	}
-	return ev, nil
+	if _, ok := slack.EventMapping[inner.Type]; ok {
+		return "", false
+	}
+	return inner.Type, true
+}
+
+// chatEvent is the part of message and app_mention events vigil reads.
+type chatEvent struct {
+	Type        string
+	SubType     string
+	Channel     string
+	ChannelType string
+	User        string
+	BotID       string
+	Text        string
+	TS          string
+	ThreadTS    string
+	Edited      bool
 }
 
 // acceptEvent takes one event_callback: drops duplicates (by event_id) and
 // events vigil ignores, and queues the rest for the bot. It reports false
 // when the work could not be queued, so HTTP can ask Slack to retry.
-func (a *Adapter) acceptEvent(ctx context.Context, p eventsPayload, ev innerEvent, wait bool) bool {
+func (a *Adapter) acceptEvent(ctx context.Context, p eventsPayload, wait bool) bool {
+	if p.Chat == nil {
+		a.log.Debug("slack event ignored", "event_id", p.EventID, "why", p.Ignored)
+		return true
+	}
+	ev := *p.Chat
 	seenKey := "event:" + p.EventID
 	if p.EventID != "" && !a.seen.add(seenKey, struct{}{}) {
 		a.log.Debug("slack duplicate event dropped", "event_id", p.EventID)
@@ -185,7 +248,7 @@ func (a *Adapter) acceptEvent(ctx context.Context, p eventsPayload, ev innerEven
 //     messages that mention vigil are left to their app_mention event.
 //   - anything from a bot (vigil included), edits, deletions and other
 //     subtypes are ignored.
-func (a *Adapter) toMessage(eventID string, ev innerEvent) (bot.Message, bool, string) {
+func (a *Adapter) toMessage(eventID string, ev chatEvent) (bot.Message, bool, string) {
 	me := a.me()
 	switch {
 	case ev.BotID != "":
@@ -201,11 +264,8 @@ func (a *Adapter) toMessage(eventID string, ev innerEvent) (bot.Message, bool, s
 	addressed := false
 	switch ev.Type {
 	case "app_mention":
-		if edited(ev.Edited) {
+		if ev.Edited {
 			return bot.Message{}, false, "edited"
-		}
-		if ev.SubType != "" {
-			return bot.Message{}, false, "subtype " + ev.SubType
 		}
 		addressed = true
 		if root == "" {
@@ -217,7 +277,7 @@ func (a *Adapter) toMessage(eventID string, ev innerEvent) (bot.Message, bool, s
 		default:
 			return bot.Message{}, false, "subtype " + ev.SubType
 		}
-		if edited(ev.Edited) {
+		if ev.Edited {
 			return bot.Message{}, false, "edited"
 		}
 		if ev.ChannelType == "im" {
@@ -252,11 +312,6 @@ func (a *Adapter) toMessage(eventID string, ev innerEvent) (bot.Message, bool, s
 		Addressed: addressed,
 		At:        tsTime(ev.TS),
 	}, true, ""
-}
-
-func edited(raw json.RawMessage) bool {
-	s := strings.TrimSpace(string(raw))
-	return s != "" && s != "null"
 }
 
 // mentionsUser reports whether Slack text mentions the user (<@U…> or
@@ -333,54 +388,28 @@ func tsTime(ts string) time.Time {
 	return time.Unix(s, us*1000)
 }
 
-// interaction is the part of interactivity payloads vigil reads.
-type interaction struct {
-	Type      string `json:"type"`
-	TriggerID string `json:"trigger_id"`
-	User      struct {
-		ID       string `json:"id"`
-		Username string `json:"username"`
-		Name     string `json:"name"`
-	} `json:"user"`
-	Channel struct {
-		ID string `json:"id"`
-	} `json:"channel"`
-	Container struct {
-		ChannelID string `json:"channel_id"`
-		MessageTS string `json:"message_ts"`
-		ThreadTS  string `json:"thread_ts"`
-	} `json:"container"`
-	Message struct {
-		TS       string `json:"ts"`
-		ThreadTS string `json:"thread_ts"`
-	} `json:"message"`
-	Actions []struct {
-		ActionID string `json:"action_id"`
-		BlockID  string `json:"block_id"`
-		Value    string `json:"value"`
-		ActionTS string `json:"action_ts"`
-	} `json:"actions"`
-	View struct {
-		ID              string `json:"id"`
-		CallbackID      string `json:"callback_id"`
-		PrivateMetadata string `json:"private_metadata"`
-		State           struct {
-			Values map[string]map[string]struct {
-				Value *string `json:"value"`
-			} `json:"values"`
-		} `json:"state"`
-	} `json:"view"`
-}
-
-func parseInteraction(payload []byte) (interaction, error) {
-	var in interaction
+// parseInteraction reads an interactivity payload (the HTTP form's
+// payload field, or a Socket Mode interactive envelope) as slack-go's
+// InteractionCallback.
+func parseInteraction(payload []byte) (slack.InteractionCallback, error) {
+	var in slack.InteractionCallback
 	if err := json.Unmarshal(payload, &in); err != nil {
 		return in, fmt.Errorf("%w: interaction: %w", ErrBadPayload, err)
 	}
+	return in, checkInteraction(in)
+}
+
+// checkInteraction refuses callbacks vigil cannot attribute or act on. A
+// block_actions payload whose actions have no block_id is not one Slack
+// sends for Block Kit buttons, so it is refused rather than ignored.
+func checkInteraction(in slack.InteractionCallback) error {
 	if in.Type == "" || in.User.ID == "" {
-		return in, fmt.Errorf("%w: interaction without type or user", ErrBadPayload)
+		return fmt.Errorf("%w: interaction without type or user", ErrBadPayload)
 	}
-	return in, nil
+	if in.Type == slack.InteractionTypeBlockActions && len(in.ActionCallback.BlockActions) == 0 {
+		return fmt.Errorf("%w: block_actions without a block action (each needs a block_id)", ErrBadPayload)
+	}
+	return nil
 }
 
 func firstOf(vals ...string) string {
@@ -395,7 +424,7 @@ func firstOf(vals ...string) string {
 // acceptInteraction takes a click or a modal submission and queues the
 // decision. It returns an error for payloads that can't be understood
 // (HTTP answers 400) and false when the work could not be queued.
-func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bool) (bool, error) {
+func (a *Adapter) acceptInteraction(ctx context.Context, in slack.InteractionCallback, wait bool) (bool, error) {
 	queue := func(ib *inbox, key string, fn func(context.Context)) bool {
 		if wait {
 			return ib.put(ctx, key, fn)
@@ -404,10 +433,10 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bo
 	}
 	userName := firstOf(in.User.Username, in.User.Name)
 	switch in.Type {
-	case "block_actions":
-		for _, act := range in.Actions {
+	case slack.InteractionTypeBlockActions:
+		for _, act := range in.ActionCallback.BlockActions {
 			if act.ActionID == actionGood || act.ActionID == actionBad {
-				ok, err := a.acceptFeedback(in, act.ActionID, act.Value, act.ActionTS, userName, queue)
+				ok, err := a.acceptFeedback(in, act.ActionID, act.Value, act.ActionTs, userName, queue)
 				if err != nil || !ok {
 					return ok, err
 				}
@@ -420,12 +449,11 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bo
 			if err := json.Unmarshal([]byte(act.Value), &v); err != nil || v.ID == "" {
 				return false, fmt.Errorf("%w: approval button value", ErrBadPayload)
 			}
-			channel := firstOf(in.Channel.ID, in.Container.ChannelID)
-			thread := firstOf(in.Message.ThreadTS, in.Container.ThreadTS, in.Message.TS, in.Container.MessageTS)
-			if channel == "" || thread == "" || act.ActionTS == "" {
+			channel, thread := clickThread(in)
+			if channel == "" || thread == "" || act.ActionTs == "" {
 				return false, fmt.Errorf("%w: click without channel, message or action_ts", ErrBadPayload)
 			}
-			eventID := "action:" + act.ActionTS + ":" + in.User.ID
+			eventID := "action:" + act.ActionTs + ":" + in.User.ID
 			if !a.seen.add(eventID, struct{}{}) {
 				a.log.Debug("slack duplicate click dropped", "approval", v.ID, "user", in.User.ID)
 				continue
@@ -441,7 +469,7 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bo
 				User:       in.User.ID,
 				UserName:   userName,
 				Thread:     bot.ThreadRef{Platform: Platform, Channel: channel, Thread: thread},
-				At:         tsTime(act.ActionTS),
+				At:         tsTime(act.ActionTs),
 			}
 			var ok bool
 			if d.Approve {
@@ -456,7 +484,7 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bo
 			}
 		}
 		return true, nil
-	case "view_submission":
+	case slack.InteractionTypeViewSubmission:
 		if in.View.CallbackID != denyCallbackID {
 			return true, nil
 		}
@@ -465,8 +493,8 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bo
 			return false, fmt.Errorf("%w: deny dialog metadata", ErrBadPayload)
 		}
 		reason := ""
-		if v := in.View.State.Values[denyReasonBlock][denyReasonAction].Value; v != nil {
-			reason = strings.TrimSpace(*v)
+		if in.View.State != nil {
+			reason = strings.TrimSpace(in.View.State.Values[denyReasonBlock][denyReasonAction].Value)
 		}
 		eventID := "view:" + in.View.ID
 		if in.View.ID != "" && !a.seen.add(eventID, struct{}{}) {
@@ -495,14 +523,21 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in interaction, wait bo
 	}
 }
 
+// clickThread is the channel and thread of the message a button sits on:
+// the thread it is in, or the message itself when it is top-level.
+func clickThread(in slack.InteractionCallback) (channel, thread string) {
+	channel = firstOf(in.Channel.ID, in.Container.ChannelID)
+	thread = firstOf(in.Message.ThreadTimestamp, in.Container.ThreadTs, in.Message.Timestamp, in.Container.MessageTs)
+	return channel, thread
+}
+
 // acceptFeedback queues a 👍/👎 click on an answer.
-func (a *Adapter) acceptFeedback(in interaction, actionID, value, actionTS, userName string, queue func(*inbox, string, func(context.Context)) bool) (bool, error) {
+func (a *Adapter) acceptFeedback(in slack.InteractionCallback, actionID, value, actionTS, userName string, queue func(*inbox, string, func(context.Context)) bool) (bool, error) {
 	var v feedbackValue
 	if err := json.Unmarshal([]byte(value), &v); err != nil || v.Run == "" {
 		return false, fmt.Errorf("%w: feedback button value", ErrBadPayload)
 	}
-	channel := firstOf(in.Channel.ID, in.Container.ChannelID)
-	thread := firstOf(in.Message.ThreadTS, in.Container.ThreadTS, in.Message.TS, in.Container.MessageTS)
+	channel, thread := clickThread(in)
 	if channel == "" || thread == "" || actionTS == "" {
 		return false, fmt.Errorf("%w: click without channel, message or action_ts", ErrBadPayload)
 	}

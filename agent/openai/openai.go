@@ -30,67 +30,6 @@ const (
 	openAIAPITypeAzure   = "azure"
 )
 
-// Config configures an Model. Start from DefaultConfig,
-// which turns streaming on; a zero Config does not stream.
-type Config struct {
-	// BaseURL is the API root, e.g. "https://api.openai.com/v1",
-	// "http://localhost:11434/v1" (Ollama), or the Azure resource endpoint
-	// "https://NAME.openai.azure.com" with APIType "azure".
-	BaseURL string
-	// APIKey is sent as a bearer token (api-key header for Azure). It never
-	// appears in errors or logs.
-	APIKey string
-	// Model is the model name (the deployment name for Azure).
-	Model string
-	// Temperature 0 means the server's default (the SDK omits zero).
-	Temperature float32
-	// MaxTokens bounds each answer; 0 means the server's default. Sent as
-	// max_completion_tokens to models that require it (o-series, gpt-5).
-	MaxTokens int
-	// Timeout bounds each attempt of a model call, streaming included.
-	// Default DefaultModelTimeout.
-	Timeout time.Duration
-	// MaxRetries is the number of retries after the first attempt on 429,
-	// 5xx, timeouts and connection errors. 0 means DefaultModelRetries;
-	// negative means no retries.
-	MaxRetries int
-	// Stream asks for server-sent events and hands text to onDelta as it
-	// arrives.
-	Stream bool
-	// APIType is "openai" (default: OpenAI and compatible servers such as
-	// Ollama, vLLM, LiteLLM) or "azure" (Azure OpenAI deployment URLs).
-	APIType string
-	// APIVersion is the Azure API version; default DefaultAzureVersion.
-	APIVersion string
-	// BackoffBase is the first retry's backoff, doubled per retry up to
-	// BackoffMax, with jitter. Defaults DefaultBackoffBase and
-	// DefaultBackoffMax.
-	BackoffBase time.Duration
-	BackoffMax  time.Duration
-	// MaxRetryAfter caps the wait a server asks for with Retry-After.
-	// Default DefaultMaxRetryAfter.
-	MaxRetryAfter time.Duration
-	// HTTPClient is the client to use; nil means a new http.Client. Its
-	// Timeout, if any, applies on top of Timeout.
-	HTTPClient *http.Client
-	// Logger receives retry warnings and per-call debug lines (never
-	// prompts or keys); nil discards.
-	Logger *slog.Logger
-}
-
-// DefaultConfig returns the defaults: streaming on, DefaultModelTimeout,
-// DefaultModelRetries and the default backoff.
-func DefaultConfig() Config {
-	return Config{
-		Timeout:       DefaultModelTimeout,
-		MaxRetries:    DefaultModelRetries,
-		Stream:        true,
-		BackoffBase:   DefaultBackoffBase,
-		BackoffMax:    DefaultBackoffMax,
-		MaxRetryAfter: DefaultMaxRetryAfter,
-	}
-}
-
 // Model is an agent.Model over any OpenAI-compatible chat completions API,
 // with native tool calls. It is safe for concurrent use.
 type Model struct {
@@ -126,12 +65,12 @@ func New(cfg Config) (*Model, error) {
 	}
 	var oc sdk.ClientConfig
 	if cfg.APIType == openAIAPITypeAzure {
-		oc = sdk.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
+		oc = sdk.DefaultAzureConfig(cfg.APIKey.Reveal(), cfg.BaseURL)
 		oc.APIVersion = cfg.APIVersion
 		// Model is the deployment name as configured: no renaming.
 		oc.AzureModelMapperFunc = func(model string) string { return model }
 	} else {
-		oc = sdk.DefaultConfig(cfg.APIKey)
+		oc = sdk.DefaultConfig(cfg.APIKey.Reveal())
 		oc.BaseURL = cfg.BaseURL
 	}
 	oc.HTTPClient = recordingDoer{next: hc}
@@ -152,7 +91,7 @@ func New(cfg Config) (*Model, error) {
 			base:          cfg.BackoffBase,
 			max:           cfg.BackoffMax,
 			maxRetryAfter: cfg.MaxRetryAfter,
-			secret:        cfg.APIKey,
+			secret:        cfg.APIKey.Reveal(),
 			log:           log,
 			now:           time.Now,
 		},
@@ -171,26 +110,10 @@ func New(cfg Config) (*Model, error) {
 }
 
 func validateConfig(cfg *Config) error {
-	if strings.TrimSpace(cfg.BaseURL) == "" {
-		return errors.New("llm.base_url is empty")
+	if err := cfg.Validate(); err != nil {
+		return err
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("llm.base_url %q is not an http(s) URL", redactURL(cfg.BaseURL))
-	}
-	if strings.TrimSpace(cfg.Model) == "" {
-		return errors.New("llm.model is empty")
-	}
-	if cfg.Temperature < 0 || cfg.Temperature > 2 {
-		return fmt.Errorf("llm.temperature %v is out of range [0, 2]", cfg.Temperature)
-	}
-	if cfg.MaxTokens < 0 {
-		return fmt.Errorf("llm.max_tokens %d is negative", cfg.MaxTokens)
-	}
-	switch {
-	case cfg.Timeout < 0:
-		return fmt.Errorf("llm.timeout %s is negative", cfg.Timeout)
-	case cfg.Timeout == 0:
+	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultModelTimeout
 	}
 	if cfg.MaxRetries == 0 {

@@ -57,6 +57,7 @@ func newRootCmd() *cobra.Command {
 		newAuditCmd(),
 		newSandboxExecCmd(),
 		newEvalCmd(),
+		newCheckConfigCmd(),
 	)
 	return root
 }

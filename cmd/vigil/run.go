@@ -47,6 +47,15 @@ func runServe(ctx context.Context, cfgPath string) error {
 	if !cfg.LLM.Configured() {
 		return fmt.Errorf("config: llm.base_url and llm.model are required for vigil run (try `vigil chat --demo` to see vigil without a model)")
 	}
+	// Names in the channel policies ("#ops", "@alice") become IDs before
+	// anything uses them: a name never matches an event.
+	res, err := app.ResolveNames(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	for _, r := range res.Resolved {
+		log.Info("resolved a name in the configuration", "platform", r.Platform, "name", r.Name, "id", r.ID, "key", r.Key)
+	}
 	adapters, err := app.PlatformAdapters(cfg, log)
 	if err != nil {
 		return err

@@ -19,13 +19,17 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/agent/openai"
 	"github.com/vigilops/vigil/bot"
+	"github.com/vigilops/vigil/bot/mention"
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/store"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/plugin"
 	"github.com/vigilops/vigil/tools/sandbox"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // Options builds an App. Config is required; the rest override what the
@@ -40,7 +44,7 @@ type Options struct {
 	// Adapters are added to the ones the config enables.
 	Adapters []bot.Adapter
 	// Inventory replaces the one from inventory.file.
-	Inventory *tools.Inventory
+	Inventory *inventory.Inventory
 	Logger    *slog.Logger
 	// Observer receives metrics-worthy events (nil: none).
 	Observer bot.Observer
@@ -66,7 +70,7 @@ type App struct {
 	Bot       *bot.Bot
 	Agent     *agent.Agent
 	Stores    bot.Stores
-	Inventory *tools.Inventory
+	Inventory *inventory.Inventory
 	Registry  *tools.Registry
 	// AlertHandler serves the alert webhooks (/alerts/...) when
 	// alerts.enabled is set; nil otherwise. cmd/vigil mounts it on
@@ -114,7 +118,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 	}
 	if extras.memory == nil {
-		extras.memory = tools.NewMemoryStore()
+		extras.memory = builtin.NewMemoryStore()
 	}
 	if extras.budget == nil {
 		extras.budget = newMemoryBudget
@@ -138,10 +142,10 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 	}
 	a.Inventory = inv
-	exec := tools.NewRouter(inv, tools.RouterOptions{NoLocalSandbox: o.NoLocalSandbox})
+	exec := transport.NewRouter(inv, transport.RouterOptions{NoLocalSandbox: o.NoLocalSandbox})
 	rules := policyRules(cfg, inv, log)
 	logSandbox(log, rules.ReadSandbox, exec)
-	all := tools.Builtins(inv, exec, extras.memory)
+	all := builtin.Tools(inv, exec, extras.memory)
 	obs, err := observabilityTools(ctx, cfg, inv, exec, log)
 	if err != nil {
 		return nil, err
@@ -164,7 +168,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 
 	// Each run's checkpoints and events are the bot's, passed per run
 	// (agent.RunEnv); the agent holds only what every run shares.
-	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithGate(policy.NewGate(rules))}
+	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithPolicy(policy.NewGate(rules))}
 	if cfg.LLM.DailyTokenBudget > 0 {
 		agentOpts = append(agentOpts, agent.WithDailyBudget(extras.budget(cfg.LLM.DailyTokenBudget)))
 	}
@@ -225,7 +229,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Agent:             a.Agent,
 		Stores:            a.Stores,
 		Channels:          channels,
-		Resolver:          newInventoryResolver(inv, obs.mentions),
+		Resolver:          mention.New(inv, obs.mentions),
 		Runbooks:          runbooks,
 		ApprovalTTL:       cfg.Policy.ApprovalTTL,
 		AuditFile:         auditFile,
@@ -292,7 +296,7 @@ func (a *App) Close() error {
 
 // logSandbox says at start how reads will be confined on this machine:
 // loudly when the sandbox is off or missing.
-func logSandbox(log *slog.Logger, mode policy.SandboxMode, r *tools.Router) {
+func logSandbox(log *slog.Logger, mode policy.SandboxMode, r *transport.Router) {
 	if mode == policy.SandboxOff {
 		log.Warn("READ SANDBOX OFF: policy.read_sandbox is off, so every read runs unconfined and a command the classifier "+
 			"wrongly proves read-only can change things; use it only to debug", "read_sandbox", mode)
@@ -315,14 +319,10 @@ func openAIModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
 	if !c.Configured() {
 		return nil, ErrNoModel
 	}
-	oc := openai.DefaultConfig()
-	oc.BaseURL = c.BaseURL
-	oc.APIKey = c.APIKey.Reveal()
-	oc.Model = c.Model
-	oc.Temperature = c.Temperature
-	oc.MaxTokens = c.MaxTokens
-	oc.Timeout = c.Timeout
-	oc.MaxRetries = c.MaxRetries
+	// The llm section is the client's own configuration; code adds what
+	// the file does not hold.
+	oc := c.Config
+	oc.Stream = true
 	oc.Logger = log
 	m, err := openai.New(oc)
 	if err != nil {
@@ -365,26 +365,18 @@ var ErrNoModel = errors.New("no model is configured (llm.base_url and llm.model)
 // start is a startup error naming it: running without tools the operator
 // listed would surprise everyone.
 func connectPlugin(ctx context.Context, c config.Plugin, log *slog.Logger) (*plugin.Plugin, error) {
-	p, err := plugin.Connect(ctx, plugin.Config{
-		Name:          c.Name,
-		Command:       c.Command,
-		Args:          c.Args,
-		Env:           c.Env,
-		Timeout:       c.Timeout,
-		MaxResponse:   c.MaxResponse,
-		ReadOnlyTools: c.ReadOnlyTools,
-	}, log)
+	p, err := plugin.Connect(ctx, c, log)
 	if err != nil {
 		return nil, fmt.Errorf("config: plugins: plugin %s did not start: %w", c.Name, err)
 	}
 	return p, nil
 }
 
-func loadInventory(path string) (*tools.Inventory, error) {
+func loadInventory(path string) (*inventory.Inventory, error) {
 	if path == "" {
-		return tools.DefaultInventory(), nil
+		return inventory.Default(), nil
 	}
-	inv, err := tools.LoadInventory(path)
+	inv, err := inventory.Load(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: inventory.file: %w", err)
 	}
@@ -394,7 +386,7 @@ func loadInventory(path string) (*tools.Inventory, error) {
 // storeExtras are what a store offers beyond the bot's interfaces; nil
 // fields fall back to in-process versions.
 type storeExtras struct {
-	memory tools.MemoryStore
+	memory builtin.MemoryStore
 	budget func(limit int) agent.DailyBudget
 }
 

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/internal/config"
-	"github.com/vigilops/vigil/internal/httpclient"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/alerts"
 	"github.com/vigilops/vigil/tools/changes"
+	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/kube"
 	"github.com/vigilops/vigil/tools/metrics"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // observability is what the datasource tools add to an App: the tools,
@@ -39,16 +40,16 @@ const firstDiscovery = 5 * time.Second
 // observabilityTools builds the metrics, alerts, kube and changes tools
 // from the configuration. Tools whose datasource is not configured are
 // still offered and say so, so the tool list is the same everywhere.
-func observabilityTools(ctx context.Context, cfg *config.Config, inv *tools.Inventory, x tools.Executor, log *slog.Logger) (*observability, error) {
+func observabilityTools(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, x transport.Executor, log *slog.Logger) (*observability, error) {
 	o := &observability{stop: func() {}}
 
 	var sources []metrics.Datasource
 	for i, p := range cfg.Observability.Prometheus {
-		ds, err := metrics.Connect(metrics.Config{
-			Name: p.Name, URL: p.URL, Timeout: p.Timeout,
-			Auth: httpclient.Auth{BearerToken: p.BearerToken().Reveal(), Username: p.BasicAuth.Username,
-				Password: p.BasicAuth.Password().Reveal(), TLSCA: p.TLSCA},
-		})
+		hc, err := p.HTTPClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("config: observability.prometheus[%d]: %w", i, err)
+		}
+		ds, err := metrics.Connect(metrics.Config{Name: p.Name, URL: p.URL, Timeout: p.Timeout, HTTP: hc})
 		if err != nil {
 			return nil, fmt.Errorf("config: observability.prometheus[%d]: %w", i, err)
 		}
@@ -58,8 +59,11 @@ func observabilityTools(ctx context.Context, cfg *config.Config, inv *tools.Inve
 	am := cfg.Observability.Alertmanager
 	ac := alerts.Config{URL: am.URL, Timeout: am.Timeout, MaxSilence: am.MaxSilence}
 	if am.URL != "" {
-		hc, err := httpclient.New(httpclient.Auth{BearerToken: am.BearerToken().Reveal(), Username: am.BasicAuth.Username,
-			Password: am.BasicAuth.Password().Reveal(), TLSCA: am.TLSCA})
+		hcc, err := am.HTTPClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("config: observability.alertmanager: %w", err)
+		}
+		hc, err := metrics.NewHTTPClient(hcc, "alertmanager")
 		if err != nil {
 			return nil, fmt.Errorf("config: observability.alertmanager: %w", err)
 		}

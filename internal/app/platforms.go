@@ -15,40 +15,21 @@ import (
 func PlatformAdapters(cfg *config.Config, log *slog.Logger) ([]bot.Adapter, error) {
 	var out []bot.Adapter
 	if cfg.Slack.Enabled {
-		a, err := slack.New(slack.Config{
-			Mode:           cfg.Slack.Mode,
-			BotToken:       cfg.Slack.BotToken.Reveal(),
-			AppToken:       cfg.Slack.AppToken.Reveal(),
-			SigningSecret:  cfg.Slack.SigningSecret.Reveal(),
-			Listen:         cfg.Slack.Listen,
-			APIURL:         cfg.Slack.APIURL,
-			UsergroupTTL:   cfg.Slack.UsergroupTTL,
-			MaxAnswerChars: cfg.Slack.MaxAnswerChars,
-			Logger:         log.With("adapter", "slack"),
-		})
+		sc := cfg.Slack.Config
+		sc.Logger = log.With("adapter", "slack")
+		a, err := slack.New(sc)
 		if err != nil {
 			return nil, fmt.Errorf("config: %w", err)
 		}
 		out = append(out, a)
 	}
 	if cfg.Matrix.Enabled {
-		stateDir := cfg.Matrix.StateDir
-		if stateDir != "" {
-			stateDir = filepath.Clean(stateDir)
+		mc := cfg.Matrix.Config
+		if mc.StateDir != "" {
+			mc.StateDir = filepath.Clean(mc.StateDir)
 		}
-		a, err := matrix.New(matrix.Config{
-			Homeserver:         cfg.Matrix.Homeserver,
-			UserID:             cfg.Matrix.UserID,
-			AccessToken:        cfg.Matrix.AccessToken.Reveal(),
-			Password:           cfg.Matrix.Password.Reveal(),
-			DeviceID:           cfg.Matrix.DeviceID,
-			Rooms:              cfg.Matrix.Rooms,
-			ApproverPowerLevel: cfg.Matrix.ApproverPowerLevel,
-			E2EE:               cfg.Matrix.E2EE,
-			StateDir:           stateDir,
-			MaxAnswerChars:     cfg.Matrix.MaxAnswerChars,
-			Logger:             log.With("adapter", "matrix"),
-		})
+		mc.Logger = log.With("adapter", "matrix")
+		a, err := matrix.New(mc)
 		if err != nil {
 			return nil, fmt.Errorf("config: %w", err)
 		}

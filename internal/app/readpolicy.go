@@ -12,7 +12,7 @@ import (
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // policyRules are the gate's rules: policy.* from the configuration, with
@@ -20,19 +20,19 @@ import (
 // configuration's (policy.read_destinations, declared commands' hosts, the
 // datasources, vigil's own store as forbidden), the inventory's machines
 // and the Kubernetes clusters' API servers.
-func policyRules(cfg *config.Config, inv *tools.Inventory, log *slog.Logger) policy.Rules {
+func policyRules(cfg *config.Config, inv *inventory.Inventory, log *slog.Logger) policy.Rules {
 	r := cfg.Policy.Rules()
 	r.Command = commandOptions(cfg, inv, log)
 	return r
 }
 
 // commandOptions builds the classifier's options; see policyRules.
-func commandOptions(cfg *config.Config, inv *tools.Inventory, log *slog.Logger) command.Options {
+func commandOptions(cfg *config.Config, inv *inventory.Inventory, log *slog.Logger) command.Options {
 	o := cfg.CommandOptions()
 	if inv != nil {
 		for _, r := range inv.All() {
 			switch r.Kind {
-			case tools.KindNode, tools.KindHost, tools.KindVM, tools.KindLXC:
+			case inventory.KindNode, inventory.KindHost, inventory.KindVM, inventory.KindLXC:
 			default:
 				continue // containers, pods and services are reached through their parent
 			}

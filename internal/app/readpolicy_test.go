@@ -8,7 +8,7 @@ import (
 
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/policy/command"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // TestCommandOptions: the gate's classifier knows the inventory's
@@ -54,7 +54,7 @@ policy:
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := tools.ParseInventory([]byte(`resources:
+	inv, err := inventory.Parse([]byte(`resources:
   - name: localhost
     kind: node
     reach: local

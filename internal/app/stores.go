@@ -19,24 +19,13 @@ import (
 func openExternalStore(ctx context.Context, c config.Store, keys *audit.Keyring, log *slog.Logger) (bot.Stores, storeExtras, io.Closer, error) {
 	switch c.Backend {
 	case "redis":
-		addr := c.Redis.Addr
-		if len(c.Redis.Addrs) > 0 {
-			addr = "" // addrs win over addr's built-in default (config checks an explicit one)
+		opts := c.Redis.Options()
+		if len(opts.Addrs) > 0 {
+			opts.Addr = "" // addrs win over addr's built-in default (config checks an explicit one)
 		}
-		s, err := redisstore.New(ctx, redisstore.Options{
-			Addr:              addr,
-			Addrs:             c.Redis.Addrs,
-			MasterName:        c.Redis.MasterName,
-			SentinelPassword:  c.Redis.SentinelPassword.Reveal(),
-			ReplicaAckTimeout: c.Redis.ReplicaAckTimeout,
-			Password:          c.Redis.Password.Reveal(),
-			DB:                c.Redis.DB,
-			TLS:               c.Redis.TLS,
-			KeyPrefix:         c.Redis.KeyPrefix,
-			PoolSize:          c.Redis.PoolSize,
-			AuditKeys:         keys,
-			Logger:            log.With("store", "redis"),
-		})
+		opts.AuditKeys = keys
+		opts.Logger = log.With("store", "redis")
+		s, err := redisstore.New(ctx, opts)
 		if err != nil {
 			return bot.Stores{}, storeExtras{}, nil, fmt.Errorf("config: store.redis: %w", err)
 		}

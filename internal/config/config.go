@@ -8,14 +8,13 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/url"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,34 +23,20 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
+	"github.com/vigilops/vigil/adapters/matrix"
+	"github.com/vigilops/vigil/adapters/slack"
+	"github.com/vigilops/vigil/agent/openai"
+	"github.com/vigilops/vigil/confkey"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
+	redisstore "github.com/vigilops/vigil/store/redis"
+	"github.com/vigilops/vigil/tools/plugin"
 )
 
-// Secret is a configuration value that must never be printed: String,
-// LogValue and MarshalText all give "***".
-type Secret string
-
-func (s Secret) String() string { return mask(s) }
-
-// LogValue implements slog.LogValuer.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(mask(s)) }
-
-// MarshalText implements encoding.TextMarshaler (JSON, YAML).
-func (s Secret) MarshalText() ([]byte, error) { return []byte(mask(s)), nil }
-
-// GoString keeps %#v from printing the value too.
-func (s Secret) GoString() string { return `config.Secret("` + mask(s) + `")` }
-
-// Reveal returns the secret itself, for the one place that needs it.
-func (s Secret) Reveal() string { return string(s) }
-
-func mask(s Secret) string {
-	if s == "" {
-		return ""
-	}
-	return "***"
-}
+// Secret is a configuration value that must never be printed (String,
+// LogValue and MarshalText all give "***"); the modules' configurations
+// use the same type.
+type Secret = confkey.Secret
 
 // Config is the whole configuration.
 type Config struct {
@@ -87,17 +72,13 @@ type Config struct {
 	warnings []string
 }
 
-// LLM is the model endpoint (any OpenAI-compatible API).
+// LLM is the llm section: the model endpoint (any OpenAI-compatible API),
+// whose keys and rules are the model client's (agent/openai.Config), and
+// the agent's own bounds.
 type LLM struct {
-	BaseURL     string        `mapstructure:"base_url"`
-	APIKey      Secret        `mapstructure:"api_key"`
-	Model       string        `mapstructure:"model"`
-	ToolMode    string        `mapstructure:"tool_mode"`
-	MaxTurns    int           `mapstructure:"max_turns"`
-	Temperature float32       `mapstructure:"temperature"`
-	MaxTokens   int           `mapstructure:"max_tokens"`
-	Timeout     time.Duration `mapstructure:"timeout"`
-	MaxRetries  int           `mapstructure:"max_retries"`
+	openai.Config `mapstructure:",squash"`
+	ToolMode      string `mapstructure:"tool_mode"`
+	MaxTurns      int    `mapstructure:"max_turns"`
 	// RunTokenBudget stops one run past this many tokens (0: no limit).
 	RunTokenBudget int `mapstructure:"run_token_budget"`
 	// DailyTokenBudget stops runs once this many tokens were spent in a UTC
@@ -133,27 +114,9 @@ type Store struct {
 	Redis   Redis  `mapstructure:"redis"`
 }
 
-// Redis is the shared store for several replicas.
-type Redis struct {
-	// Addr is one server's host:port.
-	Addr string `mapstructure:"addr"`
-	// Addrs follow go-redis's UniversalClient rule: with MasterName they
-	// are Sentinels; else more than one address is a Redis Cluster.
-	Addrs []string `mapstructure:"addrs"`
-	// MasterName is the master's name in Sentinel.
-	MasterName string `mapstructure:"master_name"`
-	// SentinelPassword authenticates to the Sentinels.
-	SentinelPassword Secret `mapstructure:"sentinel_password"`
-	// ReplicaAckTimeout bounds the wait for a replica to acknowledge a
-	// write that must survive a failover.
-	ReplicaAckTimeout time.Duration `mapstructure:"replica_ack_timeout"`
-	Password          Secret        `mapstructure:"password"`
-	DB                int           `mapstructure:"db"`
-	TLS               bool          `mapstructure:"tls"`
-	KeyPrefix         string        `mapstructure:"key_prefix"`
-	// PoolSize is the most connections to Redis (0: 10 per CPU).
-	PoolSize int `mapstructure:"pool_size"`
-}
+// Redis is the store.redis section; its keys and rules are the Redis
+// store's (store/redis.Config).
+type Redis = redisstore.Config
 
 // Server is the metrics and health endpoint.
 type Server struct {
@@ -353,59 +316,26 @@ type Bot struct {
 	UserRateLimit int `mapstructure:"user_rate_limit"`
 }
 
-// Slack configures the Slack adapter.
+// Slack is the slack section: whether the adapter runs, and the
+// adapter's own configuration, whose keys and rules are the adapter's
+// (adapters/slack.Config).
 type Slack struct {
-	Enabled       bool   `mapstructure:"enabled"`
-	Mode          string `mapstructure:"mode"`
-	BotToken      Secret `mapstructure:"bot_token"`
-	AppToken      Secret `mapstructure:"app_token"`
-	SigningSecret Secret `mapstructure:"signing_secret"`
-	Listen        string `mapstructure:"listen"`
-	APIURL        string `mapstructure:"api_url"`
-	// UsergroupTTL is how long Slack user group memberships are cached.
-	UsergroupTTL time.Duration `mapstructure:"usergroup_ttl"`
-	// MaxAnswerChars caps an answer posted as messages; the rest is
-	// attached as a file (README "How long content is delivered").
-	MaxAnswerChars int `mapstructure:"max_answer_chars"`
+	Enabled      bool `mapstructure:"enabled"`
+	slack.Config `mapstructure:",squash"`
 }
 
-// Matrix configures the Matrix adapter.
+// Matrix is the matrix section: whether the adapter runs, and the
+// adapter's own configuration, whose keys and rules are the adapter's
+// (adapters/matrix.Config).
 type Matrix struct {
-	Enabled            bool     `mapstructure:"enabled"`
-	Homeserver         string   `mapstructure:"homeserver"`
-	UserID             string   `mapstructure:"user_id"`
-	AccessToken        Secret   `mapstructure:"access_token"`
-	Password           Secret   `mapstructure:"password"`
-	DeviceID           string   `mapstructure:"device_id"`
-	Rooms              []string `mapstructure:"rooms"`
-	ApproverPowerLevel int      `mapstructure:"approver_power_level"`
-	E2EE               bool     `mapstructure:"e2ee"`
-	StateDir           string   `mapstructure:"state_dir"`
-	// MaxAnswerChars caps an answer posted as events; the rest is
-	// attached as a file (README "How long content is delivered").
-	MaxAnswerChars int `mapstructure:"max_answer_chars"`
+	Enabled       bool `mapstructure:"enabled"`
+	matrix.Config `mapstructure:",squash"`
 }
 
-// Plugin is one MCP server started over stdio whose tools the model may
-// call as <name>_<tool> (SPEC T5).
-type Plugin struct {
-	Name    string   `mapstructure:"name"`
-	Command string   `mapstructure:"command"`
-	Args    []string `mapstructure:"args"`
-	// Env is KEY=value pairs for the plugin; it does not inherit vigil's
-	// environment beyond PATH and HOME.
-	Env []string `mapstructure:"env"`
-	// Timeout bounds each call and the start (30s when zero).
-	Timeout time.Duration `mapstructure:"timeout"`
-	// MaxResponse bounds the bytes of one result (64 KiB when zero).
-	MaxResponse int `mapstructure:"max_response"`
-	// ReadOnlyTools are the plugin's tools (as the server names them) the
-	// operator vouches are reads: they run without approval. Every other
-	// tool is a write, whatever the server's readOnlyHint says.
-	ReadOnlyTools []string `mapstructure:"read_only_tools"`
-}
-
-var pluginName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+// Plugin is one plugins entry: an MCP server started over stdio whose
+// tools the model may call as <name>_<tool> (SPEC T5). Its keys and rules
+// are the plugin module's (tools/plugin.Config).
+type Plugin = plugin.Config
 
 // defaults are the embedded defaults. Every scalar key is listed so that
 // VIGIL_* environment variables can override it.
@@ -496,33 +426,106 @@ var defaults = map[string]any{
 }
 
 // Load reads the configuration. path may be empty: embedded defaults and the
-// environment only. Errors are *Error values (several joined); warnings
-// are in Warnings.
+// environment only. Errors are *Error values, every problem at once
+// (several joined): a value that cannot be decoded, an unknown key and a
+// value that fails validation are reported together, and the warnings
+// about VIGIL_ variables that set nothing come with them, since such a
+// typo is often why a setting is missing. Warnings are also in Warnings.
 func Load(path string) (*Config, error) {
+	warnings := envWarnings(os.Environ())
 	v, err := readViper(path, defaults)
 	if err != nil {
-		return nil, err
+		return nil, withWarnings(err, warnings)
 	}
 	o := &origin{v: v, path: path}
 	var c Config
+	var errs []error
 	err = v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		readOnlyCommandHook,
 		durationHook(),
 		mapstructure.StringToSliceHookFunc(","),
 		mapstructure.StringToSliceHookFunc(","),
 	)))
+	// mapstructure decodes every value it can before it reports the
+	// ones it could not, so validation still sees the rest.
+	undecoded := map[string]bool{}
 	if err != nil {
-		return nil, o.explainDecodeError(err)
+		derr := o.explainDecodeError(err)
+		errs = append(errs, derr)
+		for _, e := range configErrors(derr) {
+			undecoded[e.Key] = true
+		}
 	}
 	c.origin = o
-	if len(c.Channels) == 0 {
+	c.warnings = warnings
+	// store.redis.addr has a default; addrs given in its place replace it.
+	if len(c.Store.Redis.Addrs) > 0 && !c.redisAddrSet() {
+		c.Store.Redis.Addr = ""
+	}
+	if len(c.Channels) == 0 && !undecoded["channels"] {
 		c.Channels = []Channel{{Match: policy.ConsoleChannel, ControlLevel: string(policy.LevelControlled)}}
 	}
-	if err := c.Validate(); err != nil {
-		return nil, err
+	for _, e := range configErrors(c.Validate()) {
+		// A value that could not be decoded is zero here; its decode
+		// error already says what is wrong with it.
+		if !coveredBy(e.Key, undecoded) {
+			errs = append(errs, e)
+		}
 	}
-	c.warnings = envWarnings(os.Environ())
+	if err := errors.Join(errs...); err != nil {
+		return nil, withWarnings(err, warnings)
+	}
 	return &c, nil
+}
+
+// configErrors flattens err (joined errors) into its *Error values; any
+// other error becomes an *Error with only a Problem.
+func configErrors(err error) []*Error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []*Error
+		for _, e := range j.Unwrap() {
+			out = append(out, configErrors(e)...)
+		}
+		return out
+	}
+	var ce *Error
+	if errors.As(err, &ce) {
+		return []*Error{ce}
+	}
+	return []*Error{{Problem: err.Error()}}
+}
+
+// coveredBy reports whether key or a section or list holding it is in
+// keys.
+func coveredBy(key string, keys map[string]bool) bool {
+	for k := range keys {
+		if key == k || strings.HasPrefix(key, k+".") || strings.HasPrefix(key, k+"[") ||
+			strings.HasPrefix(k, key+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// Warning is a warning shown with the errors of a configuration that did
+// not load.
+type Warning string
+
+func (w Warning) Error() string { return "config: warning: " + string(w) }
+
+// withWarnings adds the warnings to err.
+func withWarnings(err error, warnings []string) error {
+	if len(warnings) == 0 {
+		return err
+	}
+	errs := []error{err}
+	for _, w := range warnings {
+		errs = append(errs, Warning(w))
+	}
+	return errors.Join(errs...)
 }
 
 // readViper reads the YAML file at path ("" for none) over defs, with
@@ -538,13 +541,15 @@ func readViper(path string, defs map[string]any) (*viper.Viper, error) {
 	if path == "" {
 		return v, nil
 	}
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w (give --config an existing YAML file, or leave it out to use the defaults)", err)
 	}
-	defer f.Close()
+	if err := checkYAML(path, data); err != nil {
+		return nil, err
+	}
 	v.SetConfigType("yaml")
-	if err := v.ReadConfig(f); err != nil {
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("config: %s is not valid YAML: %w", path, err)
 	}
 	return v, nil
@@ -564,30 +569,6 @@ func (c *Config) problemValue(key, value, msg string) *Error {
 	e := c.origin.problem(key, msg)
 	e.Value = strconv.Quote(value)
 	return e
-}
-
-// checkRedis checks the Redis topology: one of addr and addrs, and
-// master_name only with the Sentinels in addrs.
-func (c *Config) checkRedis(bad func(key, format string, args ...any)) {
-	r := c.Store.Redis
-	if len(r.Addrs) > 0 && r.Addr != "" && c.redisAddrSet() {
-		bad("store.redis.addr", "is set together with store.redis.addrs; keep addr for one server, or addrs for a Cluster or Sentinels, and remove the other")
-	}
-	for i, a := range r.Addrs {
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			bad(fmt.Sprintf("store.redis.addrs[%d]", i), "is not host:port")
-		}
-	}
-	switch {
-	case len(r.Addrs) == 0 && r.Addr == "":
-		bad("store.redis.addr", "is empty; set host:port of the Redis server")
-	case len(r.Addrs) == 0 && r.MasterName != "":
-		bad("store.redis.master_name", "is set but store.redis.addrs is empty; list the Sentinels' host:port in addrs")
-	case r.MasterName == "" && r.SentinelPassword != "":
-		bad("store.redis.sentinel_password", "is set without store.redis.master_name; name the Sentinel master, or remove the password")
-	case r.MasterName == "" && len(r.Addrs) > 1 && r.DB != 0:
-		bad("store.redis.db", "must be 0 with a Redis Cluster (more than one address in store.redis.addrs and no master_name)")
-	}
 }
 
 // redisAddrSet reports whether store.redis.addr was given (a file or the
@@ -624,16 +605,13 @@ func (c *Config) Validate() error {
 			bad("knowledge.runbooks_dir", "is not a directory")
 		}
 	}
-	if c.LLM.BaseURL != "" && !strings.HasPrefix(c.LLM.BaseURL, "http://") && !strings.HasPrefix(c.LLM.BaseURL, "https://") {
-		bad("llm.base_url", "must start with http:// or https://")
-	}
-	if c.LLM.BaseURL != "" && c.LLM.Model == "" {
-		bad("llm.model", "is empty; name the model to use at %s", c.LLM.BaseURL)
+	if c.LLM.BaseURL != "" {
+		errs = append(errs, c.moduleErrors(c.LLM.Config.Validate())...)
 	}
 	switch c.Store.Backend {
 	case "memory":
 	case "redis":
-		c.checkRedis(bad)
+		errs = append(errs, c.moduleErrors(c.Store.Redis.Validate())...)
 	default:
 		bad("store.backend", "not a store; use memory or redis")
 	}
@@ -642,9 +620,6 @@ func (c *Config) Validate() error {
 	}
 	if c.Bot.UserRateLimit < 0 {
 		bad("bot.user_rate_limit", "must not be negative (0 turns the limit off)")
-	}
-	if c.Store.Redis.PoolSize < 0 {
-		bad("store.redis.pool_size", "must not be negative (0 means 10 per CPU)")
 	}
 	if _, err := policy.ParseSandboxMode(c.Policy.ReadSandbox); err != nil {
 		bad("policy.read_sandbox", "%v", err)
@@ -680,100 +655,96 @@ func (c *Config) Validate() error {
 	seenPlugins := make(map[string]bool, len(c.Plugins))
 	for i, p := range c.Plugins {
 		key := fmt.Sprintf("plugins[%d]", i)
-		switch {
-		case !pluginName.MatchString(p.Name):
-			bad(key+".name", "must match [a-z][a-z0-9_]* (it prefixes the plugin's tool names)")
-		case seenPlugins[p.Name]:
+		errs = append(errs, c.moduleErrorsIn(key, p.Validate())...)
+		if seenPlugins[p.Name] && plugin.ValidName.MatchString(p.Name) {
 			bad(key+".name", "is listed twice")
 		}
 		seenPlugins[p.Name] = true
-		if p.Command == "" {
-			bad(key+".command", "is empty; give the MCP server's executable")
-		}
-		if p.MaxResponse < 0 {
-			bad(key+".max_response", "must not be negative (0 means 64 KiB)")
-		}
-		for j, kv := range p.Env {
-			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-				bad(fmt.Sprintf("%s.env[%d]", key, j), "not KEY=value")
-			}
-		}
-		seenTools := map[string]bool{}
-		for j, name := range p.ReadOnlyTools {
-			switch {
-			case strings.TrimSpace(name) == "":
-				bad(fmt.Sprintf("%s.read_only_tools[%d]", key, j), "is empty; name a tool as the plugin lists it")
-			case seenTools[name]:
-				bad(fmt.Sprintf("%s.read_only_tools[%d]", key, j), "names %s twice", name)
-			}
-			seenTools[name] = true
-		}
 	}
 	c.validateObservability(bad)
 	c.validateAlerts(bad)
-	if c.Slack.MaxAnswerChars < 1000 {
-		bad("slack.max_answer_chars", "must be at least 1000 (characters of an answer posted as messages; the rest is attached)")
-	}
-	if c.Matrix.MaxAnswerChars < 1000 {
-		bad("matrix.max_answer_chars", "must be at least 1000 (characters of an answer posted as events; the rest is attached)")
-	}
 	c.validateAudit(bad)
 	if c.Slack.Enabled {
-		switch c.Slack.Mode {
-		case "socket":
-			if c.Slack.AppToken == "" {
-				bad("slack.app_token", "is required in socket mode: the app-level token, best set in VIGIL_SLACK_APP_TOKEN")
-			}
-		case "http":
-			if c.Slack.SigningSecret == "" {
-				bad("slack.signing_secret", "is required in http mode, best set in VIGIL_SLACK_SIGNING_SECRET")
-			}
-		default:
-			bad("slack.mode", "not a mode; use socket or http")
-		}
-		if c.Slack.BotToken == "" {
-			bad("slack.bot_token", "is required: the bot token, best set in VIGIL_SLACK_BOT_TOKEN")
-		}
+		errs = append(errs, c.moduleErrors(c.Slack.Validate())...)
 	}
 	if c.Matrix.Enabled {
-		if c.Matrix.Homeserver == "" {
-			bad("matrix.homeserver", "is required: the homeserver URL")
-		}
-		if c.Matrix.UserID == "" {
-			bad("matrix.user_id", "is required: the bot's user ID")
-		}
-		if c.Matrix.AccessToken == "" && c.Matrix.Password == "" {
-			bad("matrix.access_token", "set matrix.access_token or matrix.password, best in VIGIL_MATRIX_ACCESS_TOKEN or VIGIL_MATRIX_PASSWORD")
-		}
+		errs = append(errs, c.moduleErrors(c.Matrix.Validate())...)
 	}
 	return errors.Join(errs...)
 }
 
+// moduleErrors words a module's Validate errors (confkey.Error) as *Error
+// values: with the value as written, where it came from and an example.
+func (c *Config) moduleErrors(err error) []error { return c.moduleErrorsIn("", err) }
+
+// moduleErrorsIn is moduleErrors for a module whose keys are relative to
+// section ("plugins[0]").
+func (c *Config) moduleErrorsIn(section string, err error) []error {
+	var out []error
+	for _, e := range confkey.List(err) {
+		key := e.FullKey()
+		if section != "" && e.Section == "" {
+			k := *e
+			k.Section = section
+			key = k.FullKey()
+		}
+		ce := c.problem(key, e.Problem)
+		if e.Example != "" {
+			ce.Example = e.Example
+		}
+		out = append(out, ce)
+	}
+	return out
+}
+
 // ChannelPolicies converts the channel list to policy form, applying the
-// defaults and validating each entry. Matches name console, default, slack
-// or matrix, or one of the extra platforms given (adapters added by code,
-// such as test platforms).
+// defaults and validating each entry; every problem is reported. Matches
+// name console, default, slack or matrix, or one of the extra platforms
+// given (adapters added by code, such as test platforms).
 func (c *Config) ChannelPolicies(extraPlatforms ...string) ([]policy.ChannelPolicy, error) {
 	out := make([]policy.ChannelPolicy, 0, len(c.Channels))
 	seen := map[string]bool{}
+	var errs []error
 	for i, ch := range c.Channels {
 		key := fmt.Sprintf("channels[%d]", i)
-		if ch.Match == "" {
-			return nil, c.problemValue(key+".match", ch.Match, "is empty; use console, default, slack:<channel id> or matrix:<room id>")
-		}
-		if !validMatch(ch.Match, extraPlatforms) {
-			return nil, c.problemValue(key+".match", ch.Match, "not console, default, slack:<channel id> or matrix:<room id>")
-		}
-		if seen[ch.Match] {
-			return nil, c.problemValue(key+".match", ch.Match, "is listed twice")
+		n := len(errs)
+		platform, id, _ := strings.Cut(ch.Match, ":")
+		switch {
+		case ch.Match == "":
+			errs = append(errs, c.problemValue(key+".match", ch.Match, "is empty; use console, default, slack:<channel id> or matrix:<room id>"))
+		case !validMatch(ch.Match, extraPlatforms):
+			errs = append(errs, c.problemValue(key+".match", ch.Match, "not console, default, slack:<channel id> or matrix:<room id>"))
+		case seen[ch.Match]:
+			errs = append(errs, c.problemValue(key+".match", ch.Match, "is listed twice"))
+		default:
+			if msg := checkMatchForm(platform, id); msg != "" {
+				errs = append(errs, c.problemValue(key+".match", ch.Match, msg))
+			}
 		}
 		seen[ch.Match] = true
+		memberPlatform := platform
+		if ch.Match == policy.DefaultChannel && len(extraPlatforms) == 0 {
+			memberPlatform = policy.DefaultChannel
+		}
+		for _, l := range []struct {
+			name string
+			list []string
+		}{{"viewers", ch.Viewers}, {"operators", ch.Operators}, {"approvers", ch.Approvers}} {
+			for j, e := range l.list {
+				if msg := checkMemberForm(memberPlatform, e); msg != "" && strings.TrimSpace(e) == e && e != "" {
+					errs = append(errs, c.problemValue(fmt.Sprintf("%s.%s[%d]", key, l.name, j), e, msg))
+				}
+			}
+		}
 		level := policy.ControlLevel(ch.ControlLevel)
 		if level == "" {
 			level = policy.LevelControlled
 		}
 		if !level.Valid() {
-			return nil, c.problemValue(key+".control_level", ch.ControlLevel, "not a level; use read_only, controlled or autonomous")
+			errs = append(errs, c.problemValue(key+".control_level", ch.ControlLevel, "not a level; use read_only, controlled or autonomous"))
+		}
+		if len(errs) > n {
+			continue
 		}
 		self := ch.Match == policy.ConsoleChannel
 		if ch.AllowSelfApproval != nil {
@@ -787,9 +758,13 @@ func (c *Config) ChannelPolicies(extraPlatforms ...string) ([]policy.ChannelPoli
 			e := c.problemValue(key, "", err.Error())
 			e.Value = "{match: " + ch.Match + ", control_level: " + string(level) + "}"
 			e.Example = "{match: " + ch.Match + ", control_level: controlled, approvers: [U0AAAAAAA]}"
-			return nil, e
+			errs = append(errs, e)
+			continue
 		}
 		out = append(out, cp)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -227,7 +227,8 @@ func TestErrorsShowValueSourceAndExample(t *testing.T) {
 		{name: "plugin env", yaml: "plugins:\n  - name: ops\n    command: /bin/true\n    env: [REGION]\n",
 			key: "plugins[0].env[0]", value: `"REGION"`, example: "plugins[0].env[0]: "},
 		{name: "missing secret", yaml: "slack:\n  enabled: true\n  mode: http\n  bot_token: xoxb-1\n",
-			key: "slack.signing_secret", value: `""`, example: "slack.signing_secret: ", source: "from built-in default"},
+			key: "slack.signing_secret", value: `""`, source: "from built-in default",
+			example: "set VIGIL_SLACK_SIGNING_SECRET=… in the environment, or slack.signing_secret: … in the file"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,7 +260,7 @@ func TestErrorsShowValueSourceAndExample(t *testing.T) {
 			for what, want := range map[string]string{
 				"key and value": tc.key + " = " + tc.value,
 				"source":        source,
-				"example":       "for example " + tc.example,
+				"example":       exampleLine(tc.example),
 			} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("the error does not show the %s (%q):\n%s", what, want, msg)
@@ -603,4 +604,13 @@ func FuzzParseDuration(f *testing.F) {
 			t.Fatalf("%q parsed as %v without a unit", s, d)
 		}
 	})
+}
+
+// exampleLine is how an error shows an example: a secret's says where to
+// set it.
+func exampleLine(ex string) string {
+	if strings.HasPrefix(ex, "set ") {
+		return "; " + ex
+	}
+	return "for example " + ex
 }

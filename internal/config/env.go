@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vigilops/vigil/internal/textmatch"
+	"github.com/vigilops/vigil/textmatch"
 )
 
 // otherVariables are VIGIL_ variables that are not settings: the

@@ -14,7 +14,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
-	"github.com/vigilops/vigil/internal/textmatch"
+	"github.com/vigilops/vigil/textmatch"
 )
 
 // Error is one configuration problem, worded so that it can be fixed
@@ -37,11 +37,24 @@ type Error struct {
 	Example string
 	// Unknown marks a key vigil does not have.
 	Unknown bool
+	// Env is the environment variable that sets a secret key, which is
+	// best kept out of the file: the example names both places.
+	Env string
+	// File and Line place a problem that has no key: the file is not
+	// valid YAML there.
+	File string
+	Line int
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("config: ")
+	if e.Key == "" && e.File != "" {
+		if e.Line > 0 {
+			return fmt.Sprintf("config: %s:%d: %s", e.File, e.Line, e.Problem)
+		}
+		return "config: " + e.File + ": " + e.Problem
+	}
 	if e.Unknown {
 		b.WriteString("unknown key ")
 	}
@@ -53,7 +66,11 @@ func (e *Error) Error() string {
 		b.WriteString(" (from " + e.Source + ")")
 	}
 	b.WriteString(": " + e.Problem)
-	if e.Example != "" {
+	if e.Example != "" && e.Env != "" && !strings.HasPrefix(e.Source, "environment variable ") {
+		// A secret: the environment is the better place, the file works
+		// too.
+		b.WriteString("; set " + e.Env + "=" + e.Example + " in the environment, or " + e.Key + ": " + e.Example + " in the file")
+	} else if e.Example != "" {
 		b.WriteString("; for example ")
 		if env, ok := strings.CutPrefix(e.Source, "environment variable "); ok {
 			b.WriteString(env + "=" + e.Example)
@@ -136,7 +153,11 @@ func showValue(key string, raw any) string {
 
 // problem builds the Error for key.
 func (o *origin) problem(key, problem string) *Error {
-	return &Error{Key: key, Value: o.value(key), Source: o.source(key), Problem: problem, Example: exampleFor(key)}
+	e := &Error{Key: key, Value: o.value(key), Source: o.source(key), Problem: problem, Example: exampleFor(key)}
+	if _, ok := defaults[key]; ok && isSecret(key) {
+		e.Env = EnvName(key)
+	}
+	return e
 }
 
 // examples are good values for keys whose default does not show one
@@ -145,34 +166,34 @@ func (o *origin) problem(key, problem string) *Error {
 var examples = map[string]string{
 	"llm.base_url":                         "https://api.openai.com/v1",
 	"llm.model":                            "gpt-4o-mini",
-	"llm.api_key":                          "sk-… (set it in the environment)",
+	"llm.api_key":                          "sk-…",
 	"llm.max_tokens":                       "4096",
 	"llm.run_token_budget":                 "200000",
 	"llm.daily_token_budget":               "5000000",
 	"llm.instructions":                     `"Our services run under systemd."`,
 	"knowledge.runbooks_dir":               "/var/lib/vigil/runbooks",
-	"store.redis.password":                 "… (set it in VIGIL_STORE_REDIS_PASSWORD)",
+	"store.redis.password":                 "…",
 	"channels[].allow_self_approval":       "false",
 	"inventory.file":                       "configs/inventory.example.yaml",
 	"store.redis.pool_size":                "64",
 	"store.redis.addrs":                    "[10.0.0.1:6379, 10.0.0.2:6379, 10.0.0.3:6379]",
 	"store.redis.master_name":              "mymaster",
-	"store.redis.sentinel_password":        "… (set it in VIGIL_STORE_REDIS_SENTINEL_PASSWORD)",
+	"store.redis.sentinel_password":        "…",
 	"server.listen":                        `":9090"`,
 	"audit.file":                           "/var/lib/vigil/audit.jsonl",
-	"audit.key":                            "… (set it in VIGIL_AUDIT_KEY: `openssl rand -hex 32`)",
+	"audit.key":                            "$(openssl rand -hex 32)",
 	"audit.key_file":                       "/etc/vigil/audit.key",
 	"audit.previous_key_files":             "[/etc/vigil/audit-2025.key]",
 	"audit.previous_key_files[]":           "/etc/vigil/audit-2025.key",
 	"state_dir":                            "/var/lib/vigil",
-	"slack.bot_token":                      "xoxb-… (set it in the environment)",
-	"slack.app_token":                      "xapp-… (set it in the environment)",
-	"slack.signing_secret":                 "… (set it in the environment)",
+	"slack.bot_token":                      "xoxb-…",
+	"slack.app_token":                      "xapp-…",
+	"slack.signing_secret":                 "…",
 	"slack.api_url":                        "https://slack.com/api/",
 	"matrix.homeserver":                    "https://matrix.example.org",
 	"matrix.user_id":                       `"@vigil:example.org"`,
-	"matrix.access_token":                  "syt_… (set it in the environment)",
-	"matrix.password":                      "… (set it in the environment)",
+	"matrix.access_token":                  "syt_…",
+	"matrix.password":                      "…",
 	"matrix.device_id":                     "VIGILBOT",
 	"matrix.rooms":                         `["!abcdef:example.org"]`,
 	"matrix.state_dir":                     "/var/lib/vigil/matrix",
@@ -203,7 +224,7 @@ var examples = map[string]string{
 	"policy.http_read_urls[]":              "http://localhost:9090/metrics",
 	"eval.judge.base_url":                  "https://api.openai.com/v1",
 	"eval.judge.model":                     "gpt-4o",
-	"eval.judge.api_key":                   "sk-… (set it in VIGIL_EVAL_JUDGE_API_KEY)",
+	"eval.judge.api_key":                   "sk-…",
 	"eval.prices":                          "[{model: gpt-4o-mini, prompt_per_million: 0.15, completion_per_million: 0.60}]",
 	"eval.prices[].model":                  "gpt-4o-mini",
 	"eval.prices[].prompt_per_million":     "0.15",
@@ -232,8 +253,8 @@ var examples = map[string]string{
 	"changes.git_repos[].name":                           "infra",
 	"changes.git_repos[].path":                           "/srv/infra-config",
 	"alerts.enabled":                                     "true",
-	"alerts.token":                                       "… (set it in VIGIL_ALERTS_TOKEN; openssl rand -hex 32)",
-	"alerts.pagerduty.secret":                            "… (set it in VIGIL_ALERTS_PAGERDUTY_SECRET)",
+	"alerts.token":                                       "$(openssl rand -hex 32)",
+	"alerts.pagerduty.secret":                            "…",
 	"alerts.routes":                                      `[{match: {team: db}, channel: "slack:C0123456789", prompt: "Check replication lag first."}]`,
 	"alerts.routes[].match":                              "{team: db, severity: page}",
 	"alerts.routes[].match_re":                           `{service: "checkout|cart"}`,

@@ -24,9 +24,11 @@ type HTTPAuth struct {
 	// BearerTokenEnv names the environment variable holding a bearer token.
 	BearerTokenEnv string    `mapstructure:"bearer_token_env"`
 	BasicAuth      BasicAuth `mapstructure:"basic_auth"`
-	// TLSCA is a PEM file of CA certificates to trust for https URLs, in
-	// addition to the system's.
+	// TLSCA is a PEM file of the CA certificates to trust for https URLs
+	// (instead of the system's, as Prometheus reads tls_config.ca_file).
 	TLSCA string `mapstructure:"tls_ca"`
+	// The keys below are in datasource.go.
+	DatasourceHTTP `mapstructure:",squash"`
 }
 
 // BasicAuth is HTTP basic authentication; the password comes from the
@@ -234,4 +236,5 @@ func (c *Config) checkAuth(bad func(key, format string, args ...any), key string
 			bad(key+".tls_ca", "%v; point it at a PEM file of CA certificates", err)
 		}
 	}
+	c.checkDatasourceHTTP(bad, key, a)
 }

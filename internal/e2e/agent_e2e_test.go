@@ -11,7 +11,7 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // A logs investigation only reads: the FSM stays in READING and the final
@@ -95,9 +95,9 @@ func TestWriteReadWrite(t *testing.T) {
 func TestWriteBeforeDiscoveryIsStrictResolution(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "marker")
-	inv, err := tools.NewInventory([]tools.Resource{
-		{ID: "node:localhost", Name: "localhost", Kind: tools.KindNode, Reach: tools.Reach{Local: true}},
-		{ID: "node:other", Name: "other", Kind: tools.KindNode, Reach: tools.Reach{Local: true}},
+	inv, err := inventory.New([]inventory.Resource{
+		{ID: "node:localhost", Name: "localhost", Kind: inventory.KindNode, Reach: inventory.Reach{Local: true}},
+		{ID: "node:other", Name: "other", Kind: inventory.KindNode, Reach: inventory.Reach{Local: true}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
 )
 
 // The file_edit cards of issue 23: a write is shown as a diff against the
@@ -98,7 +98,7 @@ func TestFileEditCardShowsTheDiff(t *testing.T) {
 	})
 	out := h.con.Output()
 	for _, want := range []string{
-		tools.FileDiffLabel + ":",
+		builtin.FileDiffLabel + ":",
 		"| @@ -1,4 +1,4 @@",
 		"|  PORT=8080",
 		"|  DB_PASSWORD=[REDACTED",
@@ -156,9 +156,9 @@ func TestFileEditCardWithoutAReadableFile(t *testing.T) {
 	id := h.con.ApprovalID(t, 1, wait)
 	out := h.con.Output()
 	for _, want := range []string{
-		tools.FileNoDiffLabel + ": the file's current content could not be read (the read was refused: not run: policy.read_sandbox is required",
+		builtin.FileNoDiffLabel + ": the file's current content could not be read (the read was refused: not run: policy.read_sandbox is required",
 		"so the whole new content is shown",
-		tools.FileNewContentLabel + ":",
+		builtin.FileNewContentLabel + ":",
 		"| LOG_LEVEL=debug",
 	} {
 		mustContain(t, out, want, "the card falls back to the whole content")

@@ -16,7 +16,7 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 const wait = 15 * time.Second
@@ -167,11 +167,11 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 
 // nodeWithContainer is an inventory of this machine as node delly, with an
 // LXC container, media, on it.
-func nodeWithContainer(t *testing.T) *tools.Inventory {
+func nodeWithContainer(t *testing.T) *inventory.Inventory {
 	t.Helper()
-	inv, err := tools.NewInventory([]tools.Resource{
-		{ID: "node:delly", Name: "delly", Kind: tools.KindNode, Reach: tools.Reach{Local: true}},
-		{ID: "lxc:delly:141", Name: "media", Kind: tools.KindLXC, Parent: "node:delly", UID: "141"},
+	inv, err := inventory.New([]inventory.Resource{
+		{ID: "node:delly", Name: "delly", Kind: inventory.KindNode, Reach: inventory.Reach{Local: true}},
+		{ID: "lxc:delly:141", Name: "media", Kind: inventory.KindLXC, Parent: "node:delly", UID: "141"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/runbook"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // resolvedAnswer names a cause: it can become a runbook.
@@ -155,13 +155,13 @@ func TestRatingInReadOnlyChannel(t *testing.T) {
 
 // inventoryWithServices is the local machine with two services whose names
 // share a word, and one with a distinctive name.
-func inventoryWithServices(t *testing.T) *tools.Inventory {
+func inventoryWithServices(t *testing.T) *inventory.Inventory {
 	t.Helper()
-	inv, err := tools.NewInventory([]tools.Resource{
-		{ID: "node:localhost", Name: "localhost", Kind: tools.KindNode, Node: "localhost", UID: "localhost", Reach: tools.Reach{Local: true}},
-		{ID: "service:localhost:checkout-api", Name: "checkout-api", Kind: tools.KindService, Parent: "node:localhost", Node: "localhost", UID: "checkout-api"},
-		{ID: "service:localhost:checkout-db", Name: "checkout-db", Kind: tools.KindService, Parent: "node:localhost", Node: "localhost", UID: "checkout-db"},
-		{ID: "service:localhost:jellyfin", Name: "jellyfin", Kind: tools.KindService, Parent: "node:localhost", Node: "localhost", UID: "jellyfin"},
+	inv, err := inventory.New([]inventory.Resource{
+		{ID: "node:localhost", Name: "localhost", Kind: inventory.KindNode, Node: "localhost", UID: "localhost", Reach: inventory.Reach{Local: true}},
+		{ID: "service:localhost:checkout-api", Name: "checkout-api", Kind: inventory.KindService, Parent: "node:localhost", Node: "localhost", UID: "checkout-api"},
+		{ID: "service:localhost:checkout-db", Name: "checkout-db", Kind: inventory.KindService, Parent: "node:localhost", Node: "localhost", UID: "checkout-db"},
+		{ID: "service:localhost:jellyfin", Name: "jellyfin", Kind: inventory.KindService, Parent: "node:localhost", Node: "localhost", UID: "jellyfin"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/store"
 	redisstore "github.com/vigilops/vigil/store/redis"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 const (
@@ -234,12 +234,12 @@ func cpuTime(b *testing.B) time.Duration {
 // so a run spawns no process and opens no SSH connection: what is measured
 // is vigil. (Discovering "localhost" would run ss and systemctl for every
 // thread: 2,000 processes per burst.)
-func remoteInventory(b *testing.B) *tools.Inventory {
-	inv, err := tools.NewInventory([]tools.Resource{{
-		ID: "node:web1", Name: "web1", Kind: tools.KindNode, Node: "web1", UID: "web1",
-		Reach: tools.Reach{SSH: &tools.SSHConfig{Host: "192.0.2.10", Port: 22, User: "vigil",
+func remoteInventory(b *testing.B) *inventory.Inventory {
+	inv, err := inventory.New([]inventory.Resource{{
+		ID: "node:web1", Name: "web1", Kind: inventory.KindNode, Node: "web1", UID: "web1",
+		Reach: inventory.Reach{SSH: &inventory.SSHConfig{Host: "192.0.2.10", Port: 22, User: "vigil",
 			KeyFile: "/nonexistent/id_ed25519", KnownHosts: "/nonexistent/known_hosts"}},
-		Facts: tools.Facts{Ports: []string{"22", "80", "443"}, Services: []string{"nginx", "sshd"},
+		Facts: inventory.Facts{Ports: []string{"22", "80", "443"}, Services: []string{"nginx", "sshd"},
 			ConfigPaths: []string{"/etc/nginx/nginx.conf"}, LogPaths: []string{"/var/log/nginx/error.log"}},
 	}})
 	if err != nil {

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -41,8 +40,8 @@ import (
 //	plugin:{<plugin>}:kv              hash   a plugin's own key-value namespace
 //	                                         no TTL: plugin state is durable;
 //	                                         capped per plugin (entries and sizes)
-//	rate:{<key>}:<window start>       string counter of a fixed window
-//	                                         TTL: twice the window
+//	rate:{<key>}                      string the sliding window's next arrival
+//	                                         time (GCRA, µs); TTL: at most the window
 //	budget:tokens:<YYYY-MM-DD>        string tokens spent that UTC day
 //	                                         TTL: 48h
 //	alertgroup:<group key>            string alert group JSON (bot.AlertGroup)
@@ -107,10 +106,8 @@ func (k keys) runsActive() string { return k.prefix + "runs:active" }
 
 func (k keys) pluginKV(plugin string) string { return k.prefix + "plugin:{" + plugin + "}:kv" }
 
-// rate is the counter of the fixed window starting at start.
-func (k keys) rate(key string, start time.Time) string {
-	return k.prefix + "rate:{" + key + "}:" + strconv.FormatInt(start.UnixMilli(), 10)
-}
+// rate holds key's sliding-window rate limit state.
+func (k keys) rate(key string) string { return k.prefix + "rate:{" + key + "}" }
 
 // budget is the token counter of day's UTC date.
 func (k keys) budget(day time.Time) string {

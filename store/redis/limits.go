@@ -18,22 +18,60 @@ if n == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return n
 `)
 
-// Allow is a fixed-window rate limit shared by every replica: it counts one
-// event under key and reports whether it is within limit events per window.
-// A limit of 0 or less allows nothing.
+// gcra is the generic cell rate algorithm, the sliding window that
+// redis_rate and Redis's own CL.THROTTLE use: limit events per window, as
+// a burst of limit at once or spread out, with capacity coming back one
+// event every window/limit rather than all at once when a fixed window
+// turns over (which let 2×limit through around every boundary). The key
+// holds the theoretical arrival time (TAT) of the next event in µs; it
+// lives no longer than the window.
+//
+// KEYS: the TAT key. ARGV: now µs, window µs, limit. Returns {1, 0} when
+// the event is allowed, {0, µs until one would be} when not. A refused
+// event does not count.
+var gcra = goredis.NewScript(`
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local interval = window / tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[1]))
+if tat == nil or tat < now then tat = now end
+local allowAt = tat + interval - window
+if now < allowAt then
+  return {0, math.ceil(allowAt - now)}
+end
+local next = tat + interval
+redis.call('SET', KEYS[1], string.format('%.0f', next), 'PX', math.max(1, math.ceil((next - now) / 1000)))
+return {1, 0}
+`)
+
+// Allow is a sliding-window rate limit shared by every replica (GCRA, see
+// gcra): it reports whether one more event under key fits within limit
+// events per window, and counts it when it does. A limit of 0 or less
+// allows nothing. The replicas' clocks set "now"; they agree far more
+// closely than window/limit for the limits vigil keeps (per minute).
 func (s *Store) Allow(ctx context.Context, key string, limit int, window time.Duration) (bool, error) {
+	ok, _, err := s.allow(ctx, key, limit, window)
+	return ok, err
+}
+
+// allow is Allow, also saying how long until the next event would fit.
+func (s *Store) allow(ctx context.Context, key string, limit int, window time.Duration) (bool, time.Duration, error) {
 	if window <= 0 {
-		return false, fmt.Errorf("redis: rate limit %q: window must be positive, got %s", key, window)
+		return false, 0, fmt.Errorf("redis: rate limit %q: window must be positive, got %s", key, window)
 	}
-	now := s.now()
-	start := now.Truncate(window)
+	if limit <= 0 {
+		return false, window, nil
+	}
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()
-	n, err := countWindow.Run(ctx, s.rdb, []string{s.keys.rate(key, start)}, 1, ttlMillis(2*window)).Int64()
+	res, err := gcra.Run(ctx, s.rdb, []string{s.keys.rate(key)}, s.now().UnixMicro(), window.Microseconds(), limit).Int64Slice()
 	if err != nil {
-		return false, fmt.Errorf("redis: rate limit %q: %w", key, err)
+		return false, 0, fmt.Errorf("redis: rate limit %q: %w", key, err)
 	}
-	return n <= int64(limit), nil
+	if len(res) != 2 {
+		return false, 0, fmt.Errorf("redis: rate limit %q: script returned %v", key, res)
+	}
+	return res[0] == 1, time.Duration(res[1]) * time.Microsecond, nil
 }
 
 // budgetTTL keeps a day's counter past midnight in every time zone.

@@ -8,12 +8,12 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
 )
 
 // Long-term memories (SPEC A13) are a hash of JSON by memory key and a
 // sorted set of keys by time. The set bounds the store: past
-// tools.DefaultMemoryLimit the oldest memories go, as in the in-memory
+// builtin.DefaultMemoryLimit the oldest memories go, as in the in-memory
 // store.
 
 // remember stores a memory and evicts the oldest beyond the limit. KEYS:
@@ -29,9 +29,9 @@ end
 return 1
 `)
 
-// Remember implements tools.MemoryStore; a memory with the same key is
+// Remember implements builtin.MemoryStore; a memory with the same key is
 // replaced.
-func (s *Store) Remember(ctx context.Context, m tools.Memory) error {
+func (s *Store) Remember(ctx context.Context, m builtin.Memory) error {
 	if m.At.IsZero() {
 		m.At = s.now()
 	}
@@ -42,26 +42,26 @@ func (s *Store) Remember(ctx context.Context, m tools.Memory) error {
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()
 	err = remember.Run(ctx, s.rdb, []string{s.keys.memoryItems(), s.keys.memoryRecent()},
-		m.Key, raw, m.At.UnixMilli(), tools.DefaultMemoryLimit).Err()
+		m.Key, raw, m.At.UnixMilli(), builtin.DefaultMemoryLimit).Err()
 	if err != nil {
 		return fmt.Errorf("redis: remember %q: %w", m.Key, err)
 	}
 	return nil
 }
 
-// Search implements tools.MemoryStore. It ranks exactly as the in-memory
+// Search implements builtin.MemoryStore. It ranks exactly as the in-memory
 // store does, by handing the memories to one: the set is bounded, and
 // searching happens once per run, not per message.
-func (s *Store) Search(ctx context.Context, query string, limit int) ([]tools.Memory, error) {
+func (s *Store) Search(ctx context.Context, query string, limit int) ([]builtin.Memory, error) {
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()
 	all, err := s.rdb.HVals(ctx, s.keys.memoryItems()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("redis: search memories: %w", err)
 	}
-	rank := tools.NewMemoryStore()
+	rank := builtin.NewMemoryStore()
 	for _, raw := range all {
-		var m tools.Memory
+		var m builtin.Memory
 		if err := json.Unmarshal([]byte(raw), &m); err != nil {
 			return nil, fmt.Errorf("redis: decode memory: %w", err)
 		}

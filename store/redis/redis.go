@@ -22,18 +22,18 @@ import (
 	"github.com/vigilops/vigil/policy/audit"
 
 	"github.com/vigilops/vigil/bot"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
 )
 
 // Interface guards: Store is every store the bot and the tools need.
 var (
-	_ bot.SessionStore  = (*Store)(nil)
-	_ bot.ApprovalStore = (*Store)(nil)
-	_ bot.AuditStore    = (*Store)(nil)
-	_ bot.Deduper       = (*Store)(nil)
-	_ bot.Locker        = (*Store)(nil)
-	_ bot.Lock          = (*lock)(nil)
-	_ tools.MemoryStore = (*Store)(nil)
+	_ bot.SessionStore    = (*Store)(nil)
+	_ bot.ApprovalStore   = (*Store)(nil)
+	_ bot.AuditStore      = (*Store)(nil)
+	_ bot.Deduper         = (*Store)(nil)
+	_ bot.Locker          = (*Store)(nil)
+	_ bot.Lock            = (*lock)(nil)
+	_ builtin.MemoryStore = (*Store)(nil)
 )
 
 // Defaults for Options.

@@ -17,7 +17,7 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/store/storetest"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/builtin"
 )
 
 func TestConformance(t *testing.T) {
@@ -393,7 +393,7 @@ func TestMemories(t *testing.T) {
 	s := newTestStore(t)
 	ctx := t.Context()
 	base := time.Now().Add(-time.Hour)
-	for i, m := range []tools.Memory{
+	for i, m := range []builtin.Memory{
 		{Key: "nginx-restart", Content: "restart nginx on web1 after cert renewal", Tags: []string{"nginx", "web1"}},
 		{Key: "disk-full", Content: "clean journal on delly when / is full", Tags: []string{"disk"}},
 		{Key: "nginx-restart", Content: "reload, not restart, nginx on web1", Tags: []string{"nginx"}},
@@ -491,7 +491,7 @@ func TestKeyLayout(t *testing.T) {
 	must(err)
 	_, err = s.DailyBudget(10).Spend(ctx, 1)
 	must(err)
-	must(s.Remember(ctx, tools.Memory{Key: "k", Content: "c"}))
+	must(s.Remember(ctx, builtin.Memory{Key: "k", Content: "c"}))
 	kv, err := s.PluginKV("github")
 	must(err)
 	must(kv.Set(ctx, "a", []byte("b")))
@@ -590,7 +590,7 @@ func TestRedisDown(t *testing.T) {
 		"Lock":          func() error { _, err := s.Lock(ctx, "l", time.Minute); return err },
 		"Allow":         func() error { _, err := s.Allow(ctx, "u", 1, time.Minute); return err },
 		"Spend":         func() error { _, err := s.DailyBudget(1).Spend(ctx, 1); return err },
-		"Remember":      func() error { return s.Remember(ctx, tools.Memory{Key: "k"}) },
+		"Remember":      func() error { return s.Remember(ctx, builtin.Memory{Key: "k"}) },
 		"Search":        func() error { _, err := s.Search(ctx, "q", 1); return err },
 		"PluginGet":     func() error { _, err := kv.Get(ctx, "k"); return err },
 	}

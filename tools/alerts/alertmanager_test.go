@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/vigilops/vigil/internal/httpclient"
 	"github.com/vigilops/vigil/internal/testenv/obsbin"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
@@ -51,7 +51,7 @@ func alert(name, severity, instance, summary string) map[string]any {
 	}
 }
 
-func run(t *testing.T, tool *Tool, args string, approver string) tools.Envelope {
+func run(t *testing.T, tool tools.Tool, args string, approver string) tools.Envelope {
 	t.Helper()
 	p, b := tool.Propose(json.RawMessage(args))
 	if b != nil {
@@ -74,14 +74,10 @@ func data(t *testing.T, e tools.Envelope) map[string]any {
 	return out
 }
 
-func startAM(t *testing.T) (*obsbin.Server, *Tool, *Client) {
+func startAM(t *testing.T) (*obsbin.Server, tools.Tool, *Client) {
 	t.Helper()
 	am := obsbin.Alertmanager(t, amConfig)
-	hc, err := httpclient.New(httpclient.Auth{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewClient(am.URL, hc)
+	c, err := NewClient(am.URL, http.DefaultClient)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +189,7 @@ func TestSilenceLimits(t *testing.T) {
 		`{"action":"silence","matchers":["alertname=~.*"],"duration":"2h","comment":"c"}`:                    "could silence every alert",
 		`{"action":"silence","matchers":["env!=prod"],"duration":"2h","comment":"c"}`:                        "could silence every alert",
 		`{"action":"silence","duration":"2h","comment":"c"}`:                                                 `"matchers": required`,
-		`{"action":"silence","matchers":["alert name=X"],"duration":"2h","comment":"c"}`:                     "not a label name",
+		`{"action":"silence","matchers":["alert name=X"],"duration":"2h","comment":"c"}`:                     "expected an operator",
 		`{"action":"silence","matchers":["alertname=~(x"],"duration":"2h","comment":"c"}`:                    "does not compile",
 		`{"action":"list","duration":"2h"}`:                                                                  "not used by action list",
 		`{"action":"expire_silence","silence_id":"abc"}`:                                                     "UUID",
@@ -233,6 +229,18 @@ func TestParseMatcher(t *testing.T) {
 		`job!~node.*`:                 {Name: "job", Value: "node.*", IsRegex: true},
 		`summary="a \"quoted\" text"`: {Name: "summary", Value: `a "quoted" text`, IsEqual: true},
 		`x=`:                          {Name: "x", Value: "", IsEqual: true},
+		// UTF-8 label names, as OpenTelemetry sends them: quoted when
+		// they hold punctuation Alertmanager reserves, bare otherwise.
+		`"service.name"="checkout"`: {Name: "service.name", Value: "checkout", IsEqual: true},
+		`"k8s pod"!~"web-.*"`:       {Name: "k8s pod", Value: "web-.*", IsRegex: true},
+		`sévérité=critique`:         {Name: "sévérité", Value: "critique", IsEqual: true},
+		`"服务"="結帳"`:                 {Name: "服务", Value: "結帳", IsEqual: true},
+		`9a=b`:                      {Name: "9a", Value: "b", IsEqual: true},
+		`team="a, b"`:               {Name: "team", Value: "a, b", IsEqual: true},
+		`path="C:\\temp"`:           {Name: "path", Value: `C:\temp`, IsEqual: true},
+		`"quote\"in name"="v"`:      {Name: `quote"in name`, Value: "v", IsEqual: true},
+		// The classic parser's tolerance, which Alertmanager keeps.
+		`msg=two words`: {Name: "msg", Value: "two words", IsEqual: true},
 	}
 	for in, want := range good {
 		got, err := ParseMatcher(in)
@@ -244,15 +252,81 @@ func TestParseMatcher(t *testing.T) {
 			t.Errorf("%q does not round-trip: %q → %+v, %v", in, got.String(), back, err)
 		}
 	}
-	for _, in := range []string{"", "=x", "alertname", "a b=c", `a="open`, "a=~[", "9a=b", "a<b"} {
+	for _, in := range []string{"", "=x", "alertname", "a b=c", `a="open`, "a=~[", "a<b", `""=x`, "a=b\nc", `a="x\ny"`, `{a=b, c=d}`, "a=\xff"} {
 		if m, err := ParseMatcher(in); err == nil {
 			t.Errorf("ParseMatcher(%q) = %+v, want an error", in, m)
 		}
 	}
+	// The error says what a matcher looks like.
+	if _, err := ParseMatcher("alertname"); err == nil || !strings.Contains(err.Error(), "name=value") {
+		t.Errorf("error for a bare name: %v", err)
+	}
+	// A name with a character Alertmanager reserves is written quoted,
+	// as Alertmanager writes it.
+	for m, want := range map[Matcher]string{
+		{Name: "service.name", Value: "checkout", IsEqual: true}: `service.name="checkout"`,
+		{Name: "k8s pod", Value: "x", IsEqual: true}:             `"k8s pod"="x"`,
+		{Name: "k8s pod", Value: "a\"b", IsRegex: true}:          `"k8s pod"!~"a\"b"`,
+		{Name: "alertname", Value: "X"}:                          `alertname!="X"`,
+	} {
+		if got := m.String(); got != want {
+			t.Errorf("%+v writes as %s, want %s", m, got, want)
+		}
+	}
+}
+
+// Against a real Alertmanager: a UTF-8 label name filters alerts and
+// silences them as Alertmanager itself reads it.
+func TestUTF8LabelNamesAgainstRealAlertmanager(t *testing.T) {
+	am, tool, client := startAM(t)
+	web := alert("HighLatency", "page", "web1", "checkout p99 above 2s")
+	web["labels"].(map[string]string)["service.name"] = "checkout"
+	db := alert("HighLatency", "page", "db1", "db p99 above 2s")
+	db["labels"].(map[string]string)["service.name"] = "ledger"
+	postAlerts(t, am.URL, web, db)
+	waitAlerts(t, client, 2)
+
+	e := run(t, tool, `{"action":"list","matchers":["\"service.name\"=\"checkout\""]}`, "")
+	if d := data(t, e); fmt.Sprint(d["total"]) != "1" || !strings.Contains(fmt.Sprint(d), "web1") {
+		t.Fatalf("filter on service.name: %v", d)
+	}
+	e = run(t, tool, `{"action":"silence","matchers":["alertname=HighLatency","\"service.name\"=~\"ledger\""],"duration":"1h","comment":"utf-8 names"}`, "alice")
+	id, _ := data(t, e)["silence_id"].(string)
+	if id == "" {
+		t.Fatalf("silence: %s", e.JSON())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		as, err := client.Alerts(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		muted := map[string]bool{}
+		for _, a := range as {
+			muted[a.Labels["instance"]] = slices.Contains(a.Status.SilencedBy, id)
+		}
+		if muted["db1"] {
+			if muted["web1"] {
+				t.Fatal("the silence on service.name=~ledger mutes web1 too")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the silence on service.name=~ledger does not mute db1: %+v", as)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ss, err := client.Silences(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := joinMatchers(ss[0].Matchers); !strings.Contains(got, `service.name=~"ledger"`) {
+		t.Errorf("silence as listed: %s", got)
+	}
 }
 
 func FuzzParseMatcher(f *testing.F) {
-	for _, s := range []string{`a=b`, `a!~"x|y"`, `a=~.*`, `a="\u00e9"`, `__name__!=""`} {
+	for _, s := range []string{`a=b`, `a!~"x|y"`, `a=~.*`, `a="\u00e9"`, `__name__!=""`, `"service.name"="x"`, `é="a\\b"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -8,7 +8,6 @@ package alerts
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -178,12 +177,12 @@ type Tool struct {
 	spec tools.Spec
 }
 
-var _ tools.Tool = (*Tool)(nil)
+var _ tools.ToolOf[Args] = (*Tool)(nil)
 
 // New returns the alerts tool. Without an API it is still offered, says so
 // in its description, and answers every call with NOT_FOUND naming the
 // setting to configure.
-func New(c Config) *Tool {
+func New(c Config) tools.Tool {
 	if c.Timeout <= 0 {
 		c.Timeout = 30 * time.Second
 	}
@@ -199,25 +198,21 @@ func New(c Config) *Tool {
 	if c.API == nil {
 		desc = "Not configured here: no Alertmanager is set (observability.alertmanager.url), so every call says so. " + desc
 	}
-	return &Tool{cfg: c, spec: tools.Spec{
-		Name: "alerts", Description: desc, Parameters: tools.MustSchema[Args](),
+	return tools.Typed[Args](&Tool{cfg: c, spec: tools.Spec{
+		Name: "alerts", Description: desc,
 		Kinds: policy.ActionKinds{Actions: map[string]policy.Kind{
 			string(ActionList): policy.KindRead, string(ActionGroups): policy.KindRead, string(ActionSilences): policy.KindRead,
 			string(ActionSilence): policy.KindWrite, string(ActionExpireSilence): policy.KindWrite,
 		}},
-	}}
+	}})
 }
 
 // Spec implements tools.Tool.
 func (t *Tool) Spec() tools.Spec { return t.spec }
 
-// Propose implements tools.Tool.
-func (t *Tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	a, b := tools.DecodeArgs[Args](raw)
-	if b != nil {
-		return tools.Proposal{Action: policy.Action{Tool: "alerts"}}, b
-	}
-	p := tools.Proposal{Action: policy.Action{Tool: "alerts", Name: string(a.Action)}, Args: a}
+// Plan implements tools.ToolOf.
+func (t *Tool) Plan(a Args) (tools.Proposal, *policy.Block) {
+	p := tools.Proposal{Action: policy.Action{Tool: "alerts", Name: string(a.Action)}}
 	ms, _ := parseMatchers(a.Matchers)
 	switch a.Action {
 	case ActionSilence:
@@ -259,12 +254,8 @@ func (t *Tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
 	return p, nil
 }
 
-// Execute implements tools.Tool.
-func (t *Tool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
-	a, ok := tools.ArgsOf[Args](p)
-	if !ok {
-		return tools.BadProposal("alerts", p, fmt.Sprintf("arguments of type %T", p.Args))
-	}
+// Run implements tools.ToolOf.
+func (t *Tool) Run(ctx context.Context, a Args, p tools.Proposal) tools.Result {
 	if t.cfg.API == nil {
 		return tools.Result{Envelope: tools.FailedWith(policy.CodeNotFound,
 			"no Alertmanager is configured here (observability.alertmanager.url in vigil's configuration)",

@@ -1,14 +1,20 @@
 package alerts
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
+	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/prometheus/alertmanager/matcher/parse"
+	"github.com/prometheus/alertmanager/pkg/labels"
 )
 
 // Matcher is one label matcher: name=value, name!=value, name=~regex or
-// name!~regex, as Alertmanager and PromQL write them.
+// name!~regex, in the shape Alertmanager's v2 API takes for silences.
+// Reading, writing and matching are Alertmanager's own (pkg/labels), so a
+// matcher means here what it means to the Alertmanager it is sent to.
 type Matcher struct {
 	Name    string `json:"name"`
 	Value   string `json:"value"`
@@ -16,102 +22,101 @@ type Matcher struct {
 	IsEqual bool   `json:"isEqual"`
 }
 
-var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-
 // maxMatcherLen bounds one matcher as given.
 const maxMatcherLen = 1024
 
-// ParseMatcher reads name=value, name!=value, name=~regex or name!~regex.
-// The value may be double-quoted with Go escapes ("a \"b\""); a regex must
-// compile (it is anchored, as Alertmanager anchors it).
+// ParseMatcher reads one matcher the way Alertmanager (0.27 and later, in
+// its default mode) reads a filter: with its UTF-8 parser first, so a
+// quoted label name such as "service.name"="checkout" works, then with its
+// classic parser for the looser forms older configs use (x=, a value with
+// spaces left unquoted). A regex must compile; Alertmanager anchors it.
 func ParseMatcher(s string) (Matcher, error) {
 	if len(s) > maxMatcherLen {
 		return Matcher{}, fmt.Errorf("longer than %d characters", maxMatcherLen)
 	}
-	s = strings.TrimSpace(s)
-	i := strings.IndexAny(s, "=!")
-	if i <= 0 {
-		return Matcher{}, fmt.Errorf("%q is not name=value, name!=value, name=~regex or name!~regex", s)
-	}
-	name := strings.TrimSpace(s[:i])
-	if !labelName.MatchString(name) {
-		return Matcher{}, fmt.Errorf("%q: %q is not a label name", s, name)
-	}
-	var m Matcher
-	rest := s[i:]
-	switch {
-	case strings.HasPrefix(rest, "=~"):
-		m, rest = Matcher{IsRegex: true, IsEqual: true}, rest[2:]
-	case strings.HasPrefix(rest, "!~"):
-		m, rest = Matcher{IsRegex: true}, rest[2:]
-	case strings.HasPrefix(rest, "!="):
-		m, rest = Matcher{}, rest[2:]
-	case strings.HasPrefix(rest, "="):
-		m, rest = Matcher{IsEqual: true}, rest[1:]
-	default:
-		return Matcher{}, fmt.Errorf("%q: the operator must be =, !=, =~ or !~", s)
-	}
-	m.Name = name
-	value := strings.TrimSpace(rest)
-	if strings.HasPrefix(value, `"`) {
-		uq, err := strconv.Unquote(value)
-		if err != nil {
-			return Matcher{}, fmt.Errorf("%q: the quoted value is not closed or has a bad escape", s)
+	am, err := parse.Matcher(s)
+	if err != nil {
+		classic, cerr := labels.ParseMatcher(s)
+		var bad *syntax.Error
+		if errors.As(err, &bad) || errors.As(cerr, &bad) {
+			return Matcher{}, fmt.Errorf("%q: the regex does not compile: %v", s, bad)
 		}
-		value = uq
+		if cerr != nil {
+			return Matcher{}, fmt.Errorf("%q is not one matcher (name=value, name!=value, name=~regex or name!~regex; quote a name or value with spaces or punctuation): %v", s, err)
+		}
+		am = classic
 	}
-	if strings.ContainsAny(value, "\x00\n") {
+	if am.Name == "" {
+		return Matcher{}, fmt.Errorf("%q: the label name is empty", s)
+	}
+	if !utf8.ValidString(am.Name) || !utf8.ValidString(am.Value) {
+		return Matcher{}, fmt.Errorf("%q: names and values must be UTF-8", s)
+	}
+	if strings.ContainsAny(am.Value, "\x00\n") {
 		return Matcher{}, fmt.Errorf("%q: the value must be one line", s)
 	}
-	if m.IsRegex {
-		if _, err := regexp.Compile("^(?:" + value + ")$"); err != nil {
-			return Matcher{}, fmt.Errorf("%q: the regex does not compile: %v", s, err)
-		}
+	return matcherOf(am), nil
+}
+
+// matcherOf converts Alertmanager's matcher to the API shape.
+func matcherOf(am *labels.Matcher) Matcher {
+	m := Matcher{Name: am.Name, Value: am.Value}
+	switch am.Type {
+	case labels.MatchEqual:
+		m.IsEqual = true
+	case labels.MatchRegexp:
+		m.IsEqual, m.IsRegex = true, true
+	case labels.MatchNotRegexp:
+		m.IsRegex = true
 	}
-	m.Value = value
-	return m, nil
+	return m
+}
+
+// am converts back to Alertmanager's matcher. It fails only for a regex
+// that does not compile, which ParseMatcher never returns.
+func (m Matcher) am() (*labels.Matcher, error) {
+	t := labels.MatchNotEqual
+	switch {
+	case m.IsRegex && m.IsEqual:
+		t = labels.MatchRegexp
+	case m.IsRegex:
+		t = labels.MatchNotRegexp
+	case m.IsEqual:
+		t = labels.MatchEqual
+	}
+	return labels.NewMatcher(t, m.Name, m.Value)
 }
 
 // String writes the matcher the way Alertmanager's filter parameter reads
-// it, the value quoted.
+// it: the value quoted, and the name too when it is not a classic one.
 func (m Matcher) String() string {
-	op := "="
-	switch {
-	case m.IsRegex && m.IsEqual:
-		op = "=~"
-	case m.IsRegex:
-		op = "!~"
-	case !m.IsEqual:
-		op = "!="
+	am, err := m.am()
+	if err != nil {
+		// A regex that does not compile: write it all the same, quoted,
+		// so the person reading sees what was asked.
+		am = &labels.Matcher{Type: labels.MatchRegexp, Name: m.Name, Value: m.Value}
+		if !m.IsEqual {
+			am.Type = labels.MatchNotRegexp
+		}
 	}
-	return m.Name + op + strconv.Quote(m.Value)
+	return am.String()
 }
 
 // MatchesEmpty reports whether the matcher matches a missing label (the
 // empty string). A silence made only of such matchers would silence
 // everything, and Alertmanager refuses it.
 func (m Matcher) MatchesEmpty() bool {
-	var hit bool
-	if m.IsRegex {
-		re, err := regexp.Compile("^(?:" + m.Value + ")$")
-		hit = err == nil && re.MatchString("")
-	} else {
-		hit = m.Value == ""
-	}
-	return hit == m.IsEqual
+	return m.Matches(nil)
 }
 
-// Matches reports whether labels satisfy the matcher.
+// Matches reports whether labels satisfy the matcher. A regex that does
+// not compile matches nothing.
 func (m Matcher) Matches(labels map[string]string) bool {
-	v := labels[m.Name]
-	var hit bool
-	if m.IsRegex {
-		re, err := regexp.Compile("^(?:" + m.Value + ")$")
-		hit = err == nil && re.MatchString(v)
-	} else {
-		hit = v == m.Value
+	am, err := m.am()
+	if err != nil {
+		return false
 	}
-	return hit == m.IsEqual
+	return am.Matches(labels[m.Name])
 }
 
 // parseMatchers reads a list, naming the bad one.

@@ -11,7 +11,6 @@ package changes
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -24,6 +23,8 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // Args are the changes tool's arguments (names fixed by the tool contract).
@@ -94,8 +95,8 @@ type Kube interface {
 
 // Config wires the tool.
 type Config struct {
-	Inventory *tools.Inventory
-	Executor  tools.Executor
+	Inventory *inventory.Inventory
+	Executor  transport.Executor
 	// Kube is nil when no cluster is configured.
 	Kube     Kube
 	GitRepos []Repo
@@ -108,10 +109,10 @@ type Tool struct {
 	spec tools.Spec
 }
 
-var _ tools.Tool = (*Tool)(nil)
+var _ tools.ToolOf[Args] = (*Tool)(nil)
 
 // New returns the changes tool.
-func New(c Config) *Tool {
+func New(c Config) tools.Tool {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -126,8 +127,8 @@ func New(c Config) *Tool {
 		desc += ", and commits to the configuration repositories " + strings.Join(names, ", ")
 	}
 	desc += ". Use it early: it connects a symptom to the change that caused it."
-	return &Tool{cfg: c, spec: tools.Spec{Name: "changes", Description: desc, Parameters: tools.MustSchema[Args](),
-		Kinds: policy.ActionKinds{Every: policy.KindRead}}}
+	return tools.Typed[Args](&Tool{cfg: c, spec: tools.Spec{Name: "changes", Description: desc,
+		Kinds: policy.ActionKinds{Every: policy.KindRead}}})
 }
 
 // Spec implements tools.Tool.
@@ -138,7 +139,7 @@ type plan struct {
 	resource policy.Resource
 	// host is the machine the host script runs on, with its command; zero
 	// for a Kubernetes object.
-	host    *tools.Resource
+	host    *inventory.Resource
 	command string
 	kube    bool
 }
@@ -149,9 +150,9 @@ func (t *Tool) plan(a Args) (plan, *policy.Block) {
 		if res, ok := inv.Lookup(a.Target); ok {
 			runOn, unit := res, ""
 			switch res.Kind {
-			case tools.KindService:
+			case inventory.KindService:
 				unit = res.UID
-			case tools.KindDockerContainer, tools.KindK8sPod:
+			case inventory.KindDockerContainer, inventory.KindK8sPod:
 				// A container has no journal or packages of its own to
 				// speak of: its host's are what changed around it.
 				if p, ok := inv.Get(res.Parent); ok {
@@ -186,13 +187,9 @@ func (t *Tool) plan(a Args) (plan, *policy.Block) {
 
 var unitName = regexp.MustCompile(`^[A-Za-z0-9@._:-]{1,255}$`)
 
-// Propose implements tools.Tool.
-func (t *Tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	a, b := tools.DecodeArgs[Args](raw)
-	if b != nil {
-		return tools.Proposal{Action: policy.Action{Tool: "changes"}}, b
-	}
-	p := tools.Proposal{Action: policy.Action{Tool: "changes", Target: a.Target}, Args: a}
+// Plan implements tools.ToolOf.
+func (t *Tool) Plan(a Args) (tools.Proposal, *policy.Block) {
+	p := tools.Proposal{Action: policy.Action{Tool: "changes", Target: a.Target}}
 	pl, b := t.plan(a)
 	if b != nil {
 		return p, b
@@ -206,14 +203,10 @@ func (t *Tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
 
 // vigilHost is the machine vigil runs on, where the configuration
 // repositories are.
-var vigilHost = tools.Resource{ID: "host:vigil", Name: "vigil", Kind: tools.KindHost, Reach: tools.Reach{Local: true}, Shell: command.DialectBash}
+var vigilHost = inventory.Resource{ID: "host:vigil", Name: "vigil", Kind: inventory.KindHost, Reach: inventory.Reach{Local: true}, Shell: command.DialectBash}
 
-// Execute implements tools.Tool.
-func (t *Tool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
-	a, ok := tools.ArgsOf[Args](p)
-	if !ok {
-		return tools.BadProposal("changes", p, fmt.Sprintf("arguments of type %T", p.Args))
-	}
+// Run implements tools.ToolOf.
+func (t *Tool) Run(ctx context.Context, a Args, p tools.Proposal) tools.Result {
 	pl, b := t.plan(a)
 	if b != nil {
 		return tools.Result{Envelope: tools.Blocked(b)}
@@ -228,14 +221,14 @@ func (t *Tool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
 	res := tools.Result{Resolved: []policy.Resource{pl.resource}}
 
 	if pl.host != nil {
-		out, err := t.cfg.Executor.Run(ctx, *pl.host, tools.RunSpec{Command: pl.command, Execution: p.Execution}, nil)
+		out, err := t.cfg.Executor.Run(ctx, *pl.host, transport.RunSpec{Command: pl.command, Execution: p.Execution}, nil)
 		if out.Sandbox.Mechanism != "" {
 			sb := out.Sandbox
 			res.Sandbox = &sb
 		}
 		if err != nil {
 			note := err.Error()
-			if errors.Is(err, tools.ErrNoSandbox) {
+			if errors.Is(err, transport.ErrNoSandbox) {
 				note = "not run: the read sandbox is required and " + pl.host.Name + " offers none"
 			}
 			statuses = append(statuses, SourceStatus{Source: "host " + pl.host.Name, Status: "failed", Note: note})
@@ -259,7 +252,7 @@ func (t *Tool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
 		statuses = append(statuses, st)
 	}
 	for _, r := range t.cfg.GitRepos {
-		spec := tools.RunSpec{Command: gitCommand(r, a.window()), Execution: p.Execution}
+		spec := transport.RunSpec{Command: gitCommand(r, a.window()), Execution: p.Execution}
 		spec.Shell = command.DialectBash
 		out, err := t.cfg.Executor.Run(ctx, vigilHost, spec, nil)
 		st := SourceStatus{Source: "git:" + r.Name, Status: "ok"}

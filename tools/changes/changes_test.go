@@ -14,7 +14,8 @@ import (
 
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -146,22 +147,22 @@ func gitRepo(t *testing.T, commits ...commit) string {
 // fixtureHost answers the host script with a recorded output and runs
 // everything on vigil's own machine (the git log) for real.
 type fixtureHost struct {
-	real    tools.Executor
+	real    transport.Executor
 	fixture string
 	scripts []string
 }
 
-func (f *fixtureHost) Run(ctx context.Context, res tools.Resource, spec tools.RunSpec, stdin io.Reader) (tools.ExecResult, error) {
+func (f *fixtureHost) Run(ctx context.Context, res inventory.Resource, spec transport.RunSpec, stdin io.Reader) (transport.ExecResult, error) {
 	if res.ID == vigilHost.ID {
 		return f.real.Run(ctx, res, spec, stdin)
 	}
 	f.scripts = append(f.scripts, spec.Command)
-	return tools.ExecResult{Stdout: f.fixture}, nil
+	return transport.ExecResult{Stdout: f.fixture}, nil
 }
 
-func inventory(t *testing.T) *tools.Inventory {
+func testInventory(t *testing.T) *inventory.Inventory {
 	t.Helper()
-	inv, err := tools.ParseInventory([]byte(`resources:
+	inv, err := inventory.Parse([]byte(`resources:
   - {name: web1, kind: host, reach: local}
   - {name: nginx, kind: service, parent: web1, uid: nginx.service}
 `))
@@ -180,8 +181,8 @@ func TestTimelineFromTheJournalFixtureAndARealGitRepository(t *testing.T) {
 	)
 	raw, _ := os.ReadFile(filepath.Join("testdata", "host-debian.txt"))
 	// Shift the fixture's clock (12:00Z) to now, so both sources share one.
-	host := &fixtureHost{real: tools.NewRouter(inventory(t), tools.RouterOptions{}), fixture: shift(t, string(raw), real.Sub(now))}
-	tool := New(Config{Inventory: inventory(t), Executor: host, GitRepos: []Repo{{Name: "infra", Path: repo}}, Now: func() time.Time { return real }})
+	host := &fixtureHost{real: transport.NewRouter(testInventory(t), transport.RouterOptions{}), fixture: shift(t, string(raw), real.Sub(now))}
+	tool := New(Config{Inventory: testInventory(t), Executor: host, GitRepos: []Repo{{Name: "infra", Path: repo}}, Now: func() time.Time { return real }})
 
 	p, b := tool.Propose(json.RawMessage(`{"target":"web1"}`))
 	if b != nil {
@@ -284,8 +285,8 @@ func shift(t *testing.T, fixture string, d time.Duration) string {
 // real local transport, under the execution policy decides: it must run to
 // the end whatever this machine lacks (rpm, a journal).
 func TestHostScriptRunsHere(t *testing.T) {
-	inv := inventory(t)
-	x := tools.NewRouter(inv, tools.RouterOptions{})
+	inv := testInventory(t)
+	x := transport.NewRouter(inv, transport.RouterOptions{})
 	tool := New(Config{Inventory: inv, Executor: x})
 	p, b := tool.Propose(json.RawMessage(`{"target":"web1","since":"30m"}`))
 	if b != nil {
@@ -305,7 +306,7 @@ func TestHostScriptRunsHere(t *testing.T) {
 }
 
 func TestArgumentsAndTargets(t *testing.T) {
-	tool := New(Config{Inventory: inventory(t)})
+	tool := New(Config{Inventory: testInventory(t)})
 	for args, want := range map[string]string{
 		`{}`:                              `"target": required`,
 		`{"target":"web1","since":"8d"}`:  "longer than the 7d",

@@ -157,7 +157,7 @@ func (fixedMetrics) Get(_ context.Context, path string) ([]byte, error) {
 		{"metadata":{"name":"checkout-7d9f-fghij","namespace":"shop"},"containers":[{"name":"app","usage":{"cpu":"20m","memory":"128Mi"}}]}]}`), nil
 }
 
-func call(t *testing.T, tool *Tool, args string) tools.Result {
+func call(t *testing.T, tool tools.Tool, args string) tools.Result {
 	t.Helper()
 	p, b := tool.Propose(json.RawMessage(args))
 	if b != nil {

@@ -15,7 +15,6 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -35,12 +34,12 @@ type Tool struct {
 	spec     tools.Spec
 }
 
-var _ tools.Tool = (*Tool)(nil)
+var _ tools.ToolOf[Args] = (*Tool)(nil)
 
 // New returns the tool over the configured clusters. Without any it is
 // still offered, says so in its description, and answers every call with
 // NOT_FOUND naming the setting to configure.
-func New(clusters []*Cluster, now func() time.Time) *Tool {
+func New(clusters []*Cluster, now func() time.Time) tools.Tool {
 	if now == nil {
 		now = time.Now
 	}
@@ -68,9 +67,9 @@ func New(clusters []*Cluster, now func() time.Time) *Tool {
 		}
 		desc += " Clusters: " + strings.Join(cs, "; ") + "."
 	}
-	return &Tool{clusters: clusters, now: now, spec: tools.Spec{
-		Name: "kube", Description: desc, Parameters: tools.MustSchema[Args](), Kinds: policy.ActionKinds{Actions: kinds},
-	}}
+	return tools.Typed[Args](&Tool{clusters: clusters, now: now, spec: tools.Spec{
+		Name: "kube", Description: desc, Kinds: policy.ActionKinds{Actions: kinds},
+	}})
 }
 
 // Spec implements tools.Tool.
@@ -94,13 +93,9 @@ func (t *Tool) cluster(name string) (*Cluster, *policy.Block) {
 	return nil, tools.InvalidInput("cluster", fmt.Sprintf("field %q: no cluster named %q; the clusters are: %s", "cluster", name, strings.Join(names, ", ")))
 }
 
-// Propose implements tools.Tool.
-func (t *Tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	a, b := tools.DecodeArgs[Args](raw)
-	if b != nil {
-		return tools.Proposal{Action: policy.Action{Tool: "kube"}}, b
-	}
-	p := tools.Proposal{Action: policy.Action{Tool: "kube", Name: string(a.Action)}, Args: a}
+// Plan implements tools.ToolOf.
+func (t *Tool) Plan(a Args) (tools.Proposal, *policy.Block) {
+	p := tools.Proposal{Action: policy.Action{Tool: "kube", Name: string(a.Action)}}
 	c, b := t.cluster(a.Cluster)
 	if b != nil {
 		return p, b
@@ -192,12 +187,8 @@ func changeDetails(a Args, ref ObjectRef) []policy.ChangeDetail {
 	return append(ds, policy.ChangeDetail{Label: "change", Value: change})
 }
 
-// Execute implements tools.Tool.
-func (t *Tool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
-	a, ok := tools.ArgsOf[Args](p)
-	if !ok {
-		return tools.BadProposal("kube", p, fmt.Sprintf("arguments of type %T", p.Args))
-	}
+// Run implements tools.ToolOf.
+func (t *Tool) Run(ctx context.Context, a Args, p tools.Proposal) tools.Result {
 	if len(t.clusters) == 0 {
 		return tools.Result{Envelope: tools.FailedWith(policy.CodeNotFound,
 			"no Kubernetes cluster is configured here (kubernetes.clusters in vigil's configuration)",

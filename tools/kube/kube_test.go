@@ -17,7 +17,7 @@ import (
 	"github.com/vigilops/vigil/tools"
 )
 
-func newTool(t *testing.T, namespaces ...string) (*Tool, *Cluster) {
+func newTool(t *testing.T, namespaces ...string) (tools.Tool, *Cluster) {
 	t.Helper()
 	c, _ := fakeCluster(t, namespaces...)
 	return New([]*Cluster{c}, func() time.Time { return now }), c

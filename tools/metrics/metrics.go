@@ -8,7 +8,6 @@ package metrics
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -20,9 +19,9 @@ import (
 
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
-	"github.com/vigilops/vigil/internal/httpclient"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 )
@@ -50,16 +49,17 @@ type Datasource struct {
 
 // Config describes a datasource to connect to.
 type Config struct {
-	Name    string
-	URL     string
-	Auth    httpclient.Auth
+	Name string
+	URL  string
+	// HTTP is how to reach it: authentication, TLS, proxy, headers.
+	HTTP    promconfig.HTTPClientConfig
 	Timeout time.Duration
 }
 
 // Connect builds a datasource over the Prometheus HTTP API client. Nothing
 // is contacted until the first call.
 func Connect(c Config) (Datasource, error) {
-	hc, err := httpclient.New(c.Auth)
+	hc, err := NewHTTPClient(c.HTTP, "prometheus_"+c.Name)
 	if err != nil {
 		return Datasource{}, fmt.Errorf("prometheus %s: %w", c.Name, err)
 	}
@@ -81,16 +81,16 @@ type Tool struct {
 	spec    tools.Spec
 }
 
-var _ tools.Tool = (*Tool)(nil)
+var _ tools.ToolOf[Args] = (*Tool)(nil)
 
 // New returns the tool over the configured datasources, the first being
 // the default. With none it is still offered, says so in its description,
 // and answers every call with NOT_FOUND naming the setting to configure.
-func New(sources []Datasource, now func() time.Time) *Tool {
+func New(sources []Datasource, now func() time.Time) tools.Tool {
 	if now == nil {
 		now = time.Now
 	}
-	return &Tool{sources: sources, now: now, spec: spec(sources)}
+	return tools.Typed[Args](&Tool{sources: sources, now: now, spec: spec(sources)})
 }
 
 func spec(sources []Datasource) tools.Spec {
@@ -110,19 +110,15 @@ func spec(sources []Datasource) tools.Spec {
 		}
 		desc += " Datasources: " + strings.Join(names, ", ") + " (default " + names[0] + ")."
 	}
-	return tools.Spec{Name: "metrics", Description: desc, Parameters: tools.MustSchema[Args](), Kinds: policy.ActionKinds{Actions: kinds}}
+	return tools.Spec{Name: "metrics", Description: desc, Kinds: policy.ActionKinds{Actions: kinds}}
 }
 
 // Spec implements tools.Tool.
 func (t *Tool) Spec() tools.Spec { return t.spec }
 
-// Propose implements tools.Tool.
-func (t *Tool) Propose(raw json.RawMessage) (tools.Proposal, *policy.Block) {
-	a, b := tools.DecodeArgs[Args](raw)
-	if b != nil {
-		return tools.Proposal{Action: policy.Action{Tool: "metrics"}}, b
-	}
-	p := tools.Proposal{Action: policy.Action{Tool: "metrics", Name: string(a.Action)}, Args: a}
+// Plan implements tools.ToolOf.
+func (t *Tool) Plan(a Args) (tools.Proposal, *policy.Block) {
+	p := tools.Proposal{Action: policy.Action{Tool: "metrics", Name: string(a.Action)}}
 	ds, b := t.source(a.Datasource)
 	if b != nil {
 		return p, b
@@ -154,12 +150,8 @@ func (t *Tool) source(name string) (Datasource, *policy.Block) {
 		"datasource", name, strings.Join(names, ", ")))
 }
 
-// Execute implements tools.Tool.
-func (t *Tool) Execute(ctx context.Context, p tools.Proposal) tools.Result {
-	a, ok := tools.ArgsOf[Args](p)
-	if !ok {
-		return tools.BadProposal("metrics", p, fmt.Sprintf("arguments of type %T", p.Args))
-	}
+// Run implements tools.ToolOf.
+func (t *Tool) Run(ctx context.Context, a Args, p tools.Proposal) tools.Result {
 	if len(t.sources) == 0 {
 		return tools.Result{Envelope: notConfigured()}
 	}

@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigilops/vigil/internal/httpclient"
+	promconfig "github.com/prometheus/common/config"
+
 	"github.com/vigilops/vigil/internal/testenv/obsbin"
 	"github.com/vigilops/vigil/tools"
 )
@@ -38,7 +39,7 @@ func promWithExporter(t *testing.T, e *obsbin.Exporter) *obsbin.Server {
 	return obsbin.Prometheus(t, e.ScrapeConfig(fmt.Sprintf("rule_files: [%q]", rules)))
 }
 
-func execute(t *testing.T, tool *Tool, args string) tools.Envelope {
+func execute(t *testing.T, tool tools.Tool, args string) tools.Envelope {
 	t.Helper()
 	p, b := tool.Propose(json.RawMessage(args))
 	if b != nil {
@@ -69,7 +70,7 @@ func decode[T any](t *testing.T, e tools.Envelope) T {
 func TestAgainstRealPrometheus(t *testing.T) {
 	e := obsbin.StartExporter(t)
 	prom := promWithExporter(t, e)
-	ds, err := Connect(Config{Name: "main", URL: prom.URL, Auth: httpclient.Auth{}})
+	ds, err := Connect(Config{Name: "main", URL: prom.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +185,11 @@ func TestAuthHeadersReachPrometheus(t *testing.T) {
 		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
 	}))
 	defer srv.Close()
-	for _, auth := range []httpclient.Auth{{BearerToken: "tok"}, {Username: "vigil", Password: "pw"}} {
-		ds, err := Connect(Config{Name: "main", URL: srv.URL, Auth: auth})
+	for _, auth := range []promconfig.HTTPClientConfig{
+		{Authorization: &promconfig.Authorization{Type: "Bearer", Credentials: "tok"}},
+		{BasicAuth: &promconfig.BasicAuth{Username: "vigil", Password: "pw"}},
+	} {
+		ds, err := Connect(Config{Name: "main", URL: srv.URL, HTTP: auth})
 		if err != nil {
 			t.Fatal(err)
 		}

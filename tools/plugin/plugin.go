@@ -25,7 +25,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -55,29 +54,6 @@ const (
 	maxToolName = 64
 )
 
-// Config is one plugin: an MCP server started as a command.
-type Config struct {
-	// Name prefixes the plugin's tools; [a-z][a-z0-9_]*.
-	Name    string
-	Command string
-	Args    []string
-	// Env is added to the small environment the plugin gets (PATH and
-	// HOME): vigil's own environment, which holds its tokens, is not passed.
-	Env []string
-	// Timeout bounds each call and the start (DefaultTimeout when zero).
-	Timeout time.Duration
-	// MaxResponse bounds the text of one result (DefaultMaxResponse when
-	// zero); a reply longer than 16 times that (at least 1 MiB) is refused.
-	MaxResponse int
-	// ReadOnlyTools names the tools, as the server lists them, that the
-	// operator vouches are reads. Every other tool is a write. A name the
-	// server does not offer is an error at start.
-	ReadOnlyTools []string
-}
-
-// ValidName is the form of a plugin name.
-var ValidName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-
 // Sentinel errors.
 var (
 	// ErrInvalidConfig: the plugin's configuration is unusable.
@@ -106,11 +82,8 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger) (*Plugin, error)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if !ValidName.MatchString(cfg.Name) {
-		return nil, fmt.Errorf("%w: name %q must match [a-z][a-z0-9_]*", ErrInvalidConfig, cfg.Name)
-	}
-	if cfg.Command == "" {
-		return nil, fmt.Errorf("%w: plugin %s: command is empty", ErrInvalidConfig, cfg.Name)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: plugin %s: %w", ErrInvalidConfig, cfg.Name, err)
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout

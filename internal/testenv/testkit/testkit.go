@@ -18,7 +18,7 @@ import (
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/store"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
 )
 
 // Options describe the stack. Adapter and Model are required.
@@ -35,7 +35,7 @@ type Options struct {
 	// Stores defaults to a fresh in-memory store.
 	Stores *bot.Stores
 	// Inventory defaults to the local machine only.
-	Inventory *tools.Inventory
+	Inventory *inventory.Inventory
 	// ApprovalTTL defaults to 10 minutes.
 	ApprovalTTL time.Duration
 	// ToolMode is native (default) or json.

@@ -28,7 +28,8 @@ import (
 
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
-	"github.com/vigilops/vigil/tools"
+	"github.com/vigilops/vigil/tools/inventory"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // The throwaway machine a command runs in. The helper (this test binary,
@@ -167,8 +168,8 @@ type machine struct {
 	upper, sysvipc string // /proc/self/fd paths to the overlay's upper layer and to /proc/sysvipc
 	lower          []string
 	victims        map[int]bool
-	router         *tools.Router
-	res            tools.Resource
+	router         *transport.Router
+	res            inventory.Resource
 }
 
 func build(work, cmd string) (*machine, error) {
@@ -253,8 +254,8 @@ func build(work, cmd string) (*machine, error) {
 	if err := m.seed(); err != nil {
 		return nil, fmt.Errorf("victims: %w", err)
 	}
-	inv := tools.DefaultInventory()
-	m.router = tools.NewRouter(inv, tools.RouterOptions{Limits: tools.Limits{Timeout: runTimeout, OutputCap: 4096}})
+	inv := inventory.Default()
+	m.router = transport.NewRouter(inv, transport.RouterOptions{Limits: transport.Limits{Timeout: runTimeout, OutputCap: 4096}})
 	m.res, _ = inv.Lookup("localhost")
 	return m, nil
 }
@@ -533,14 +534,14 @@ func (m *machine) seed() error {
 // router and the local transport, the sandbox required, not a network read.
 func (m *machine) confined(cmd string) runResult {
 	before := m.snapshot()
-	out, err := m.router.Run(context.Background(), m.res, tools.RunSpec{Command: cmd, Execution: policy.Execution{
+	out, err := m.router.Run(context.Background(), m.res, transport.RunSpec{Command: cmd, Execution: policy.Execution{
 		Confine: policy.ConfineRequired, Shell: command.DialectBash,
 	}}, nil)
 	r := runResult{Exit: out.ExitCode, Output: clip(out.Stdout + out.Stderr)}
 	if err != nil {
 		r.Err = err.Error()
 	}
-	if !out.Sandbox.Confined() && !errors.Is(err, tools.ErrTransport) {
+	if !out.Sandbox.Confined() && !errors.Is(err, transport.ErrTransport) {
 		r.Err += "; not confined: " + out.Sandbox.String()
 	}
 	quiesce(before)

@@ -1,0 +1,49 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// The datasource HTTP keys load from the file, and mistakes in them are
+// named with the key.
+func TestDatasourceHTTPKeys(t *testing.T) {
+	cfg, err := Load(write(t, "observability:\n  prometheus:\n    - name: mimir\n      url: http://mimir:8080/prometheus\n"+
+		"      headers: {X-Scope-OrgID: tenant-a}\n      proxy_url: http://proxy.internal:3128\n"+
+		"  alertmanager:\n    url: http://mimir:8080/alertmanager\n    headers: {X-Scope-OrgID: tenant-a}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Observability.Prometheus[0]
+	hc, err := p.HTTPClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := hc.HTTPHeaders.Headers["X-Scope-Orgid"].Values; len(h) != 1 || h[0] != "tenant-a" {
+		t.Errorf("headers = %+v", hc.HTTPHeaders)
+	}
+	if hc.ProxyURL.String() != "http://proxy.internal:3128" || hc.FollowRedirects {
+		t.Errorf("proxy %s, follow redirects %v", hc.ProxyURL.String(), hc.FollowRedirects)
+	}
+	if cfg.Observability.Alertmanager.Headers["x-scope-orgid"] != "tenant-a" {
+		t.Errorf("alertmanager headers = %v", cfg.Observability.Alertmanager.Headers)
+	}
+
+	for yaml, want := range map[string][]string{
+		"observability:\n  alertmanager:\n    url: http://am:9093\n    tls_cert: /etc/client.pem\n":                                            {"observability.alertmanager.tls_cert", "tls_key go together"},
+		"observability:\n  prometheus:\n    - {name: main, url: 'http://a:9090', proxy_url: 'proxy:3128'}\n":                                   {"observability.prometheus[0].proxy_url", "proxy URL"},
+		"observability:\n  prometheus:\n    - {name: main, url: 'http://a:9090', headers: {Authorization: Bearer x}}\n":                        {"observability.prometheus[0].headers", "Authorization", "bearer_token_env"},
+		"observability:\n  prometheus:\n    - {name: main, url: 'http://a:9090', tls_cert: /nonexistent/c.pem, tls_key: /nonexistent/k.pem}\n": {"observability.prometheus[0].tls_key", "/nonexistent/k.pem"},
+	} {
+		_, err := Load(write(t, yaml))
+		if err == nil {
+			t.Errorf("loaded:\n%s", yaml)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error lacks %q:\n%v", w, err)
+			}
+		}
+	}
+}
