@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigilops/vigil/internal/alerting"
+	"github.com/vigilops/vigil/bot"
 )
 
 // A flood of distinct groups (a storm, a misbehaving sender, a leaked
@@ -21,9 +21,9 @@ func TestAlertFloodBoundedAcrossReplicas(t *testing.T) {
 	a := newReplica(t, replicaOptions{stores: stores, alertDebounce: time.Hour})
 	b := newReplica(t, replicaOptions{stores: stores, alertDebounce: time.Hour})
 	rt := alertRoute
-	rt.Limits = alerting.RouteLimits{OpenGroups: 5, ThreadsPerMinute: 1000}
+	rt.Limits = bot.AlertLimits{OpenGroups: 5, ThreadsPerMinute: 1000}
 	ctx := context.Background()
-	group := func(i int, status string) alerting.Notification {
+	group := func(i int, status string) bot.AlertNotification {
 		n := notification(status, latency(fmt.Sprintf("web-%d", i), status))
 		n.GroupKey = fmt.Sprintf("flood-%d", i)
 		return n
@@ -31,7 +31,7 @@ func TestAlertFloodBoundedAcrossReplicas(t *testing.T) {
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
-		limited []*alerting.LimitError
+		limited []*bot.AlertLimitError
 	)
 	for i := range 40 {
 		r := a
@@ -39,8 +39,8 @@ func TestAlertFloodBoundedAcrossReplicas(t *testing.T) {
 			r = b
 		}
 		wg.Go(func() {
-			err := r.bot.DeliverAlert(ctx, group(i, alerting.StatusFiring), rt)
-			var le *alerting.LimitError
+			err := r.bot.DeliverAlert(ctx, group(i, bot.AlertFiring), rt)
+			var le *bot.AlertLimitError
 			switch {
 			case errors.As(err, &le):
 				mu.Lock()
@@ -78,7 +78,7 @@ func TestAlertFloodBoundedAcrossReplicas(t *testing.T) {
 	// Repeats of an open group are updates, whatever the limit.
 	opened := -1
 	for i := range 40 {
-		if err := a.bot.DeliverAlert(ctx, group(i, alerting.StatusFiring), rt); err == nil {
+		if err := a.bot.DeliverAlert(ctx, group(i, bot.AlertFiring), rt); err == nil {
 			opened = i
 			break
 		}
@@ -87,13 +87,13 @@ func TestAlertFloodBoundedAcrossReplicas(t *testing.T) {
 		t.Fatal("no open group's repeat was accepted")
 	}
 	// It resolves: its place goes to the next new group.
-	if err := b.bot.DeliverAlert(ctx, group(opened, alerting.StatusResolved), rt); err != nil {
+	if err := b.bot.DeliverAlert(ctx, group(opened, bot.AlertResolved), rt); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.bot.DeliverAlert(ctx, group(100, alerting.StatusFiring), rt); err != nil {
+	if err := a.bot.DeliverAlert(ctx, group(100, bot.AlertFiring), rt); err != nil {
 		t.Fatalf("a new group after one resolved: %v", err)
 	}
-	if err := b.bot.DeliverAlert(ctx, group(101, alerting.StatusFiring), rt); !errors.As(err, new(*alerting.LimitError)) {
+	if err := b.bot.DeliverAlert(ctx, group(101, bot.AlertFiring), rt); !errors.As(err, new(*bot.AlertLimitError)) {
 		t.Fatalf("a sixth open group: err = %v, want a LimitError", err)
 	}
 }
@@ -105,20 +105,20 @@ func TestAlertNewThreadsPerMinute(t *testing.T) {
 	a := newReplica(t, replicaOptions{stores: stores, alertDebounce: time.Hour})
 	b := newReplica(t, replicaOptions{stores: stores, alertDebounce: time.Hour})
 	rt := alertRoute
-	rt.Limits = alerting.RouteLimits{OpenGroups: 1000, ThreadsPerMinute: 3}
+	rt.Limits = bot.AlertLimits{OpenGroups: 1000, ThreadsPerMinute: 3}
 	other := rt
 	other.Name = "routes[1]"
 	ctx := context.Background()
 	ok, refused := 0, 0
 	for i := range 8 {
 		r := []*replica{a, b}[i%2]
-		status := alerting.StatusFiring
+		status := bot.AlertFiring
 		if i%3 == 0 {
-			status = alerting.StatusResolved
+			status = bot.AlertResolved
 		}
 		n := notification(status, latency("web-1", status))
 		n.GroupKey = fmt.Sprintf("burst-%d", i)
-		var le *alerting.LimitError
+		var le *bot.AlertLimitError
 		switch err := r.bot.DeliverAlert(ctx, n, rt); {
 		case err == nil:
 			ok++
@@ -135,7 +135,7 @@ func TestAlertNewThreadsPerMinute(t *testing.T) {
 	if ok < 3 || ok > 6 || ok+refused != 8 {
 		t.Fatalf("%d threads opened, %d refused, want 3 a minute", ok, refused)
 	}
-	n := notification(alerting.StatusFiring, latency("web-1", "firing"))
+	n := notification(bot.AlertFiring, latency("web-1", "firing"))
 	n.GroupKey = "another route"
 	if err := a.bot.DeliverAlert(ctx, n, other); err != nil {
 		t.Fatalf("another route shares the count: %v", err)
@@ -150,7 +150,7 @@ func TestAlertGroupRecordBounded(t *testing.T) {
 	r := newReplica(t, replicaOptions{stores: stores, alertDebounce: time.Hour})
 	ctx := context.Background()
 	big := strings.Repeat("x", 6000)
-	mk := func(i int, status string) alerting.Alert {
+	mk := func(i int, status string) bot.Alert {
 		a := latency(fmt.Sprintf("web-%d", i), status)
 		a.Annotations = map[string]string{"summary": "slow", "description": big, "dump": big}
 		for k := range 30 {
@@ -158,15 +158,15 @@ func TestAlertGroupRecordBounded(t *testing.T) {
 		}
 		return a
 	}
-	first := notification(alerting.StatusFiring, mk(0, "firing"))
+	first := notification(bot.AlertFiring, mk(0, "firing"))
 	if err := r.bot.DeliverAlert(ctx, first, alertRoute); err != nil {
 		t.Fatal(err)
 	}
-	var batch []alerting.Alert
+	var batch []bot.Alert
 	for i := range 300 {
 		batch = append(batch, mk(i, "firing"))
 	}
-	if err := r.bot.DeliverAlert(ctx, notification(alerting.StatusFiring, batch...), alertRoute); err != nil {
+	if err := r.bot.DeliverAlert(ctx, notification(bot.AlertFiring, batch...), alertRoute); err != nil {
 		t.Fatal(err)
 	}
 	g, err := stores.Alerts.LoadAlertGroup(ctx, first.Key())
@@ -177,8 +177,8 @@ func TestAlertGroupRecordBounded(t *testing.T) {
 		t.Fatalf("record keeps %d alerts and counts %d untracked, want 200 and 100", len(g.Alerts), g.Untracked)
 	}
 	a := g.Alerts[1]
-	if len(a.Annotations["description"]) > 2048 || len(a.Annotations) > 17 || !strings.HasPrefix(a.Annotations[alerting.OmittedAnnotations], "17 more not kept") {
-		t.Fatalf("annotations kept: %d, description %d bytes, omitted %q", len(a.Annotations), len(a.Annotations["description"]), a.Annotations[alerting.OmittedAnnotations])
+	if len(a.Annotations["description"]) > 2048 || len(a.Annotations) > 17 || !strings.HasPrefix(a.Annotations[bot.OmittedAnnotations], "17 more not kept") {
+		t.Fatalf("annotations kept: %d, description %d bytes, omitted %q", len(a.Annotations), len(a.Annotations["description"]), a.Annotations[bot.OmittedAnnotations])
 	}
 	var replies []string
 	for _, p := range r.chat.posts() {
@@ -190,14 +190,14 @@ func TestAlertGroupRecordBounded(t *testing.T) {
 		t.Fatalf("%d replies for one notification, want 10 and a summary; last: %q", len(replies), replies[len(replies)-1])
 	}
 	// Resolved alerts give way to new ones.
-	var resolved []alerting.Alert
+	var resolved []bot.Alert
 	for i := range 50 {
 		resolved = append(resolved, mk(i, "resolved"))
 	}
 	for i := 300; i < 330; i++ {
 		resolved = append(resolved, mk(i, "firing"))
 	}
-	if err := r.bot.DeliverAlert(ctx, notification(alerting.StatusFiring, resolved...), alertRoute); err != nil {
+	if err := r.bot.DeliverAlert(ctx, notification(bot.AlertFiring, resolved...), alertRoute); err != nil {
 		t.Fatal(err)
 	}
 	g, _ = stores.Alerts.LoadAlertGroup(ctx, first.Key())

@@ -12,12 +12,11 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/agent"
-	"github.com/vigilops/vigil/internal/alerting"
 	"github.com/vigilops/vigil/policy"
 )
 
 // Alert-driven investigations (SPEC N1). A routed notification
-// (internal/alerting) becomes one thread per alert group: the first
+// (from an inbound adapter such as adapters/alertwebhook) becomes one thread per alert group: the first
 // replica to take the group's lock and find no record opens the thread and
 // saves the record; every later notification of the group, on any
 // replica, compares itself with the record and posts only what changed
@@ -39,7 +38,7 @@ type AlertGroup struct {
 	Thread ThreadRef  `json:"thread"`
 	Root   MessageRef `json:"root"`
 	// Alerts are the group's alerts as last notified, by first appearance.
-	Alerts       []alerting.Alert  `json:"alerts"`
+	Alerts       []Alert           `json:"alerts"`
 	CommonLabels map[string]string `json:"common_labels,omitempty"`
 	CreatedAt    time.Time         `json:"created_at"`
 	UpdatedAt    time.Time         `json:"updated_at"`
@@ -78,7 +77,7 @@ func settleAt(g *AlertGroup, d time.Duration) time.Time {
 // counts returns how many alerts fire and how many resolved.
 func (g *AlertGroup) counts() (firing, resolved int) {
 	for _, a := range g.Alerts {
-		if a.Status == alerting.StatusFiring {
+		if a.Status == AlertFiring {
 			firing++
 		} else {
 			resolved++
@@ -89,7 +88,7 @@ func (g *AlertGroup) counts() (firing, resolved int) {
 
 // merge applies a notification: it returns the alerts that joined (new or
 // firing again) and those that resolved since the record.
-func (g *AlertGroup) merge(n alerting.Notification) (joined, resolved []alerting.Alert) {
+func (g *AlertGroup) merge(n AlertNotification) (joined, resolved []Alert) {
 	idx := map[string]int{}
 	for i, a := range g.Alerts {
 		idx[a.ID] = i
@@ -105,14 +104,14 @@ func (g *AlertGroup) merge(n alerting.Notification) (joined, resolved []alerting
 			}
 			idx[a.ID] = len(g.Alerts)
 			g.Alerts = append(g.Alerts, a)
-			if a.Status == alerting.StatusFiring {
+			if a.Status == AlertFiring {
 				joined = append(joined, a)
 			} else {
 				resolved = append(resolved, a)
 			}
 		case g.Alerts[i].Status != a.Status:
 			g.Alerts[i] = a
-			if a.Status == alerting.StatusFiring {
+			if a.Status == AlertFiring {
 				joined = append(joined, a)
 			} else {
 				resolved = append(resolved, a)
@@ -130,7 +129,7 @@ func (g *AlertGroup) merge(n alerting.Notification) (joined, resolved []alerting
 // evictResolved drops the group's oldest resolved alert to make room,
 // reindexing idx; false when every alert fires.
 func (g *AlertGroup) evictResolved(idx map[string]int) bool {
-	i := slices.IndexFunc(g.Alerts, func(a alerting.Alert) bool { return a.Status != alerting.StatusFiring })
+	i := slices.IndexFunc(g.Alerts, func(a Alert) bool { return a.Status != AlertFiring })
 	if i < 0 {
 		return false
 	}
@@ -200,16 +199,17 @@ const alertLockTTL = deliverTimeout + 15*time.Second
 
 // alertJob is an investigation queued on a group's thread.
 type alertJob struct {
+	h        *alerts
 	groupKey string
 	release  func()
 }
 
-var _ alerting.Intake = (*Bot)(nil)
+var _ AlertIntake = (*Bot)(nil)
 
-// DeliverAlert implements alerting.Intake: it opens or updates the
+// DeliverAlert implements AlertIntake: it opens or updates the
 // group's thread. It returns an error only when the notification could
 // not be taken (store or chat unavailable), so the source sends it again.
-func (b *Bot) DeliverAlert(ctx context.Context, n alerting.Notification, r alerting.Route) error {
+func (b *alerts) DeliverAlert(ctx context.Context, n AlertNotification, r AlertRoute) error {
 	if b.opt.Stores.Alerts == nil {
 		return errors.New("alert intake: no alert group store")
 	}
@@ -229,7 +229,7 @@ func (b *Bot) DeliverAlert(ctx context.Context, n alerting.Notification, r alert
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
 	defer cancel()
 	key := n.Key()
-	lock, err := b.lockKey(ctx, "alertgroup:"+key, 30*time.Second)
+	lock, err := b.lock(ctx, "alertgroup:"+key, alertLockTTL, 30*time.Second)
 	if err != nil {
 		b.alertCount(n.Source, r.Name, AlertFailed)
 		return fmt.Errorf("alert intake: lock group: %w", err)
@@ -253,20 +253,20 @@ func (b *Bot) DeliverAlert(ctx context.Context, n alerting.Notification, r alert
 // admitAlertGroup applies the route's limits to a new group, counted
 // across replicas: a firing group must find a place among the route's
 // open groups, and every new thread must fit in the route's threads a
-// minute. It returns a *alerting.LimitError (the source hears 429) when
+// minute. It returns a *AlertLimitError (the source hears 429) when
 // the group is over a limit, and a release func that gives back the
 // group's place if its thread is not opened after all.
-func (b *Bot) admitAlertGroup(ctx context.Context, opener ThreadOpener, n alerting.Notification, r alerting.Route) (func(), error) {
+func (b *alerts) admitAlertGroup(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute) (func(), error) {
 	lim := r.Limits.WithDefaults()
 	key := n.Key()
 	release := func() {}
-	if n.Status == alerting.StatusFiring {
+	if n.Status == AlertFiring {
 		ok, err := b.opt.Stores.Alerts.AdmitOpenAlertGroup(ctx, r.Name, key, lim.OpenGroups, lim.OpenIdle)
 		if err != nil {
 			return nil, fmt.Errorf("alert intake: count open groups: %w", err)
 		}
 		if !ok {
-			return nil, b.alertLimited(ctx, opener, n, r, &alerting.LimitError{RetryAfter: openGroupsRetryAfter,
+			return nil, b.alertLimited(ctx, opener, n, r, &AlertLimitError{RetryAfter: openGroupsRetryAfter,
 				Limit: fmt.Sprintf("%d open alert groups on route %s (alerts.limits.open_groups)", lim.OpenGroups, r.Name)})
 		}
 		release = func() {
@@ -288,7 +288,7 @@ func (b *Bot) admitAlertGroup(ctx context.Context, opener ThreadOpener, n alerti
 	if !ok {
 		release()
 		now := b.now()
-		return nil, b.alertLimited(ctx, opener, n, r, &alerting.LimitError{RetryAfter: now.Truncate(time.Minute).Add(time.Minute).Sub(now),
+		return nil, b.alertLimited(ctx, opener, n, r, &AlertLimitError{RetryAfter: now.Truncate(time.Minute).Add(time.Minute).Sub(now),
 			Limit: fmt.Sprintf("%d new alert threads a minute on route %s (alerts.limits.new_threads_per_minute)", lim.ThreadsPerMinute, r.Name)})
 	}
 	return release, nil
@@ -298,7 +298,7 @@ func (b *Bot) admitAlertGroup(ctx context.Context, opener ThreadOpener, n alerti
 // and, at most once per route every limitNoticeEvery across replicas, says
 // so in the route's channel, so people learn that alerts are being
 // refused from where they read them.
-func (b *Bot) alertLimited(ctx context.Context, opener ThreadOpener, n alerting.Notification, r alerting.Route, le *alerting.LimitError) error {
+func (b *alerts) alertLimited(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute, le *AlertLimitError) error {
 	b.alertCount(n.Source, r.Name, AlertLimited)
 	b.log.Warn("alert group refused: over its route's limit", "group", n.Key(), "source", n.Source, "route", r.Name,
 		"alert", firstAlertName(n), "limit", le.Limit)
@@ -318,7 +318,7 @@ func (b *Bot) alertLimited(ctx context.Context, opener ThreadOpener, n alerting.
 	return le
 }
 
-func firstAlertName(n alerting.Notification) string {
+func firstAlertName(n AlertNotification) string {
 	if len(n.Alerts) > 0 {
 		return n.Alerts[0].Name()
 	}
@@ -327,7 +327,7 @@ func firstAlertName(n alerting.Notification) string {
 
 // openAlertThread opens the thread of a new group and schedules its
 // investigation.
-func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerting.Notification, r alerting.Route) error {
+func (b *alerts) openAlertThread(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute) error {
 	release, err := b.admitAlertGroup(ctx, opener, n, r)
 	if err != nil {
 		return err
@@ -336,7 +336,7 @@ func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerti
 	g := &AlertGroup{Key: n.Key(), Source: n.Source, GroupKey: n.GroupKey, Route: r.Name, Prompt: r.Prompt,
 		CreatedAt: now, UpdatedAt: now, Investigate: r.Investigate}
 	g.merge(n)
-	g.Resolved = n.Status == alerting.StatusResolved
+	g.Resolved = n.Status == AlertResolved
 	ref, err := opener.OpenThread(ctx, r.Channel, alertRoot(g))
 	if err != nil {
 		release()
@@ -349,23 +349,25 @@ func (b *Bot) openAlertThread(ctx context.Context, opener ThreadOpener, n alerti
 		b.alertCount(n.Source, r.Name, AlertFailed)
 		return fmt.Errorf("alert intake: save group: %w", err)
 	}
+	b.noteAlertGroup(g.Key, !g.Resolved, r.Limits.WithDefaults().OpenIdle)
 	b.log.Info("alert group opened a thread", "group", g.Key, "source", g.Source, "route", r.Name, "thread", g.Thread.Key())
 	b.alertCount(n.Source, r.Name, AlertRouted)
-	b.maybeInvestigate(g)
+	b.maybeInvestigate(ctx, g)
 	return nil
 }
 
 // markOpen keeps the route's count of open groups in step with a known
 // group: counted while it fires, whatever the limit (its thread exists),
 // and no more once it resolved.
-func (b *Bot) markOpen(ctx context.Context, g *AlertGroup, r alerting.Route) {
+func (b *alerts) markOpen(ctx context.Context, g *AlertGroup, r AlertRoute) {
+	b.noteAlertGroup(g.Key, !g.Resolved, r.Limits.WithDefaults().OpenIdle)
 	if err := b.opt.Stores.Alerts.SetAlertGroupOpen(ctx, g.Route, g.Key, !g.Resolved, r.Limits.WithDefaults().OpenIdle); err != nil {
 		b.log.Warn("count an alert group's state", "group", g.Key, "route", g.Route, "err", err)
 	}
 }
 
 // updateAlertThread posts what changed in a known group.
-func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *AlertGroup, n alerting.Notification, r alerting.Route) error {
+func (b *alerts) updateAlertThread(ctx context.Context, opener ThreadOpener, g *AlertGroup, n AlertNotification, r AlertRoute) error {
 	wasResolved := g.Resolved
 	joined, resolved := g.merge(n)
 	if len(joined) == 0 && len(resolved) == 0 {
@@ -376,7 +378,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 			// group's in progress here stops too.
 			b.tellInvestigationResolved(g)
 		}
-		b.maybeInvestigate(g)
+		b.maybeInvestigate(ctx, g)
 		return nil
 	}
 	g.UpdatedAt = b.now()
@@ -385,7 +387,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 	posted := 0
 	for _, a := range joined {
 		if posted < maxRepliesPerNotice {
-			b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: "🔥 Firing: " + alertLine(a), Links: links(a.Links)})
+			b.say(ctx, g.Thread, Reply{Kind: ReplyNotice, Text: "🔥 Firing: " + alertLine(a), Links: a.Links})
 		}
 		posted++
 	}
@@ -420,7 +422,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 	if g.Resolved {
 		b.tellInvestigationResolved(g)
 	}
-	b.maybeInvestigate(g)
+	b.maybeInvestigate(ctx, g)
 	return nil
 }
 
@@ -428,7 +430,7 @@ func (b *Bot) updateAlertThread(ctx context.Context, opener ThreadOpener, g *Ale
 // know the alert resolved: it is cancelled at its next step boundary and
 // the thread is told. A run waiting on an approval keeps waiting: the
 // approver decides whether the change is still wanted.
-func (b *Bot) tellInvestigationResolved(g *AlertGroup) {
+func (b *alerts) tellInvestigationResolved(g *AlertGroup) {
 	b.mu.Lock()
 	th, ok := b.threads[g.Thread.Key()]
 	running := ok && th.cancel != nil && strings.HasPrefix(th.requester, "alert:")
@@ -439,79 +441,72 @@ func (b *Bot) tellInvestigationResolved(g *AlertGroup) {
 	}
 }
 
-// lockKey takes a lock on key, waiting while another replica holds it.
-func (b *Bot) lockKey(ctx context.Context, key string, wait time.Duration) (Lock, error) {
-	deadline := time.Now().Add(wait)
-	pause := 20 * time.Millisecond
-	for {
-		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		l, err := b.opt.Stores.Locks.Lock(lctx, key, alertLockTTL)
-		cancel()
-		if err == nil {
-			return l, nil
-		}
-		if !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(pause):
-		}
-		if pause < 500*time.Millisecond {
-			pause *= 2
-		}
-	}
-}
-
 // maybeInvestigate schedules the group's investigation on this replica if
 // it is due and not yet scheduled here. Every replica that sees the group
 // schedules it, and claimInvestigation lets exactly one of them run it:
 // if the replica that opened the thread dies before, another one that
-// receives the group's notifications still investigates.
-func (b *Bot) maybeInvestigate(g *AlertGroup) {
+// receives the group's notifications still investigates. The
+// investigation outlives ctx's cancellation, not its values.
+func (b *alerts) maybeInvestigate(ctx context.Context, g *AlertGroup) {
 	if !g.Pending() {
 		return
 	}
 	b.mu.Lock()
-	if b.alertScheduled == nil {
-		b.alertScheduled = map[string]bool{}
+	if b.scheduled == nil {
+		b.scheduled = map[string]bool{}
 	}
-	if b.alertScheduled[g.Key] {
+	if b.scheduled[g.Key] {
 		b.mu.Unlock()
 		return
 	}
-	b.alertScheduled[g.Key] = true
+	b.scheduled[g.Key] = true
 	b.mu.Unlock()
-	b.scheduleInvestigation(g.Key, g.Thread)
+	ctx = context.WithoutCancel(ctx)
+	key, t := g.Key, g.Thread
+	b.afterSettled(ctx, key, b.opt.AlertDebounce, func() { b.queueInvestigation(ctx, key, t) })
 }
 
-// scheduleInvestigation starts the group's investigation once it has
-// settled and a slot is free.
-func (b *Bot) scheduleInvestigation(key string, t ThreadRef) {
-	b.afterSettled(key, b.opt.AlertDebounce, func() { b.startInvestigation(key, t) })
+// queueInvestigation starts the group's investigation in the background
+// (startInvestigation may wait for a slot). From now until it is queued on
+// its thread it counts as work in progress, so WaitIdle does not return
+// in between.
+func (b *alerts) queueInvestigation(ctx context.Context, key string, t ThreadRef) {
+	b.mu.Lock()
+	b.active++
+	b.reportLoad()
+	b.mu.Unlock()
+	go func() {
+		defer func() {
+			b.mu.Lock()
+			b.active--
+			b.reportLoad()
+			b.idle.Broadcast()
+			b.mu.Unlock()
+		}()
+		b.startInvestigation(ctx, key, t)
+	}()
 }
 
 // startInvestigation queues the group's investigation on its thread once
 // a slot is free. The group counts as scheduled here until the job gives
 // its slot back, so neither a sweep nor a notification queues it twice
 // while it waits behind other work in its thread.
-func (b *Bot) startInvestigation(key string, t ThreadRef) {
-	b.alertSem <- struct{}{}
+func (b *alerts) startInvestigation(ctx context.Context, key string, t ThreadRef) {
+	b.sem <- struct{}{}
 	var once sync.Once
 	release := func() {
 		once.Do(func() {
 			b.mu.Lock()
-			delete(b.alertScheduled, key)
+			delete(b.scheduled, key)
 			b.mu.Unlock()
-			<-b.alertSem
+			<-b.sem
 		})
 	}
 	if b.stopping() {
 		release()
 		return
 	}
-	b.enqueue(context.Background(), t, job{alert: &alertJob{groupKey: key, release: release}})
+	b.enqueue(ctx, t, &alertJob{h: b, groupKey: key, release: release})
 }
 
 // alertSweepEvery is how often a replica looks for due investigations
@@ -530,18 +525,19 @@ const alertSweepBatch = 100
 // notification may be a repeat interval (hours) away. It runs once at
 // start and then every alertSweepEvery. claimInvestigation still lets
 // exactly one replica investigate.
-func (b *Bot) sweepAlerts(ctx context.Context, every time.Duration) {
+func (b *alerts) sweepAlerts(ctx context.Context, every time.Duration) {
 	if b.opt.Stores.Alerts == nil {
 		return
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
 	for {
 		b.SweepAlertsOnce(ctx)
+		due := make(chan struct{})
+		stop := b.clock.AfterFunc(every, func() { close(due) })
 		select {
 		case <-ctx.Done():
+			stop()
 			return
-		case <-tick.C:
+		case <-due:
 		}
 	}
 }
@@ -549,7 +545,7 @@ func (b *Bot) sweepAlerts(ctx context.Context, every time.Duration) {
 // SweepAlertsOnce starts every due, unclaimed investigation not already
 // scheduled on this replica. Exported so tests and tooling can drive it
 // without waiting for the ticker.
-func (b *Bot) SweepAlertsOnce(ctx context.Context) {
+func (b *alerts) SweepAlertsOnce(ctx context.Context) {
 	if b.opt.Stores.Alerts == nil || b.stopping() {
 		return
 	}
@@ -574,29 +570,29 @@ func (b *Bot) SweepAlertsOnce(ctx context.Context) {
 			continue
 		}
 		b.mu.Lock()
-		if b.alertScheduled == nil {
-			b.alertScheduled = map[string]bool{}
+		if b.scheduled == nil {
+			b.scheduled = map[string]bool{}
 		}
-		scheduled := b.alertScheduled[key] || b.closed
+		scheduled := b.scheduled[key] || b.closed
 		if !scheduled {
-			b.alertScheduled[key] = true
+			b.scheduled[key] = true
 		}
 		b.mu.Unlock()
 		if scheduled {
 			continue
 		}
 		b.log.Info("starting an alert investigation no replica scheduled", "group", key, "thread", g.Thread.Key())
-		go b.startInvestigation(key, g.Thread)
+		b.queueInvestigation(context.WithoutCancel(ctx), key, g.Thread)
 	}
 }
 
 // claimInvestigation marks the group investigated, under the group's lock
 // so that no notification's update is overwritten, and reports whether
 // this job is the one to investigate (not resolved, not already started).
-func (b *Bot) claimInvestigation(ctx context.Context, key string) (*AlertGroup, bool, error) {
+func (b *alerts) claimInvestigation(ctx context.Context, key string) (*AlertGroup, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, claimTimeout)
 	defer cancel()
-	lock, err := b.lockKey(ctx, "alertgroup:"+key, 30*time.Second)
+	lock, err := b.lock(ctx, "alertgroup:"+key, alertLockTTL, 30*time.Second)
 	if err != nil {
 		return nil, false, fmt.Errorf("lock alert group: %w", err)
 	}
@@ -625,20 +621,21 @@ const maxSettle = 4
 
 // afterSettled runs fn once the group has had no change for the debounce
 // (Alertmanager sends a new group's alerts over a few group_intervals),
-// but no later than maxSettle debounces after it opened.
-func (b *Bot) afterSettled(key string, after time.Duration, fn func()) {
-	time.AfterFunc(after, func() {
+// but no later than maxSettle debounces after it opened. It waits on the
+// bot's clock.
+func (b *alerts) afterSettled(ctx context.Context, key string, after time.Duration, fn func()) {
+	b.clock.AfterFunc(after, func() {
 		if b.stopping() {
 			return
 		}
 		d := b.opt.AlertDebounce
 		if d > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			g, err := b.opt.Stores.Alerts.LoadAlertGroup(ctx, key)
+			lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			g, err := b.opt.Stores.Alerts.LoadAlertGroup(lctx, key)
 			cancel()
 			if err == nil {
 				if wait := settleAt(g, d).Sub(b.now()); wait > 0 {
-					b.afterSettled(key, wait, fn)
+					b.afterSettled(ctx, key, wait, fn)
 					return
 				}
 			}
@@ -658,7 +655,7 @@ func alertRequester(g *AlertGroup) string {
 }
 
 // investigate runs a group's investigation.
-func (b *Bot) investigate(ctx context.Context, t ThreadRef, held *heldLock, j *alertJob) {
+func (b *alerts) investigate(ctx context.Context, t ThreadRef, held *heldLock, j *alertJob) {
 	s, err := b.loadSession(ctx, t)
 	if err != nil {
 		b.storeFailure(ctx, t, err)
@@ -722,16 +719,12 @@ func (b *Bot) investigate(ctx context.Context, t ThreadRef, held *heldLock, j *a
 		Context:   strings.Join(parts, "\n\n"),
 	}
 	b.alertCount(g.Source, g.Route, AlertInvestigated)
-	b.markActive(ctx, t)
-	clear := b.showStatus(ctx, t, "investigating…")
-	k := b.newSink(t, s)
+	var firstPost func()
 	if ao, ok := b.opt.Observer.(AlertObserver); ok && b.opt.Observer != nil {
 		created, source := g.CreatedAt, g.Source
-		k.onFirstPost = func() { ao.AlertFirstMessage(source, b.now().Sub(created)) }
+		firstPost = func() { ao.AlertFirstMessage(source, b.now().Sub(created)) }
 	}
-	out, err := b.opt.Agent.Start(ctx, s, in, b.runEnv(k, held))
-	clear()
-	b.afterRun(ctx, t, held, s, out, err)
+	b.startRun(ctx, t, held, s, in, firstPost)
 }
 
 // mentionLabels are the labels whose values may name inventory resources.
@@ -740,7 +733,7 @@ var mentionLabels = []string{"instance", "node", "host", "hostname", "pod", "nam
 // alertMentions turns label values that name inventory resources into
 // mentions; values that name nothing are left out rather than reported
 // as unknown.
-func (b *Bot) alertMentions(labels map[string]string) []Mention {
+func (b *alerts) alertMentions(labels map[string]string) []Mention {
 	if b.opt.Resolver == nil {
 		return nil
 	}
@@ -768,7 +761,7 @@ func (b *Bot) alertMentions(labels map[string]string) []Mention {
 // alerts share the group's labels), else the common labels.
 func alertLabels(g *AlertGroup) map[string]string {
 	for _, a := range g.Alerts {
-		if a.Status == alerting.StatusFiring {
+		if a.Status == AlertFiring {
 			return a.Labels
 		}
 	}
@@ -788,7 +781,7 @@ func alertQuestion(g *AlertGroup) string {
 		g.Source, firing, resolved)
 	n := 0
 	for _, a := range g.Alerts {
-		if a.Status != alerting.StatusFiring {
+		if a.Status != AlertFiring {
 			continue
 		}
 		if n == 5 {
@@ -810,54 +803,11 @@ func alertQuestion(g *AlertGroup) string {
 
 // alertRoot is the thread's first message: the group's current state.
 func alertRoot(g *AlertGroup) Reply {
-	firing, resolved := g.counts()
-	var sb strings.Builder
-	status := "🔥 FIRING"
-	if firing == 0 {
-		status = "✅ RESOLVED"
-	}
-	first := g.Alerts[0]
-	for _, a := range g.Alerts {
-		if a.Status == alerting.StatusFiring {
-			first = a
-			break
-		}
-	}
-	fmt.Fprintf(&sb, "%s: %s (firing %d / resolved %d)\n", status, first.Name(), firing, resolved)
-	if g.Untracked > 0 {
-		fmt.Fprintf(&sb, "(%d more alerts joined past the %d a group keeps: counted, not tracked)\n", g.Untracked, maxGroupAlerts)
-	}
-	sev := first.Labels["severity"]
-	if sev == "" {
-		sev = "unknown"
-	}
-	fmt.Fprintf(&sb, "Severity: %s · Source: %s · Started: %s\n", sev, g.Source, first.StartsAt.UTC().Format("2006-01-02 15:04 MST"))
-	shown := g.CommonLabels
-	if len(shown) == 0 {
-		shown = first.Labels
-	}
-	if l := labelList(shown, map[string]bool{"alertname": true, "severity": true}); l != "" {
-		fmt.Fprintf(&sb, "Labels: %s\n", l)
-	}
-	for _, k := range []string{"summary", "description"} {
-		if v := first.Annotations[k]; v != "" {
-			fmt.Fprintf(&sb, "%s: %s\n", strings.ToUpper(k[:1])+k[1:], v)
-		}
-	}
-	var ls []Link
-	seen := map[string]bool{}
-	for _, a := range g.Alerts {
-		for _, l := range a.Links {
-			if !seen[l.URL] && len(ls) < 5 {
-				seen[l.URL] = true
-				ls = append(ls, Link{Text: l.Text, URL: l.URL})
-			}
-		}
-	}
-	return Reply{Kind: ReplyNotice, Text: strings.TrimRight(sb.String(), "\n"), Links: ls}
+	c := alertCard(g)
+	return Reply{Kind: ReplyNotice, Text: c.Text(), Links: c.Links, Alert: &c}
 }
 
-func alertLine(a alerting.Alert) string {
+func alertLine(a Alert) string {
 	s := a.Name()
 	if l := labelList(a.Labels, map[string]bool{"alertname": true}); l != "" {
 		s += " (" + l + ")"
@@ -868,16 +818,13 @@ func alertLine(a alerting.Alert) string {
 	return s
 }
 
-func links(ls []alerting.Link) []Link {
-	out := make([]Link, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, Link{Text: l.Text, URL: l.URL})
-	}
-	return out
-}
-
 // labelList renders labels as k=v, sorted, skipping internal ones.
 func labelList(m map[string]string, skip map[string]bool) string {
+	return strings.Join(labelPairs(m, skip), ", ")
+}
+
+// labelPairs are the labels as k=v, sorted, skipping internal ones.
+func labelPairs(m map[string]string, skip map[string]bool) []string {
 	var parts []string
 	for _, k := range sortedKeys(m) {
 		if skip[k] || strings.HasPrefix(k, "__") {
@@ -885,7 +832,7 @@ func labelList(m map[string]string, skip map[string]bool) string {
 		}
 		parts = append(parts, k+"="+m[k])
 	}
-	return strings.Join(parts, ", ")
+	return parts
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -897,7 +844,7 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-func (b *Bot) alertCount(source, route, result string) {
+func (b *alerts) alertCount(source, route, result string) {
 	if ao, ok := b.opt.Observer.(AlertObserver); ok && b.opt.Observer != nil {
 		ao.AlertGroup(source, route, result)
 	}

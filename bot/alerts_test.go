@@ -13,7 +13,6 @@ import (
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
-	"github.com/vigilops/vigil/internal/alerting"
 	"github.com/vigilops/vigil/internal/testenv/redistest"
 	"github.com/vigilops/vigil/policy"
 	redisstore "github.com/vigilops/vigil/store/redis"
@@ -34,20 +33,20 @@ func (fakeResolver) ResolveMention(name string) ([]policy.Resource, bool) {
 	return nil, false
 }
 
-var alertRoute = alerting.Route{Name: "routes[0]", Platform: string(unit), Channel: "C1", Investigate: true,
+var alertRoute = bot.AlertRoute{Name: "routes[0]", Platform: string(unit), Channel: "C1", Investigate: true,
 	Prompt: "Check the checkout queue first."}
 
-func notification(status string, alerts ...alerting.Alert) alerting.Notification {
-	return alerting.Notification{Source: alerting.SourceAlertmanager, GroupKey: `{}:{alertname="HighLatency"}`,
+func notification(status string, alerts ...bot.Alert) bot.AlertNotification {
+	return bot.AlertNotification{Source: "alertmanager", GroupKey: `{}:{alertname="HighLatency"}`,
 		Status: status, CommonLabels: map[string]string{"alertname": "HighLatency", "service": "checkout"}, Alerts: alerts}
 }
 
-func latency(instance, status string) alerting.Alert {
-	return alerting.Alert{ID: "fp-" + instance, Status: status,
+func latency(instance, status string) bot.Alert {
+	return bot.Alert{ID: "fp-" + instance, Status: status,
 		Labels:      map[string]string{"alertname": "HighLatency", "service": "checkout", "instance": instance + ":9100", "severity": "page"},
 		Annotations: map[string]string{"summary": "Checkout latency above 2s", "runbook_url": "https://runbooks.example.org/hl"},
 		StartsAt:    time.Date(2026, 11, 24, 21, 0, 0, 0, time.UTC),
-		Links:       []alerting.Link{{Text: "Runbook", URL: "https://runbooks.example.org/hl"}}}
+		Links:       []bot.Link{{Text: "Runbook", URL: "https://runbooks.example.org/hl"}}}
 }
 
 func (c *recChat) roots() []posted {
@@ -79,7 +78,7 @@ func TestAlertGroupThreadAndInvestigation(t *testing.T) {
 	runner := newRunner()
 	r := newReplica(t, replicaOptions{runner: runner, resolver: fakeResolver{}})
 	ctx := context.Background()
-	first := notification(alerting.StatusFiring, latency("web-1", "firing"), latency("web-2", "firing"))
+	first := notification(bot.AlertFiring, latency("web-1", "firing"), latency("web-2", "firing"))
 	for range 3 {
 		if err := r.bot.DeliverAlert(ctx, first, alertRoute); err != nil {
 			t.Fatal(err)
@@ -123,7 +122,7 @@ func TestAlertGroupThreadAndInvestigation(t *testing.T) {
 	r.chat.waitText(t, th, "answer to")
 	r.idle(t)
 
-	third := notification(alerting.StatusFiring, latency("web-1", "firing"), latency("web-2", "firing"), latency("web-3", "firing"))
+	third := notification(bot.AlertFiring, latency("web-1", "firing"), latency("web-2", "firing"), latency("web-3", "firing"))
 	if err := r.bot.DeliverAlert(ctx, third, alertRoute); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +134,7 @@ func TestAlertGroupThreadAndInvestigation(t *testing.T) {
 		t.Fatalf("edits of the first message = %+v", edits)
 	}
 
-	resolved := notification(alerting.StatusResolved, latency("web-1", "resolved"), latency("web-2", "resolved"), latency("web-3", "resolved"))
+	resolved := notification(bot.AlertResolved, latency("web-1", "resolved"), latency("web-2", "resolved"), latency("web-3", "resolved"))
 	for range 2 {
 		if err := r.bot.DeliverAlert(ctx, resolved, alertRoute); err != nil {
 			t.Fatal(err)
@@ -168,11 +167,11 @@ func TestAlertResolvedStopsItsInvestigation(t *testing.T) {
 	}
 	r := newReplica(t, replicaOptions{runner: runner})
 	ctx := context.Background()
-	if err := r.bot.DeliverAlert(ctx, notification(alerting.StatusFiring, latency("web-1", "firing")), alertRoute); err != nil {
+	if err := r.bot.DeliverAlert(ctx, notification(bot.AlertFiring, latency("web-1", "firing")), alertRoute); err != nil {
 		t.Fatal(err)
 	}
 	recv(t, runner.entered, "the investigation")
-	if err := r.bot.DeliverAlert(ctx, notification(alerting.StatusResolved, latency("web-1", "resolved")), alertRoute); err != nil {
+	if err := r.bot.DeliverAlert(ctx, notification(bot.AlertResolved, latency("web-1", "resolved")), alertRoute); err != nil {
 		t.Fatal(err)
 	}
 	calls := runner.waitCalls(t, "start", 1)
@@ -200,7 +199,7 @@ func TestAlertInvestigationsQueue(t *testing.T) {
 	r := newReplica(t, replicaOptions{runner: runner, alertSlots: 1})
 	ctx := context.Background()
 	for _, g := range []string{"A", "B"} {
-		n := notification(alerting.StatusFiring, latency("web-1", "firing"))
+		n := notification(bot.AlertFiring, latency("web-1", "firing"))
 		n.GroupKey = g
 		if err := r.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
 			t.Fatal(err)
@@ -223,7 +222,7 @@ func TestAlertRouteToUnknownPlatform(t *testing.T) {
 	r := newReplica(t, replicaOptions{})
 	rt := alertRoute
 	rt.Platform = "matrix"
-	err := r.bot.DeliverAlert(context.Background(), notification(alerting.StatusFiring, latency("web-1", "firing")), rt)
+	err := r.bot.DeliverAlert(context.Background(), notification(bot.AlertFiring, latency("web-1", "firing")), rt)
 	if err == nil || !strings.Contains(err.Error(), "not enabled") {
 		t.Fatalf("err = %v", err)
 	}
@@ -235,22 +234,26 @@ func TestAlertRouteToUnknownPlatform(t *testing.T) {
 func TestAlertInvestigationWaitsForTheGroupToSettle(t *testing.T) {
 	runner := newRunner()
 	const debounce = 400 * time.Millisecond
-	r := newReplica(t, replicaOptions{runner: runner, alertDebounce: debounce})
+	clk := newFakeClock()
+	r := newReplica(t, replicaOptions{runner: runner, alertDebounce: debounce, clock: clk})
 	ctx := context.Background()
-	began := time.Now()
-	if err := r.bot.DeliverAlert(ctx, notification(alerting.StatusFiring, latency("web-1", "firing")), alertRoute); err != nil {
+	if err := r.bot.DeliverAlert(ctx, notification(bot.AlertFiring, latency("web-1", "firing")), alertRoute); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(debounce / 2)
-	changed := time.Now()
-	if err := r.bot.DeliverAlert(ctx, notification(alerting.StatusFiring, latency("web-1", "firing"), latency("web-2", "firing")), alertRoute); err != nil {
+	clk.advance(debounce / 2)
+	if err := r.bot.DeliverAlert(ctx, notification(bot.AlertFiring, latency("web-1", "firing"), latency("web-2", "firing")), alertRoute); err != nil {
 		t.Fatal(err)
 	}
+	// A debounce after the group opened, but half of one after it last
+	// changed: not settled yet.
+	clk.advance(debounce / 2)
+	r.bot.SweepAlertsOnce(ctx)
+	r.idle(t)
+	if n := len(runner.of("start")); n != 0 {
+		t.Fatalf("the investigation started half a debounce after the group last changed (%d runs)", n)
+	}
+	clk.advance(debounce / 2)
 	c := recv(t, runner.entered, "the investigation")
-	if started := time.Now(); started.Sub(changed) < debounce {
-		t.Fatalf("the investigation started %s after the group last changed (%s after it opened), want at least %s",
-			started.Sub(changed), started.Sub(began), debounce)
-	}
 	if !strings.Contains(c.in.Text, "2 firing") || !strings.Contains(c.in.Text, "web-2") {
 		t.Errorf("the question does not cover the settled group:\n%s", c.in.Text)
 	}
@@ -264,33 +267,36 @@ func TestAlertInvestigationWaitsForTheGroupToSettle(t *testing.T) {
 func TestAlertInvestigationRunsOnceAcrossReplicasAndSurvivesTheOpener(t *testing.T) {
 	const debounce = 300 * time.Millisecond
 	ctx := context.Background()
-	n := notification(alerting.StatusFiring, latency("web-1", "firing"))
+	n := notification(bot.AlertFiring, latency("web-1", "firing"))
 
+	clk := newFakeClock()
 	stores := memStores(nil)
-	a := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
-	b := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
+	a := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce, clock: clk})
+	b := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce, clock: clk})
 	for _, r := range []*replica{a, b, a, b} {
 		if err := r.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
 			t.Fatal(err)
 		}
 	}
-	oneInvestigation(t, a, b, 2*debounce)
+	clk.advance(debounce)
+	oneInvestigation(t, clk, a, b)
 	if len(a.chat.roots())+len(b.chat.roots()) != 1 {
 		t.Fatalf("threads: %d + %d, want 1", len(a.chat.roots()), len(b.chat.roots()))
 	}
 
 	// The opener stops before the next group settles.
 	stores2 := memStores(nil)
-	opener := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
-	other := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
+	opener := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce, clock: clk})
+	other := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce, clock: clk})
 	n.GroupKey = "another group"
 	if err := opener.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
 		t.Fatal(err)
 	}
-	opener.stop()
+	opener.halt(t)
 	if err := other.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
 		t.Fatal(err)
 	}
+	clk.advance(debounce)
 	c := recv(t, other.runner.entered, "the investigation on the surviving replica")
 	if !c.in.Role.System {
 		t.Fatalf("investigation role = %+v", c.in.Role)
@@ -320,7 +326,7 @@ func TestAlertResolvedOnAnotherReplicaStopsTheInvestigation(t *testing.T) {
 	a := newReplica(t, replicaOptions{stores: stores, runner: blocking()})
 	b := newReplica(t, replicaOptions{stores: stores, runner: blocking()})
 	ctx := context.Background()
-	firing := notification(alerting.StatusFiring, latency("web-1", "firing"))
+	firing := notification(bot.AlertFiring, latency("web-1", "firing"))
 	for _, r := range []*replica{a, b} {
 		if err := r.bot.DeliverAlert(ctx, firing, alertRoute); err != nil {
 			t.Fatal(err)
@@ -334,7 +340,7 @@ func TestAlertResolvedOnAnotherReplicaStopsTheInvestigation(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("no investigation started")
 	}
-	resolved := notification(alerting.StatusResolved, latency("web-1", "resolved"))
+	resolved := notification(bot.AlertResolved, latency("web-1", "resolved"))
 	if err := other.bot.DeliverAlert(ctx, resolved, alertRoute); err != nil {
 		t.Fatal(err)
 	}
@@ -390,52 +396,60 @@ func redisStores(t *testing.T) bot.Stores {
 func testDeadReplicaSweptUp(t *testing.T, open func() bot.Stores) {
 	const debounce = 300 * time.Millisecond
 	ctx := context.Background()
-	n := notification(alerting.StatusFiring, latency("web-1", "firing"))
+	n := notification(bot.AlertFiring, latency("web-1", "firing"))
 
+	clk := newFakeClock()
 	stores := open()
-	dead := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
-	survivor := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce})
+	dead := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce, clock: clk})
+	survivor := newReplica(t, replicaOptions{stores: stores, alertDebounce: debounce, clock: clk})
 	if err := dead.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
 		t.Fatal(err)
 	}
-	dead.stop()
-	began := time.Now()
-	c := recv(t, survivor.runner.entered, "the investigation on the replica that never received the notification")
-	if waited := time.Since(began); waited < debounce/2 {
-		t.Fatalf("investigated %s after the notification, before the group settled (%s)", waited, debounce)
+	dead.halt(t)
+	// Before the group settled a sweep leaves it alone.
+	clk.advance(debounce / 2)
+	survivor.bot.SweepAlertsOnce(ctx)
+	survivor.idle(t)
+	if got := len(survivor.runner.of("start")); got != 0 {
+		t.Fatalf("investigated half a debounce after the notification, before the group settled (%d runs)", got)
 	}
+	clk.advance(debounce / 2)
+	survivor.bot.SweepAlertsOnce(ctx)
+	c := recv(t, survivor.runner.entered, "the investigation on the replica that never received the notification")
 	if !c.in.Role.System || !strings.Contains(c.in.Text, "web-1") {
 		t.Fatalf("investigation input = %+v", c.in)
 	}
 	survivor.idle(t)
 	// Several sweeps later it is still one investigation.
-	time.Sleep(alertSweepWait)
+	sweeps(t, clk, survivor)
 	if got := len(survivor.runner.of("start")); got != 1 {
 		t.Fatalf("%d investigations on the survivor, want 1", got)
 	}
 	if got := len(dead.runner.of("start")); got != 0 {
 		t.Fatalf("the dead replica investigated %d times", got)
 	}
-	if left, err := stores.Alerts.DueAlertGroups(ctx, time.Now().Add(time.Hour), 10); err != nil || len(left) != 0 {
+	if left, err := stores.Alerts.DueAlertGroups(ctx, clk.Now().Add(time.Hour), 10); err != nil || len(left) != 0 {
 		t.Fatalf("due after the investigation: %q, %v, want none", left, err)
 	}
 
 	// Both alive: one receives the notification, both sweep, one
 	// investigation.
 	stores2 := open()
-	a := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
-	b := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce})
+	a := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce, clock: clk})
+	b := newReplica(t, replicaOptions{stores: stores2, alertDebounce: debounce, clock: clk})
 	n.GroupKey = "another group"
 	if err := a.bot.DeliverAlert(ctx, n, alertRoute); err != nil {
 		t.Fatal(err)
 	}
-	oneInvestigation(t, a, b, alertSweepWait)
+	clk.advance(debounce)
+	b.bot.SweepAlertsOnce(ctx)
+	oneInvestigation(t, clk, a, b)
 }
 
 // oneInvestigation waits for an investigation on a or b, lets both settle
-// and then run for linger (so a second, wrong one has time to start), and
-// fails unless exactly one investigation started across the two.
-func oneInvestigation(t *testing.T, a, b *replica, linger time.Duration) {
+// and sweep a few times (so a second, wrong one would start), and fails
+// unless exactly one investigation started across the two.
+func oneInvestigation(t *testing.T, clk *fakeClock, a, b *replica) {
 	t.Helper()
 	select {
 	case <-a.runner.entered:
@@ -445,15 +459,27 @@ func oneInvestigation(t *testing.T, a, b *replica, linger time.Duration) {
 	}
 	a.idle(t)
 	b.idle(t)
-	time.Sleep(linger)
+	sweeps(t, clk, a, b)
 	if got := len(a.runner.of("start")) + len(b.runner.of("start")); got != 1 {
 		t.Fatalf("%d investigations across two replicas, want 1", got)
 	}
 }
 
-// alertSweepWait outlasts a few sweeps (every second at the tests'
-// debounces).
-const alertSweepWait = 2500 * time.Millisecond
+// sweeps moves clk past a few alert sweeps and runs each replica's sweep
+// at each (the bots' own sweep loops run on clk too, but on their own
+// goroutines), then waits until the replicas are idle.
+func sweeps(t *testing.T, clk *fakeClock, rs ...*replica) {
+	t.Helper()
+	for range 3 {
+		clk.advance(time.Second)
+		for _, r := range rs {
+			r.bot.SweepAlertsOnce(context.Background())
+		}
+	}
+	for _, r := range rs {
+		r.idle(t)
+	}
+}
 
 // A due investigation waiting behind a person's run in its thread is
 // queued once, however many sweeps pass meanwhile: duplicates would each
@@ -475,9 +501,10 @@ func TestAlertSweepsDoNotPileUpBehindABusyThread(t *testing.T) {
 		}
 		return answer(ctx, s, env, "done")
 	}
-	r := newReplica(t, replicaOptions{runner: runner, alertSlots: 2, alertDebounce: debounce})
+	clk := newFakeClock()
+	r := newReplica(t, replicaOptions{runner: runner, alertSlots: 2, alertDebounce: debounce, clock: clk})
 	ctx := context.Background()
-	a := notification(alerting.StatusFiring, latency("web-1", "firing"))
+	a := notification(bot.AlertFiring, latency("web-1", "firing"))
 	a.GroupKey = "A"
 	if err := r.bot.DeliverAlert(ctx, a, alertRoute); err != nil {
 		t.Fatal(err)
@@ -488,12 +515,17 @@ func TestAlertSweepsDoNotPileUpBehindABusyThread(t *testing.T) {
 		t.Fatalf("the investigation started before the person's run: %+v", c.in)
 	}
 	// Group A is due now and sweeps pass while its thread is busy.
-	time.Sleep(alertSweepWait)
-	b := notification(alerting.StatusFiring, latency("web-1", "firing"))
+	clk.advance(debounce)
+	for range 3 {
+		clk.advance(time.Second)
+		r.bot.SweepAlertsOnce(ctx)
+	}
+	b := notification(bot.AlertFiring, latency("web-1", "firing"))
 	b.GroupKey = "B"
 	if err := r.bot.DeliverAlert(ctx, b, alertRoute); err != nil {
 		t.Fatal(err)
 	}
+	clk.advance(debounce)
 	c := recv(t, runner.entered, "group B's investigation while group A's waits behind a person's run")
 	if !strings.HasPrefix(c.in.Requester, "alert:") {
 		t.Fatalf("unexpected run %+v", c.in)
@@ -501,8 +533,7 @@ func TestAlertSweepsDoNotPileUpBehindABusyThread(t *testing.T) {
 	close(release)
 	recv(t, runner.entered, "group A's investigation once its thread is free")
 	r.idle(t)
-	time.Sleep(alertSweepWait)
-	r.idle(t)
+	sweeps(t, clk, r)
 	if got := len(runner.of("start")); got != 3 {
 		t.Fatalf("%d runs, want 3 (the person's and one investigation per group)", got)
 	}
@@ -511,16 +542,17 @@ func TestAlertSweepsDoNotPileUpBehindABusyThread(t *testing.T) {
 // A group routed to a channel vigil is not set up in is claimed and
 // reported once: later sweeps do not repeat the notice.
 func TestAlertInUnconfiguredChannelIsReportedOnce(t *testing.T) {
-	r := newReplica(t, replicaOptions{alertDebounce: 200 * time.Millisecond})
+	clk := newFakeClock()
+	r := newReplica(t, replicaOptions{alertDebounce: 200 * time.Millisecond, clock: clk})
 	rt := alertRoute
 	rt.Channel = "C9"
-	if err := r.bot.DeliverAlert(context.Background(), notification(alerting.StatusFiring, latency("web-1", "firing")), rt); err != nil {
+	if err := r.bot.DeliverAlert(context.Background(), notification(bot.AlertFiring, latency("web-1", "firing")), rt); err != nil {
 		t.Fatal(err)
 	}
 	th := r.chat.roots()[0].thread
+	clk.advance(200 * time.Millisecond)
 	r.chat.waitText(t, th, "I am not set up to work in this channel")
-	time.Sleep(alertSweepWait)
-	r.idle(t)
+	sweeps(t, clk, r)
 	if n := r.chat.count(th, "I am not set up to work in this channel"); n != 1 {
 		t.Fatalf("the notice was posted %d times, want 1:\n%s", n, r.chat.transcript(th))
 	}

@@ -17,7 +17,7 @@ import (
 
 // requestApproval turns a run stopped at a write into a pending approval
 // and posts its card in the thread.
-func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session, need *agent.ApprovalNeeded) error {
+func (b *approvals) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session, need *agent.ApprovalNeeded) error {
 	p := need.Proposal
 	// The card shows policy's verdict on this exact call, not a second
 	// opinion: the risk and reasons Gate.Authorize decided.
@@ -58,7 +58,7 @@ func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session
 	if err := b.saveSession(ctx, s); err != nil {
 		return err
 	}
-	b.audit(ctx, audit.Record{
+	b.audits.audit(ctx, audit.Record{
 		Actor: a.Requester, Action: audit.ApprovalRequested, Tool: a.Tool, Target: a.Target,
 		Command: a.Command, Channel: a.Channel, Thread: a.Thread, Outcome: "pending", ApprovalID: a.ID,
 	})
@@ -87,7 +87,7 @@ func (b *Bot) requestApproval(ctx context.Context, t ThreadRef, s *agent.Session
 // rememberCard stores where an approval's card was posted. Someone may
 // decide the approval as soon as the card shows, before this runs; their
 // card update then had no card to edit, so it is done here.
-func (b *Bot) rememberCard(ctx context.Context, id string, posted MessageRef) {
+func (b *approvals) rememberCard(ctx context.Context, id string, posted MessageRef) {
 	raw, err := json.Marshal(posted)
 	if err != nil {
 		b.log.Error("encode approval card reference", "approval", id, "err", err)
@@ -172,7 +172,7 @@ func cardRef(a *policy.Approval) (MessageRef, error) {
 }
 
 // HandleDecision implements Handler: a person approved or denied.
-func (b *Bot) HandleDecision(ctx context.Context, d Decision) {
+func (b *approvals) HandleDecision(ctx context.Context, d Decision) {
 	defer b.guard(ctx, "handle decision", d.Thread)
 	b.mu.Lock()
 	b.active++
@@ -197,7 +197,7 @@ func (b *Bot) HandleDecision(ctx context.Context, d Decision) {
 	b.decide(ctx, d)
 }
 
-func (b *Bot) decide(ctx context.Context, d Decision) {
+func (b *approvals) decide(ctx context.Context, d Decision) {
 	a, err := b.opt.Stores.Approvals.GetApproval(ctx, d.ApprovalID)
 	if errors.Is(err, ErrNotFound) {
 		b.tell(ctx, d.Thread, d.User, fmt.Sprintf("There is no approval with ID %q.", d.ApprovalID))
@@ -232,7 +232,7 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 			// A click that did not come from the card: someone is forging
 			// decisions. Refused like any other, and on the record.
 			b.log.Warn("forged approval click refused", "approval", a.ID, "user", d.User, "thread", d.Thread.Key(), "reason", err)
-			b.audit(ctx, audit.Record{Actor: d.User, Action: audit.Block, Tool: a.Tool, Target: a.Target, Command: a.Command,
+			b.audits.audit(ctx, audit.Record{Actor: d.User, Action: audit.Block, Tool: a.Tool, Target: a.Target, Command: a.Command,
 				Channel: a.Channel, Thread: a.Thread, Outcome: "forged_click", ApprovalID: a.ID, Reason: err.Error()})
 		}
 		b.log.Info("decision refused", "approval", a.ID, "user", d.User, "reason", err)
@@ -252,7 +252,7 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 	if d.Approve {
 		action, outcome = audit.Approved, "approved"
 	}
-	b.audit(ctx, audit.Record{Actor: d.User, Action: action, Tool: a.Tool, Target: a.Target, Command: a.Command,
+	b.audits.audit(ctx, audit.Record{Actor: d.User, Action: action, Tool: a.Tool, Target: a.Target, Command: a.Command,
 		Channel: a.Channel, Thread: a.Thread, Outcome: outcome, ApprovalID: a.ID, Reason: redact.String(d.Reason)})
 	b.approvalOutcome(outcome)
 	b.updateCard(ctx, decided)
@@ -262,9 +262,9 @@ func (b *Bot) decide(ctx context.Context, d Decision) {
 		b.log.Error("resume impossible", "approval", a.ID, "err", err)
 		return
 	}
-	b.enqueue(ctx, ref.ThreadRef, job{resume: &resumeJob{approval: decided, decision: agent.Decision{
+	b.enqueue(ctx, ref.ThreadRef, &resumeJob{h: b, approval: decided, decision: agent.Decision{
 		Approved: d.Approve, By: d.User, Reason: decided.Reason,
-	}}})
+	}})
 }
 
 // alreadyDecided words a lost race or a replay for the person who clicked.
@@ -278,7 +278,7 @@ func alreadyDecided(a *policy.Approval) string {
 	return "this approval changed while you decided; try again."
 }
 
-func (b *Bot) updateCard(ctx context.Context, a *policy.Approval) {
+func (b *approvals) updateCard(ctx context.Context, a *policy.Approval) {
 	ref, err := cardRef(a)
 	if err != nil || ref.ID == "" {
 		return
@@ -292,17 +292,17 @@ func (b *Bot) updateCard(ctx context.Context, a *policy.Approval) {
 	}
 }
 
-func (b *Bot) approvalOutcome(outcome string) {
+func (b *runtime) approvalOutcome(outcome string) {
 	if b.opt.Observer != nil {
 		b.opt.Observer.ApprovalOutcome(outcome)
 	}
 }
 
 // resume continues the run waiting on a decided approval.
-func (b *Bot) resume(ctx context.Context, t ThreadRef, held *heldLock, rj *resumeJob) {
+func (b *approvals) resume(ctx context.Context, t ThreadRef, held *heldLock, rj *resumeJob) {
 	a := rj.approval
 	if isRunbookApproval(a) {
-		b.resumeRunbook(ctx, t, rj) // no run waits on it (feedback.go)
+		b.runbooks.resumeRunbook(ctx, t, rj) // no run waits on it (feedback.go)
 		return
 	}
 	s, err := b.loadSession(ctx, t)
@@ -349,7 +349,7 @@ func (b *Bot) resume(ctx context.Context, t ThreadRef, held *heldLock, rj *resum
 
 // claimExecution re-checks everything immediately before an approved call
 // runs and claims it, so it runs once even if two replicas resume it.
-func (b *Bot) claimExecution(ctx context.Context, t ThreadRef, id string, p tools.Proposal, args string, cp policy.ChannelPolicy) error {
+func (b *approvals) claimExecution(ctx context.Context, t ThreadRef, id string, p tools.Proposal, args string, cp policy.ChannelPolicy) error {
 	cur, err := b.opt.Stores.Approvals.GetApproval(ctx, id)
 	if err != nil {
 		return fmt.Errorf("approval unavailable: %w", err)
@@ -376,7 +376,7 @@ func (b *Bot) claimExecution(ctx context.Context, t ThreadRef, id string, p tool
 }
 
 // expire closes a lapsed approval: card updated, run ended with a message.
-func (b *Bot) expire(ctx context.Context, a *policy.Approval) {
+func (b *approvals) expire(ctx context.Context, a *policy.Approval) {
 	expired, err := b.opt.Stores.Approvals.UpdateApproval(ctx, a.ID, policy.Expire(b.now()))
 	if err != nil {
 		if !errors.Is(err, ErrStatusConflict) {
@@ -384,34 +384,34 @@ func (b *Bot) expire(ctx context.Context, a *policy.Approval) {
 		}
 		return
 	}
-	b.audit(ctx, audit.Record{Actor: "vigil", Action: audit.Expired, Tool: a.Tool, Target: a.Target,
+	b.audits.audit(ctx, audit.Record{Actor: "vigil", Action: audit.Expired, Tool: a.Tool, Target: a.Target,
 		Command: a.Command, Channel: a.Channel, Thread: a.Thread, Outcome: "expired", ApprovalID: a.ID})
 	b.approvalOutcome("expired")
 	b.updateCard(ctx, expired)
 	if ref, err := cardRef(expired); err == nil {
-		b.enqueue(ctx, ref.ThreadRef, job{resume: &resumeJob{approval: expired, decision: agent.Decision{Expired: true}}})
+		b.enqueue(ctx, ref.ThreadRef, &resumeJob{h: b, approval: expired, decision: agent.Decision{Expired: true}})
 	}
 }
 
 // sweep expires lapsed approvals until ctx ends.
 func (b *Bot) sweep(ctx context.Context) {
-	tick := time.NewTicker(b.opt.SweepEvery)
+	tick := time.NewTicker(b.rt.opt.SweepEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			b.SweepOnce(ctx)
-			b.recoverOrphans(ctx)
-			b.settleExecuting(ctx)
+			b.approvals.SweepOnce(ctx)
+			b.conv.recoverOrphans(ctx)
+			b.settler.settleExecuting(ctx)
 		}
 	}
 }
 
 // SweepOnce expires every pending approval past its expiry. Exported so tests
 // and operators' tooling can drive expiry without waiting for the ticker.
-func (b *Bot) SweepOnce(ctx context.Context) {
+func (b *approvals) SweepOnce(ctx context.Context) {
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	pending, err := b.opt.Stores.Approvals.ListPending(lctx)
 	cancel()
@@ -420,11 +420,15 @@ func (b *Bot) SweepOnce(ctx context.Context) {
 		return
 	}
 	now := b.now()
+	waiting := 0
 	for _, a := range pending {
 		if now.After(a.ExpiresAt) {
 			b.expire(ctx, a)
+		} else {
+			waiting++
 		}
 	}
+	b.notePendingApprovals(waiting)
 }
 
 // abandonPending ends a run that no job of this replica is working on (one
@@ -432,7 +436,7 @@ func (b *Bot) SweepOnce(ctx context.Context) {
 // "stop". Only the run's requester, an operator or an approver may; a
 // pending approval is withdrawn as a decision, through the same policy
 // check as a denial, and audited as user's.
-func (b *Bot) abandonPending(ctx context.Context, t ThreadRef, s *agent.Session, user string, roles policy.RoleSet, cp policy.ChannelPolicy) {
+func (b *approvals) abandonPending(ctx context.Context, t ThreadRef, s *agent.Session, user string, roles policy.RoleSet, cp policy.ChannelPolicy) {
 	if !policy.MayStop(user, s.Run.Requester, roles) {
 		b.log.Info("stop refused", "thread", t.Key(), "user", user)
 		b.tell(ctx, t, user, stopRefused)
@@ -455,7 +459,7 @@ func (b *Bot) abandonPending(ctx context.Context, t ThreadRef, s *agent.Session,
 // reports false when the stop must not go on (the person may not decide
 // it, or the store failed); an approval already decided or expired leaves
 // nothing to withdraw, and the run still stops.
-func (b *Bot) withdraw(ctx context.Context, t ThreadRef, id, user string, roles policy.RoleSet, cp policy.ChannelPolicy) bool {
+func (b *approvals) withdraw(ctx context.Context, t ThreadRef, id, user string, roles policy.RoleSet, cp policy.ChannelPolicy) bool {
 	a, err := b.opt.Stores.Approvals.GetApproval(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return true
@@ -489,7 +493,7 @@ func (b *Bot) withdraw(ctx context.Context, t ThreadRef, id, user string, roles 
 		b.storeFailure(ctx, t, err)
 		return false
 	}
-	b.audit(ctx, audit.Record{Actor: user, Action: audit.Denied, Tool: decided.Tool, Target: decided.Target,
+	b.audits.audit(ctx, audit.Record{Actor: user, Action: audit.Denied, Tool: decided.Tool, Target: decided.Target,
 		Command: decided.Command, Channel: decided.Channel, Thread: decided.Thread, Outcome: "stopped",
 		ApprovalID: decided.ID, Reason: "stopped"})
 	b.approvalOutcome("denied")

@@ -63,7 +63,7 @@ func (o *auditOutbox) poke() {
 // outbox until the store takes it. Failures are logged loudly; they never
 // let an action through that policy refused, and they do not undo one that
 // already ran.
-func (b *Bot) audit(ctx context.Context, r audit.Record) {
+func (b *auditor) audit(ctx context.Context, r audit.Record) {
 	r.Time = b.now()
 	r.Command = redact.String(r.Command)
 	r.Reason = redact.String(r.Reason)
@@ -101,7 +101,7 @@ func (o *auditOutbox) where() string {
 // deliverAudit sends waiting records to the store until ctx ends, retrying
 // with backoff while the store is away. When ctx ends it makes one last
 // attempt, then reports what still waits.
-func (b *Bot) deliverAudit(ctx context.Context) {
+func (b *auditor) deliverAudit(ctx context.Context) {
 	o := b.outbox
 	defer close(o.done)
 	retry := b.opt.AuditRetry
@@ -111,7 +111,7 @@ func (b *Bot) deliverAudit(ctx context.Context) {
 		timed := false
 		select {
 		case <-ctx.Done():
-			b.lastAuditDelivery()
+			b.lastAuditDelivery(context.WithoutCancel(ctx))
 			return
 		case <-o.wake:
 		case <-timer.C:
@@ -139,7 +139,7 @@ func (b *Bot) deliverAudit(ctx context.Context) {
 		if n > 0 {
 			b.log.Info("audit store back; delivered the records that waited", "records", n)
 		}
-		b.settleExecuting(ctx)
+		b.settle.settleExecuting(ctx)
 	}
 }
 
@@ -147,7 +147,7 @@ func (b *Bot) deliverAudit(ctx context.Context) {
 // empty or one fails. Records the chain already holds (an append that
 // answered too late) are dropped instead of appended again. It returns how
 // many records left the outbox.
-func (b *Bot) flushAudit(ctx context.Context) (int, error) {
+func (b *auditor) flushAudit(ctx context.Context) (int, error) {
 	o := b.outbox
 	sent := 0
 	for {
@@ -194,14 +194,18 @@ func inChain(recent []audit.Record, r audit.Record) bool {
 	return false
 }
 
-// lastAuditDelivery is the shutdown's final attempt; what still waits is
-// reported, with where it is kept.
-func (b *Bot) lastAuditDelivery() {
+// waiting is how many records wait in the outbox.
+func (b *auditor) waiting() int { return b.outbox.spool.Len() }
+
+// lastAuditDelivery is the shutdown's final attempt, bounded by its own
+// timeout under ctx (which no longer ends: the delivery loop's did); what
+// still waits is reported, with where it is kept.
+func (b *auditor) lastAuditDelivery(ctx context.Context) {
 	o := b.outbox
 	if o.spool.Len() == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*auditAppendTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 2*auditAppendTimeout)
 	defer cancel()
 	_, _ = b.flushAudit(ctx)
 	n := o.spool.Len()

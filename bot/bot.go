@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
-	"github.com/vigilops/vigil/policy/redact"
 )
 
 // Runner is what the bot needs of the agent (agent.Agent implements it).
@@ -73,7 +71,9 @@ type Options struct {
 	AuditRetry time.Duration
 	Observer   Observer
 	Logger     *slog.Logger
-	Clock      func() time.Time
+	// Clock is the time the bot reads and its timers (default the
+	// system's).
+	Clock Clock
 	// MaxConcurrentRuns bounds runs in progress on this replica (default 32).
 	MaxConcurrentRuns int
 	// LockTTL is how long a thread lock lives without renewal (default 2m).
@@ -98,28 +98,17 @@ type Options struct {
 }
 
 // Bot connects adapters to the agent. Create it with New, register adapters,
-// then call Run.
+// then call Run. It is the front door: each event goes to the feature
+// handler that owns it (conversation, approvals, alerts, feedback), and
+// every handler does its work on threads through one runtime.
 type Bot struct {
-	opt      Options
-	log      *slog.Logger
-	now      func() time.Time
-	sem      chan struct{}
-	alertSem chan struct{}
-	adapters map[Platform]Adapter
-
-	mu      sync.Mutex
-	threads map[string]*thread
-	// alertScheduled holds the alert groups whose investigation this
-	// replica has scheduled (alerts.go).
-	alertScheduled map[string]bool
-	idle           *sync.Cond
-	active         int
-	// closed is set once Run's context has ended: every job in progress
-	// was cancelled then (shutdown), and jobs started later begin
-	// cancelled.
-	closed bool
-
-	outbox *auditOutbox
+	rt        *runtime
+	conv      *conversation
+	approvals *approvals
+	alerts    *alerts
+	feedback  *feedbacks
+	settler   *settler
+	audits    *auditor
 }
 
 // New checks the options and builds a bot.
@@ -140,7 +129,7 @@ func New(o Options) (*Bot, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Clock == nil {
-		o.Clock = time.Now
+		o.Clock = SystemClock{}
 	}
 	if o.MaxConcurrentRuns <= 0 {
 		o.MaxConcurrentRuns = 32
@@ -160,26 +149,38 @@ func New(o Options) (*Bot, error) {
 	if o.AuditRetry <= 0 {
 		o.AuditRetry = defaultAuditRetry
 	}
-	b := &Bot{
+	rt := &runtime{
 		opt:      o,
 		log:      o.Logger,
-		now:      o.Clock,
+		now:      o.Clock.Now,
+		clock:    o.Clock,
 		sem:      make(chan struct{}, o.MaxConcurrentRuns),
-		alertSem: make(chan struct{}, o.MaxConcurrentInvestigations),
 		adapters: map[Platform]Adapter{},
 		threads:  map[string]*thread{},
-		outbox:   newAuditOutbox(o.AuditOutbox),
 	}
-	b.idle = sync.NewCond(&b.mu)
+	rt.idle = sync.NewCond(&rt.mu)
+	b := &Bot{
+		rt:        rt,
+		approvals: &approvals{runtime: rt},
+		alerts:    &alerts{runtime: rt, sem: make(chan struct{}, o.MaxConcurrentInvestigations)},
+		feedback:  &feedbacks{runtime: rt},
+		settler:   &settler{runtime: rt},
+		audits:    &auditor{runtime: rt, outbox: newAuditOutbox(o.AuditOutbox)},
+	}
+	b.conv = &conversation{runtime: rt, pending: b.approvals}
+	b.audits.settle = b.settler
+	b.approvals.runbooks = b.feedback
+	b.feedback.cards, b.settler.cards, b.settler.backlog = b.approvals, b.approvals, b.audits
+	rt.approvals, rt.audits = b.approvals, b.audits
 	return b, nil
 }
 
 // Register adds an adapter. Two adapters for one platform are a wiring bug.
 func (b *Bot) Register(a Adapter) error {
-	if _, dup := b.adapters[a.Platform()]; dup {
+	if _, dup := b.rt.adapters[a.Platform()]; dup {
 		return fmt.Errorf("bot: adapter for %q registered twice", a.Platform())
 	}
-	b.adapters[a.Platform()] = a
+	b.rt.adapters[a.Platform()] = a
 	return nil
 }
 
@@ -189,22 +190,25 @@ func (b *Bot) Register(a Adapter) error {
 // for them) but not ctx: when ctx ends, every job in progress is
 // cancelled, and its run left at its last checkpoint for another replica.
 func (b *Bot) Run(ctx context.Context) error {
-	if len(b.adapters) == 0 {
+	if len(b.rt.adapters) == 0 {
 		return errors.New("bot: no chat adapter is enabled")
 	}
-	context.AfterFunc(ctx, b.shutdown)
+	b.rt.mu.Lock()
+	b.rt.runDone = ctx.Done()
+	b.rt.mu.Unlock()
+	context.AfterFunc(ctx, b.rt.shutdown)
 	g, gctx := errgroup.WithContext(ctx)
 	sweepCtx, stopSweep := context.WithCancel(gctx)
 	defer stopSweep()
 	go b.sweep(sweepCtx)
-	if b.opt.AlertSweep {
-		go b.sweepAlerts(sweepCtx, alertSweepEvery(b.opt.AlertDebounce))
+	if b.rt.opt.AlertSweep {
+		go b.alerts.sweepAlerts(sweepCtx, alertSweepEvery(b.rt.opt.AlertDebounce))
 	}
-	b.outbox.done = make(chan struct{})
+	b.audits.outbox.done = make(chan struct{})
 	deliverCtx, stopDelivery := context.WithCancel(ctx)
-	go b.deliverAudit(deliverCtx)
-	defer func() { stopDelivery(); <-b.outbox.done }()
-	for _, a := range b.adapters {
+	go b.audits.deliverAudit(deliverCtx)
+	defer func() { stopDelivery(); <-b.audits.outbox.done }()
+	for _, a := range b.rt.adapters {
 		g.Go(func() error {
 			if err := a.Start(gctx, b); err != nil && gctx.Err() == nil {
 				return fmt.Errorf("%s adapter: %w", a.Platform(), err)
@@ -220,50 +224,23 @@ func (b *Bot) Run(ctx context.Context) error {
 func (b *Bot) WaitIdle(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
-		b.mu.Lock()
-		for b.active > 0 && ctx.Err() == nil {
-			b.idle.Wait()
+		b.rt.mu.Lock()
+		for b.rt.active > 0 && ctx.Err() == nil {
+			b.rt.idle.Wait()
 		}
-		b.mu.Unlock()
+		b.rt.mu.Unlock()
 		close(done)
 	}()
 	select {
 	case <-done:
 		return ctx.Err()
 	case <-ctx.Done():
-		b.mu.Lock()
-		b.idle.Broadcast()
-		b.mu.Unlock()
+		b.rt.mu.Lock()
+		b.rt.idle.Broadcast()
+		b.rt.mu.Unlock()
 		<-done
 		return ctx.Err()
 	}
-}
-
-// shutdown cancels every job in progress and makes later ones start
-// cancelled: Run's context has ended.
-func (b *Bot) shutdown() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.closed = true
-	for _, th := range b.threads {
-		if th.cancel != nil {
-			th.cancel()
-		}
-	}
-}
-
-// stopping reports whether the bot is shutting down. Work cut short by a
-// shutdown is not saved as finished: the last checkpoint stays, and
-// another replica (or this one, restarted) continues the run.
-func (b *Bot) stopping() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.closed
-}
-
-func (b *Bot) adapter(p Platform) (Adapter, bool) {
-	a, ok := b.adapters[p]
-	return a, ok
 }
 
 func randRead(b []byte) (int, error) { return rand.Read(b) }
@@ -275,40 +252,29 @@ func newErrorID() string {
 	return "E" + hex.EncodeToString(buf[:])
 }
 
-// guard recovers a panic at a handler boundary and reports it with an ID.
-func (b *Bot) guard(ctx context.Context, where string, t ThreadRef) {
-	if v := recover(); v != nil {
-		id := newErrorID()
-		b.log.Error("panic", "where", where, "error_id", id, "thread", t.Key(), "panic", v, "stack", string(debug.Stack()))
-		b.say(ctx, t, Reply{Kind: ReplyError, Text: "Something went wrong on my side; nothing further will run for this request.", ErrorID: id})
-	}
+// HandleMessage implements Handler. It returns at once; the work happens on
+// the thread's queue.
+func (b *Bot) HandleMessage(ctx context.Context, m Message) { b.conv.HandleMessage(ctx, m) }
+
+// HandleDecision implements Handler: an approval's button or reply.
+func (b *Bot) HandleDecision(ctx context.Context, d Decision) { b.approvals.HandleDecision(ctx, d) }
+
+// HandleFeedback implements Handler: a rating of an answer.
+func (b *Bot) HandleFeedback(ctx context.Context, f Feedback) { b.feedback.HandleFeedback(ctx, f) }
+
+// DeliverAlert implements AlertIntake: it opens or updates the group's
+// thread. It returns an error only when the notification could not be
+// taken (store or chat unavailable), so the source sends it again.
+func (b *Bot) DeliverAlert(ctx context.Context, n AlertNotification, r AlertRoute) error {
+	return b.alerts.DeliverAlert(ctx, n, r)
 }
 
-// say posts a reply, logging (not returning) failures: there is nobody to
-// return them to.
-func (b *Bot) say(ctx context.Context, t ThreadRef, r Reply) {
-	a, ok := b.adapter(t.Platform)
-	if !ok {
-		b.log.Error("no adapter for reply", "platform", t.Platform, "thread", t.Key())
-		return
-	}
-	r.Text = redact.String(r.Text)
-	if _, err := a.Post(ctx, t, r); err != nil {
-		b.log.Error("post reply", "thread", t.Key(), "kind", r.Kind, "err", err)
-	}
-}
+// SweepOnce expires every pending approval past its expiry. Exported so
+// tests and operators' tooling can drive expiry without waiting for the
+// ticker.
+func (b *Bot) SweepOnce(ctx context.Context) { b.approvals.SweepOnce(ctx) }
 
-// tell sends a message to one user: ephemeral where the platform can, a
-// threaded reply otherwise.
-func (b *Bot) tell(ctx context.Context, t ThreadRef, user, text string) {
-	if a, ok := b.adapter(t.Platform); ok {
-		if n, ok := a.(Notifier); ok {
-			if err := n.NotifyUser(ctx, t, user, text); err == nil {
-				return
-			} else {
-				b.log.Warn("ephemeral notice failed; replying in thread", "thread", t.Key(), "err", err)
-			}
-		}
-	}
-	b.say(ctx, t, Reply{Kind: ReplyNotice, Text: text})
-}
+// SweepAlertsOnce starts every due, unclaimed investigation not already
+// scheduled on this replica. Exported so tests and tooling can drive it
+// without waiting for the ticker.
+func (b *Bot) SweepAlertsOnce(ctx context.Context) { b.alerts.SweepAlertsOnce(ctx) }

@@ -496,6 +496,78 @@ func (c *clock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// fakeClock is a bot.Clock a test moves by hand (advance). Timers that
+// fall due run in advance, one after another in the order they fall due,
+// with the clock set to their time; a timer of no duration runs at once.
+type fakeClock struct {
+	mu     sync.Mutex
+	t      time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	at time.Time
+	f  func()
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Now()} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	if d <= 0 {
+		go f()
+		return func() bool { return false }
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tm := &fakeTimer{at: c.t.Add(d), f: f}
+	c.timers = append(c.timers, tm)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, x := range c.timers {
+			if x == tm {
+				c.timers = append(c.timers[:i], c.timers[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// advance moves the clock by d, running every timer due meanwhile
+// (including those the timers set) before it returns.
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	end := c.t.Add(d)
+	for {
+		next := -1
+		for i, tm := range c.timers {
+			if !tm.at.After(end) && (next < 0 || tm.at.Before(c.timers[next].at)) {
+				next = i
+			}
+		}
+		if next < 0 {
+			break
+		}
+		tm := c.timers[next]
+		c.timers = append(c.timers[:next], c.timers[next+1:]...)
+		if tm.at.After(c.t) {
+			c.t = tm.at
+		}
+		c.mu.Unlock()
+		tm.f()
+		c.mu.Lock()
+	}
+	c.t = end
+	c.mu.Unlock()
+}
+
 // watchedLocks reports every attempt to take a lock.
 type watchedLocks struct {
 	bot.Locker
@@ -563,6 +635,11 @@ type replicaOptions struct {
 	sweepEvery    time.Duration
 	// noRun leaves the bot's Run loop (sweeper, shutdown) unstarted.
 	noRun bool
+	// clock, when set, is the bot's clock (the alert debounce and sweep
+	// wait on it).
+	clock bot.Clock
+	// observer is the bot's Observer (nil: none).
+	observer bot.Observer
 }
 
 // memStores returns fresh memory stores on clk (nil: the real clock).
@@ -596,7 +673,8 @@ func newReplica(t *testing.T, o replicaOptions) *replica {
 		t.Fatal(err)
 	}
 	b, err := bot.New(bot.Options{Agent: r.runner, Stores: r.stores, Channels: ch, LockTTL: o.lockTTL, SweepEvery: o.sweepEvery,
-		Resolver: o.resolver, MaxConcurrentInvestigations: o.alertSlots, AlertDebounce: o.alertDebounce, AlertSweep: true})
+		Resolver: o.resolver, MaxConcurrentInvestigations: o.alertSlots, AlertDebounce: o.alertDebounce, AlertSweep: true,
+		Clock: o.clock, Observer: o.observer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -626,6 +704,18 @@ func newReplica(t *testing.T, o replicaOptions) *replica {
 }
 
 var eventSeq atomic.Int64
+
+// halt stops the replica and waits until its Run has returned.
+func (r *replica) halt(t *testing.T) {
+	t.Helper()
+	r.stop()
+	select {
+	case err := <-r.done:
+		r.done <- err // for the cleanup
+	case <-time.After(wait):
+		t.Fatal("bot.Run did not return after its context ended")
+	}
+}
 
 // say delivers a message from user, addressed to the bot.
 func (r *replica) say(th bot.ThreadRef, user, text string) {

@@ -79,7 +79,7 @@ func isRunbookApproval(a *policy.Approval) bool {
 
 // HandleFeedback implements FeedbackHandler: it returns at once; the
 // rating is recorded on the thread's queue.
-func (b *Bot) HandleFeedback(ctx context.Context, f Feedback) {
+func (b *feedbacks) HandleFeedback(ctx context.Context, f Feedback) {
 	defer b.guard(ctx, "handle feedback", f.Thread)
 	if f.Rating != agent.RatingGood && f.Rating != agent.RatingBad {
 		return
@@ -101,12 +101,12 @@ func (b *Bot) HandleFeedback(ctx context.Context, f Feedback) {
 		return
 	}
 	b.chatEvent(f.Thread.Platform, "handled")
-	b.enqueue(ctx, f.Thread, job{feedback: &f})
+	b.enqueue(ctx, f.Thread, feedbackJob{b, f})
 }
 
 // applyFeedback records a rating on the run it is for and, for a good one,
 // offers the run as a runbook. It runs holding the thread's lock.
-func (b *Bot) applyFeedback(ctx context.Context, t ThreadRef, f Feedback) {
+func (b *feedbacks) applyFeedback(ctx context.Context, t ThreadRef, f Feedback) {
 	s, err := b.loadSession(ctx, t)
 	if err != nil {
 		b.storeFailure(ctx, t, err)
@@ -138,7 +138,7 @@ func (b *Bot) applyFeedback(ctx context.Context, t ThreadRef, f Feedback) {
 // offerRunbook drafts a runbook from a run rated good and asks for its
 // approval. The draft is shown in full; the card carries its file name
 // and a summary, and approving it writes exactly that content.
-func (b *Bot) offerRunbook(ctx context.Context, t ThreadRef, s *agent.Session, rec *agent.RunRecord, user string) {
+func (b *feedbacks) offerRunbook(ctx context.Context, t ThreadRef, s *agent.Session, rec *agent.RunRecord, user string) {
 	cp, ok := b.opt.Channels.Lookup(t.ChannelKey())
 	if !ok {
 		return
@@ -201,7 +201,7 @@ func (b *Bot) offerRunbook(ctx context.Context, t ThreadRef, s *agent.Session, r
 		b.storeFailure(ctx, t, err)
 		return
 	}
-	b.audit(ctx, audit.Record{Actor: user, Action: audit.ApprovalRequested, Tool: a.Tool, Command: a.Command,
+	b.audits.audit(ctx, audit.Record{Actor: user, Action: audit.ApprovalRequested, Tool: a.Tool, Command: a.Command,
 		Channel: a.Channel, Thread: a.Thread, Outcome: "pending", ApprovalID: a.ID})
 	b.approvalOutcome("requested")
 	b.say(ctx, t, Reply{Kind: ReplyAnswer, Text: fmt.Sprintf(
@@ -219,12 +219,12 @@ func (b *Bot) offerRunbook(ctx context.Context, t ThreadRef, s *agent.Session, r
 			"I could not post the approval card for the runbook. It is pending; answer it with \"approve %s\" or \"deny %s <reason>\".", a.ID, a.ID)})
 		return
 	}
-	b.rememberCard(sctx, a.ID, posted)
+	b.cards.rememberCard(sctx, a.ID, posted)
 }
 
 // resumeRunbook carries out a decided runbook approval: on approval it
 // writes exactly the bound file, once.
-func (b *Bot) resumeRunbook(ctx context.Context, t ThreadRef, rj *resumeJob) {
+func (b *feedbacks) resumeRunbook(ctx context.Context, t ThreadRef, rj *resumeJob) {
 	a, d := rj.approval, rj.decision
 	s, err := b.loadSession(ctx, t)
 	if err != nil {
@@ -265,7 +265,7 @@ func (b *Bot) resumeRunbook(ctx context.Context, t ThreadRef, rj *resumeJob) {
 		return
 	}
 	p := tools.Proposal{Action: policy.Action{Tool: RunbookTool, Name: "save", Kind: policy.KindWrite}}
-	if err := b.claimExecution(ctx, t, a.ID, p, string(a.Args), cp); err != nil {
+	if err := b.cards.claimExecution(ctx, t, a.ID, p, string(a.Args), cp); err != nil {
 		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "The runbook was not saved: " + err.Error()})
 		return
 	}
@@ -279,7 +279,7 @@ func (b *Bot) resumeRunbook(ctx context.Context, t ThreadRef, rj *resumeJob) {
 	if saveErr != nil {
 		status, outcome = policy.ApprovalFailed, string(OutcomeFailed)
 	}
-	b.audit(ctx, audit.Record{Actor: a.Requester, Action: audit.Executed, Tool: a.Tool, Command: a.Command, Channel: a.Channel,
+	b.audits.audit(ctx, audit.Record{Actor: a.Requester, Action: audit.Executed, Tool: a.Tool, Command: a.Command, Channel: a.Channel,
 		Thread: a.Thread, Outcome: outcome, ApprovalID: a.ID, Reason: errText(saveErr)})
 	if _, uerr := b.opt.Stores.Approvals.UpdateApproval(context.WithoutCancel(ctx), a.ID,
 		policy.MarkExecuted(status, b.now())); uerr != nil {

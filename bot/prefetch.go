@@ -28,7 +28,7 @@ type Recognized struct {
 // messageContext is the authoritative block that goes with a message to
 // the model: the @mentions resolved against the inventory, names
 // recognised without @, and the runbooks that may apply.
-func (b *Bot) messageContext(s *agent.Session, m Message) string {
+func (b *conversation) messageContext(s *agent.Session, m Message) string {
 	var parts []string
 	block := b.mentionContext(s, m.Mentions)
 	var names []string
@@ -61,7 +61,7 @@ func (b *Bot) messageContext(s *agent.Session, m Message) string {
 // resources, so a change to one still needs a query or discover first, and
 // an ambiguous name is never guessed. It returns the block and the names
 // recognised for sure.
-func (b *Bot) recognizedContext(m Message, haveHeader bool) (string, []string) {
+func (b *conversation) recognizedContext(m Message, haveHeader bool) (string, []string) {
 	tr, ok := b.opt.Resolver.(TextResolver)
 	if !ok {
 		return "", nil

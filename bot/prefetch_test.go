@@ -55,8 +55,8 @@ func (f *fakeRunbooks) Draft(*agent.RunRecord, []agent.Fact) (RunbookDraft, erro
 }
 func (f *fakeRunbooks) Save(string, string) (string, error) { return "", errors.New("no") }
 
-func testBot(rb Runbooks) *Bot {
-	return &Bot{opt: Options{Resolver: fakeResolver{}, Runbooks: rb}, log: slog.New(slog.DiscardHandler), now: time.Now}
+func testBot(rb Runbooks) *conversation {
+	return &conversation{runtime: &runtime{opt: Options{Resolver: fakeResolver{}, Runbooks: rb}, log: slog.New(slog.DiscardHandler), now: time.Now}}
 }
 
 func TestMessageContext(t *testing.T) {

@@ -30,6 +30,9 @@ type Reply struct {
 	// Links are shown with the text: link buttons on Slack, links on
 	// Matrix (an alert's source, runbook and dashboards).
 	Links []Link
+	// Alert is set on an alert thread's first message: adapters render
+	// the card their own way; Text and Links carry the same for the rest.
+	Alert *AlertCard
 }
 
 // Link is a labelled http(s) URL.

@@ -30,8 +30,8 @@ const settleWindow = 2000
 // whose thread this replica serves and is not working on. Records still
 // waiting in the outbox may hold an outcome, so nothing is settled until
 // it is empty.
-func (b *Bot) settleExecuting(ctx context.Context) {
-	if b.outbox.spool.Len() > 0 {
+func (b *settler) settleExecuting(ctx context.Context) {
+	if b.backlog.waiting() > 0 {
 		return
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -57,7 +57,7 @@ func (b *Bot) settleExecuting(ctx context.Context) {
 		if busy {
 			continue // its run may be executing it right now
 		}
-		b.enqueue(ctx, t, job{settle: a.ID})
+		b.enqueue(ctx, t, settleJob{b, a.ID})
 	}
 }
 
@@ -72,7 +72,7 @@ type settlement struct {
 
 // settle closes one approval left executing; the job holds the thread's
 // lock, so no run of the thread is executing it.
-func (b *Bot) settle(ctx context.Context, t ThreadRef, id string) {
+func (b *settler) settle(ctx context.Context, t ThreadRef, id string) {
 	a, err := b.opt.Stores.Approvals.GetApproval(ctx, id)
 	if err != nil || a.Status != policy.ApprovalExecuting {
 		return
@@ -97,7 +97,7 @@ func (b *Bot) settle(ctx context.Context, t ThreadRef, id string) {
 		return
 	}
 	b.log.Warn("settled an approval left executing", "approval", id, "status", st.status, "outcome", st.outcome, "from", st.source)
-	b.audit(ctx, audit.Record{Actor: "vigil", Action: audit.Settled, Tool: a.Tool, Target: a.Target, Command: a.Command,
+	b.audits.audit(ctx, audit.Record{Actor: "vigil", Action: audit.Settled, Tool: a.Tool, Target: a.Target, Command: a.Command,
 		Channel: a.Channel, Thread: a.Thread, Outcome: string(st.status), ApprovalID: a.ID,
 		Reason: fmt.Sprintf("left executing by a store outage or crash; call outcome %s (%s)", st.outcome, st.source)})
 	what, where := a.Command, a.Target
@@ -136,12 +136,12 @@ func (b *Bot) settle(ctx context.Context, t ThreadRef, id string) {
 				"It is recorded now and will not run again. That request stopped there; ask again to continue.",
 			a.ID, what, st.outcome)})
 	}
-	b.updateCard(ctx, settled)
+	b.cards.updateCard(ctx, settled)
 }
 
 // findOutcome looks for the call's result: in the checkpoint when the run
 // went past the call, else in the audit chain.
-func (b *Bot) findOutcome(ctx context.Context, a *policy.Approval, s *agent.Session, waiting bool) (settlement, error) {
+func (b *settler) findOutcome(ctx context.Context, a *policy.Approval, s *agent.Session, waiting bool) (settlement, error) {
 	if !waiting && a.CallID != "" {
 		for i := len(s.History) - 1; i >= 0; i-- {
 			m := s.History[i]

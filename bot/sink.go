@@ -14,7 +14,7 @@ import (
 // sink turns one run's agent events into threaded replies, audit records
 // and metrics. What to say is decided here; how it looks is the adapter's.
 type sink struct {
-	b       *Bot
+	b       *runtime
 	t       ThreadRef
 	s       *agent.Session
 	channel string
@@ -32,7 +32,7 @@ type sink struct {
 	onFirstPost func()
 }
 
-func (b *Bot) newSink(t ThreadRef, s *agent.Session) *sink {
+func (b *runtime) newSink(t ThreadRef, s *agent.Session) *sink {
 	return &sink{b: b, t: t, s: s, channel: t.ChannelKey()}
 }
 
@@ -155,7 +155,7 @@ func (k *sink) audit(ctx context.Context, e agent.Event, tr *Trace) {
 	default:
 		rec.Action = audit.Allow
 	}
-	k.b.audit(ctx, rec)
+	k.b.audits.audit(ctx, rec)
 }
 
 func (k *sink) requester() string {

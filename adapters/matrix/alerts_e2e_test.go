@@ -39,7 +39,7 @@ func TestE2EGrafanaAlertOpensAMatrixThread(t *testing.T) {
 	if h == nil {
 		t.Fatal("alerts.enabled but no alert handler")
 	}
-	body, err := os.ReadFile("../../internal/alerting/testdata/grafana_firing.json")
+	body, err := os.ReadFile("../alertwebhook/testdata/grafana_firing.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,6 +90,9 @@ func renderReply(r bot.Reply) *event.MessageEventContent {
 	case bot.ReplyError:
 		return renderError(r.Text, r.ErrorID)
 	default: // bot.ReplyNotice and anything new
+		if r.Alert != nil {
+			return renderAlertCard(*r.Alert)
+		}
 		if len(r.Links) > 0 {
 			return renderWithLinks(r)
 		}
@@ -107,11 +110,51 @@ const maxLinkURL = 4096
 func renderWithLinks(r bot.Reply) *event.MessageEventContent {
 	text, _ := clip(r.Text, maxInlineOutput*4)
 	c := notice(event.MsgNotice, text)
-	if len(r.Links) == 0 {
-		return c
+	addLinks(c, r.Links)
+	return c
+}
+
+// renderAlertCard is an alert group's state: its headline in bold, a line
+// of severity, source and start, its labels as code, the lead alert's
+// summary and description, then its links. The plain body is the card's
+// text.
+func renderAlertCard(a bot.AlertCard) *event.MessageEventContent {
+	text, _ := clip(a.Text(), maxInlineOutput*4)
+	c := notice(event.MsgNotice, text)
+	var htm strings.Builder
+	fmt.Fprintf(&htm, "<p><strong>%s: %s</strong> (firing %d / resolved %d)</p>",
+		html.EscapeString(a.Status()), html.EscapeString(a.Name), a.Firing, a.Resolved)
+	if u := a.UntrackedText(); u != "" {
+		fmt.Fprintf(&htm, "<p><em>%s</em></p>", html.EscapeString(u))
+	}
+	fmt.Fprintf(&htm, "<p>Severity: <strong>%s</strong> · Source: %s · Started: %s</p>",
+		html.EscapeString(a.Severity), html.EscapeString(a.Source), html.EscapeString(a.StartedText()))
+	if len(a.Labels) > 0 {
+		labels := make([]string, len(a.Labels))
+		for i, l := range a.Labels {
+			labels[i] = "<code>" + html.EscapeString(l) + "</code>"
+		}
+		htm.WriteString("<p>Labels: " + strings.Join(labels, " ") + "</p>")
+	}
+	for _, f := range []struct{ name, text string }{{"Summary", a.Summary}, {"Description", a.Description}} {
+		if f.text != "" {
+			t, _ := clip(f.text, maxInlineOutput)
+			htm.WriteString("<p><strong>" + f.name + ":</strong> " + escapeLines(t) + "</p>")
+		}
+	}
+	c.FormattedBody = htm.String()
+	addLinks(c, a.Links)
+	return c
+}
+
+// addLinks appends links to c. A link that is not http(s) or whose URL is
+// over maxLinkURL is named as left out, not linked.
+func addLinks(c *event.MessageEventContent, links []bot.Link) {
+	if len(links) == 0 {
+		return
 	}
 	var body, htm, left []string
-	for _, l := range r.Links {
+	for _, l := range links {
 		low := strings.ToLower(l.URL)
 		if len(l.URL) > maxLinkURL || !(strings.HasPrefix(low, "https://") || strings.HasPrefix(low, "http://")) {
 			name, _ := clip(l.Text, 200)
@@ -130,7 +173,6 @@ func renderWithLinks(r bot.Reply) *event.MessageEventContent {
 		c.Body += "\n" + note
 		c.FormattedBody += "<p><em>" + html.EscapeString(note) + "</em></p>"
 	}
-	return c
 }
 
 func notice(msgType event.MessageType, text string) *event.MessageEventContent {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -43,5 +44,32 @@ func TestRenderWithLinkButtons(t *testing.T) {
 	plain := renderReply(bot.Reply{Kind: bot.ReplyNotice, Text: "no links"})
 	if _, ok := plain.Blocks[0].(*slack.ContextBlock); !ok || len(plain.Blocks) != 1 {
 		t.Errorf("a notice without links = %#v", plain.Blocks)
+	}
+}
+
+// alertCards are the cards both platforms' golden files render: a group
+// firing with everything a card shows, and one resolved that kept fewer
+// alerts than it was sent, with a link Slack cannot take.
+func alertCards() map[string]bot.AlertCard {
+	started := time.Date(2026, 11, 24, 21, 0, 0, 0, time.UTC)
+	return map[string]bot.AlertCard{
+		"alert_firing": {Name: "HighLatency <checkout>", Firing: 2, Severity: "page", Source: "alertmanager", Started: started,
+			Labels:  []string{"instance=web-1:9100", "service=checkout & cart"},
+			Summary: "Checkout latency above 2s", Description: "p99 over 2s for 5 minutes on *web-1*",
+			Links: []bot.Link{{Text: "Runbook", URL: "https://runbooks.example.org/hl"}, {Text: "Source", URL: "https://prometheus.example.org/graph"}}},
+		"alert_resolved": {Name: "DiskFull", Resolved: 3, Untracked: 4, MaxTracked: 200, Severity: "unknown", Source: "grafana", Started: started,
+			Links: []bot.Link{{Text: "Panel", URL: "ftp://grafana.example.org/d/x"}}},
+	}
+}
+
+// An alert group's card renders natively: the headline, fields for
+// severity, source and start, labels, the summary and description, and
+// link buttons, every text escaped.
+func TestRenderAlertCardGolden(t *testing.T) {
+	for name, c := range alertCards() {
+		t.Run(name, func(t *testing.T) {
+			m := renderReply(bot.Reply{Kind: bot.ReplyNotice, Text: c.Text(), Links: c.Links, Alert: &c})
+			golden(t, name, m)
+		})
 	}
 }

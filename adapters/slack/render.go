@@ -128,11 +128,48 @@ func renderReply(r bot.Reply) message {
 	case bot.ReplyError:
 		return renderError(r.Text, r.ErrorID)
 	default:
+		if r.Alert != nil {
+			return renderAlertCard(*r.Alert)
+		}
 		if len(r.Links) > 0 {
 			return renderWithLinks(r.Text, r.Links)
 		}
 		return renderNotice(r.Text)
 	}
+}
+
+// maxFieldText bounds a section field (Slack allows 2,000 characters).
+const maxFieldText = 2000
+
+// renderAlertCard is an alert group's state: its headline, a row of
+// fields (severity, source, start), its labels as a context line, the
+// lead alert's summary and description, and link buttons.
+func renderAlertCard(c bot.AlertCard) message {
+	m := message{Text: fallbackOf(escapeMrkdwn(c.Text()))}
+	m.Blocks = append(m.Blocks, section(fmt.Sprintf("*%s: %s*  (firing %d / resolved %d)",
+		c.Status(), escapeMrkdwn(c.Name), c.Firing, c.Resolved)))
+	if u := c.UntrackedText(); u != "" {
+		m.Blocks = append(m.Blocks, contextLine(escapeMrkdwn(u)))
+	}
+	field := func(name, value string) *slack.TextBlockObject {
+		return mrkdwn(clampMrkdwn("*"+name+"*\n"+escapeMrkdwn(value), maxFieldText))
+	}
+	m.Blocks = append(m.Blocks, slack.NewSectionBlock(nil, []*slack.TextBlockObject{
+		field("Severity", c.Severity), field("Source", c.Source), field("Started", c.StartedText()),
+	}, nil))
+	if len(c.Labels) > 0 {
+		m.Blocks = append(m.Blocks, contextLine("Labels: "+escapeMrkdwn(strings.Join(c.Labels, ", "))))
+	}
+	for _, a := range []struct{ name, text string }{{"Summary", c.Summary}, {"Description", c.Description}} {
+		if a.text != "" {
+			m.Blocks = append(m.Blocks, section("*"+a.name+":* "+escapeMrkdwn(a.text)))
+		}
+	}
+	m.Blocks = append(m.Blocks, linkBlocks(c.Links)...)
+	if len(m.Blocks) > maxBlocks {
+		m.Blocks = m.Blocks[:maxBlocks]
+	}
+	return m
 }
 
 // maxLinkButtons is how many link buttons one message carries (Slack
@@ -156,6 +193,18 @@ func renderWithLinks(text string, links []bot.Link) message {
 			m.Blocks = append(m.Blocks, section(escapeMrkdwn(p.Body)))
 		}
 	}
+	m.Blocks = append(m.Blocks, linkBlocks(links)...)
+	if len(m.Blocks) > maxBlocks {
+		m.Blocks = m.Blocks[:maxBlocks]
+	}
+	return m
+}
+
+// linkBlocks are link buttons for links: Links Slack would refuse (not
+// http(s), a URL over 3,000 characters) become a line saying so instead of
+// a button, so the message itself is never refused.
+func linkBlocks(links []bot.Link) []slack.Block {
+	var blocks []slack.Block
 	var buttons []slack.BlockElement
 	var unusable []string
 	extra := 0
@@ -173,18 +222,15 @@ func renderWithLinks(text string, links []bot.Link) message {
 		buttons = append(buttons, btn)
 	}
 	if len(buttons) > 0 {
-		m.Blocks = append(m.Blocks, slack.NewActionBlock("vigil_links", buttons...))
+		blocks = append(blocks, slack.NewActionBlock("vigil_links", buttons...))
 	}
 	if len(unusable) > 0 {
-		m.Blocks = append(m.Blocks, contextLine(":link: Not shown, the link is too long for Slack or not http(s): "+escapeMrkdwn(strings.Join(unusable, "; "))))
+		blocks = append(blocks, contextLine(":link: Not shown, the link is too long for Slack or not http(s): "+escapeMrkdwn(strings.Join(unusable, "; "))))
 	}
 	if extra > 0 {
-		m.Blocks = append(m.Blocks, contextLine(fmt.Sprintf(":link: %d more link(s) not shown.", extra)))
+		blocks = append(blocks, contextLine(fmt.Sprintf(":link: %d more link(s) not shown.", extra)))
 	}
-	if len(m.Blocks) > maxBlocks {
-		m.Blocks = m.Blocks[:maxBlocks]
-	}
-	return m
+	return blocks
 }
 
 // buttonURL reports whether Slack accepts u as a link button's URL.

@@ -15,11 +15,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vigilops/vigil/adapters/alertwebhook"
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/agent/openai"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/bot/mention"
-	"github.com/vigilops/vigil/internal/alerting"
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
@@ -237,7 +237,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		AuditRetry:        o.AuditRetry,
 		Observer:          o.Observer,
 		Logger:            log,
-		Clock:             o.Clock,
+		Clock:             bot.ClockOf(o.Clock),
 		SweepEvery:        o.SweepEvery,
 		LockTTL:           o.LockTTL,
 		UserRateLimit:     cfg.Bot.UserRateLimit,
@@ -437,7 +437,7 @@ func NewModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
 
 // alertHandler builds the alert intake for alerts.*: the webhooks hand
 // routed notifications to the bot.
-func alertHandler(cfg *config.Config, b *bot.Bot, events alerting.EventLog, obs bot.Observer, extra []bot.Adapter, log *slog.Logger, clock func() time.Time) (http.Handler, error) {
+func alertHandler(cfg *config.Config, b *bot.Bot, events alertwebhook.EventLog, obs bot.Observer, extra []bot.Adapter, log *slog.Logger, clock func() time.Time) (http.Handler, error) {
 	rt, err := cfg.Alerts.Router()
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -451,11 +451,11 @@ func alertHandler(cfg *config.Config, b *bot.Bot, events alerting.EventLog, obs 
 			return nil, fmt.Errorf("config: alerts: a route sends alerts to %s, but %s.enabled is false", p, p)
 		}
 	}
-	var ao alerting.Observer
-	if o, ok := obs.(alerting.Observer); ok {
+	var ao alertwebhook.Observer
+	if o, ok := obs.(alertwebhook.Observer); ok {
 		ao = o
 	}
-	return alerting.NewHandler(alerting.Config{
+	return alertwebhook.NewHandler(alertwebhook.Config{
 		Token:           cfg.Alerts.Token.Reveal(),
 		PagerDutySecret: cfg.Alerts.PagerDuty.Secret.Reveal(),
 		Router:          rt,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vigilops/vigil/internal/alerting"
+	alerting "github.com/vigilops/vigil/adapters/alertwebhook"
 )
 
 // Alerts configures alert intake (SPEC N1): the webhook endpoints on

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigilops/vigil/internal/alerting"
+	alerting "github.com/vigilops/vigil/adapters/alertwebhook"
 )
 
 func loadYAML(t *testing.T, yaml string) (*Config, error) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigilops/vigil/internal/alerting"
+	"github.com/vigilops/vigil/adapters/alertwebhook"
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/redistest"
@@ -147,7 +147,7 @@ func TestPagerDutyReplayRefusedAcrossReplicas(t *testing.T) {
 		startAlertReplica(t, "r1", redisAddr, prefix, fake, model, pd),
 	}
 	sign := func(b []byte) map[string]string {
-		return map[string]string{"X-PagerDuty-Signature": alerting.SignPagerDuty(b, secret)}
+		return map[string]string{"X-PagerDuty-Signature": alertwebhook.SignPagerDuty(b, secret)}
 	}
 	now := time.Now()
 	triggered := pdEvent("01REPLAYTRIGGERED", "incident.triggered", now.Add(-2*time.Minute))

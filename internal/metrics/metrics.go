@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/policy"
 )
 
@@ -79,6 +80,10 @@ type Metrics struct {
 	alertsReceived    *prometheus.CounterVec
 	alertGroups       *prometheus.CounterVec
 	alertFirstMessage *prometheus.HistogramVec
+	runsInFlight      prometheus.Gauge
+	runsQueued        prometheus.Gauge
+	approvalsPending  prometheus.Gauge
+	alertGroupsOpen   prometheus.Gauge
 }
 
 // New creates vigil's metrics and registers them on reg. It panics if a
@@ -165,8 +170,25 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help:    "Time from an alert group's first notification to its investigation's first message (debounce included).",
 			Buckets: []float64{1, 5, 10, 20, 30, 45, 60, 90, 120, 300, 600},
 		}, []string{"source"}),
+		runsInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "runs_in_flight",
+			Help: "Jobs (runs, resumed runs, investigations, settlements) running on this replica now.",
+		}),
+		runsQueued: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "runs_queued",
+			Help: "Jobs waiting on this replica: behind another job in their thread, for a run slot, or investigations for an investigation slot.",
+		}),
+		approvalsPending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "approvals_pending",
+			Help: "Approvals waiting for a decision across replicas, as of this replica's last approval sweep.",
+		}),
+		alertGroupsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "alert_groups_open",
+			Help: "Alert groups firing as this replica's intake last heard of them (a group quiet past alerts.limits.open_group_idle stops counting).",
+		}),
 	}
 	reg.MustRegister(
+		m.runsInFlight, m.runsQueued, m.approvalsPending, m.alertGroupsOpen,
 		m.alertsReceived, m.alertGroups, m.alertFirstMessage,
 		m.fsmBlocks, m.strictBlocks, m.routingMismatches, m.phantoms,
 		m.recoveryAttempts, m.recoverySuccesses, m.iterations, m.approvals,
@@ -313,7 +335,7 @@ func (m *Metrics) Feedback(platform, rating string) {
 	m.feedback.WithLabelValues(strings.ToLower(platform), rating).Inc()
 }
 
-// AlertReceived counts one alert notification (alerting.Observer).
+// AlertReceived counts one alert notification (alertwebhook.Observer).
 func (m *Metrics) AlertReceived(source, result string) {
 	if m == nil {
 		return
@@ -337,3 +359,16 @@ func (m *Metrics) AlertFirstMessage(source string, d time.Duration) {
 	}
 	m.alertFirstMessage.WithLabelValues(source).Observe(d.Seconds())
 }
+
+// Load sets the gauges of what the bot has in hand (bot.LoadObserver).
+func (m *Metrics) Load(l bot.Load) {
+	if m == nil {
+		return
+	}
+	m.runsInFlight.Set(float64(l.RunsInFlight))
+	m.runsQueued.Set(float64(l.RunsQueued))
+	m.approvalsPending.Set(float64(l.PendingApprovals))
+	m.alertGroupsOpen.Set(float64(l.OpenAlertGroups))
+}
+
+var _ bot.LoadObserver = (*Metrics)(nil)

@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/vigilops/vigil/adapters/alertwebhook"
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
-	"github.com/vigilops/vigil/internal/alerting"
 	"github.com/vigilops/vigil/internal/metrics"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
@@ -189,6 +189,10 @@ func TestEveryD3MetricIsRegistered(t *testing.T) {
 		"vigil_runs_started_total",
 		"vigil_runs_finished_total",
 		"vigil_chat_events_total",
+		"vigil_runs_in_flight",
+		"vigil_runs_queued",
+		"vigil_approvals_pending",
+		"vigil_alert_groups_open",
 	}
 	for _, n := range names {
 		c, err := testutil.GatherAndCount(reg, n)
@@ -258,8 +262,8 @@ func scrape(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 
 // Metrics is what the alert intake and the bot's alert glue report to.
 var (
-	_ alerting.Observer = (*metrics.Metrics)(nil)
-	_ bot.AlertObserver = (*metrics.Metrics)(nil)
+	_ alertwebhook.Observer = (*metrics.Metrics)(nil)
+	_ bot.AlertObserver     = (*metrics.Metrics)(nil)
 )
 
 func TestAlertMetrics(t *testing.T) {
@@ -295,4 +299,31 @@ func keysOf(m map[string]float64) []string {
 		}
 	}
 	return out
+}
+
+// Load sets each gauge from the bot's report, and sets it again (not adds)
+// on the next one.
+func TestLoadSetsGauges(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	m.Load(bot.Load{RunsInFlight: 3, RunsQueued: 2, PendingApprovals: 4, OpenAlertGroups: 5})
+	m.Load(bot.Load{RunsInFlight: 1, RunsQueued: 0, PendingApprovals: 4, OpenAlertGroups: 2})
+	want := `
+# HELP vigil_runs_in_flight Jobs (runs, resumed runs, investigations, settlements) running on this replica now.
+# TYPE vigil_runs_in_flight gauge
+vigil_runs_in_flight 1
+# HELP vigil_runs_queued Jobs waiting on this replica: behind another job in their thread, for a run slot, or investigations for an investigation slot.
+# TYPE vigil_runs_queued gauge
+vigil_runs_queued 0
+# HELP vigil_approvals_pending Approvals waiting for a decision across replicas, as of this replica's last approval sweep.
+# TYPE vigil_approvals_pending gauge
+vigil_approvals_pending 4
+# HELP vigil_alert_groups_open Alert groups firing as this replica's intake last heard of them (a group quiet past alerts.limits.open_group_idle stops counting).
+# TYPE vigil_alert_groups_open gauge
+vigil_alert_groups_open 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"vigil_runs_in_flight", "vigil_runs_queued", "vigil_approvals_pending", "vigil_alert_groups_open"); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -68,7 +68,7 @@ func New(addr string, reg *prometheus.Registry, ready func(ctx context.Context) 
 }
 
 // Budgeted is a handler that says how long it may take to answer once
-// the request is read (alerting.Handler answers by its budget).
+// the request is read (alertwebhook.Handler answers by its budget).
 type Budgeted interface {
 	Budget() time.Duration
 }

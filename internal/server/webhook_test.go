@@ -11,27 +11,29 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/vigilops/vigil/internal/alerting"
+	"github.com/vigilops/vigil/adapters/alertwebhook"
 	"github.com/vigilops/vigil/internal/server"
+
+	"github.com/vigilops/vigil/bot"
 )
 
 // slowIntake takes longer than any budget of these tests.
 type slowIntake struct{ release chan struct{} }
 
-func (s slowIntake) DeliverAlert(context.Context, alerting.Notification, alerting.Route) error {
+func (s slowIntake) DeliverAlert(context.Context, alertwebhook.Notification, bot.AlertRoute) error {
 	<-s.release
 	return nil
 }
 
-func alertHandler(t *testing.T, budget time.Duration) *alerting.Handler {
+func alertHandler(t *testing.T, budget time.Duration) *alertwebhook.Handler {
 	t.Helper()
-	rt, err := alerting.NewRouter(nil, "slack:C1", true)
+	rt, err := alertwebhook.NewRouter(nil, "slack:C1", true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := slowIntake{release: make(chan struct{})}
 	t.Cleanup(func() { close(in.release) })
-	h, err := alerting.NewHandler(alerting.Config{Token: "tok", Router: rt, Intake: in, Budget: budget})
+	h, err := alertwebhook.NewHandler(alertwebhook.Config{Token: "tok", Router: rt, Intake: in, Budget: budget})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestSlowWebhookGets503(t *testing.T) {
 	s.Handle("/alerts/", alertHandler(t, 1500*time.Millisecond))
 	url, stop := start(t, s)
 	defer stop()
-	body, err := os.ReadFile("../alerting/testdata/alertmanager_firing.json")
+	body, err := os.ReadFile("../../adapters/alertwebhook/testdata/alertmanager_firing.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,6 @@ import (
 
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
-	"github.com/vigilops/vigil/internal/alerting"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/policy/command"
@@ -825,9 +824,9 @@ func sampleAlertGroup(key string) *bot.AlertGroup {
 		Key: key, Source: "alertmanager", GroupKey: `{}:{alertname="HighLatency"}`, Route: "routes[0]",
 		Thread: bot.ThreadRef{Platform: "slack", Channel: "C1", Thread: "1700000000.000100"},
 		Root:   bot.MessageRef{ThreadRef: bot.ThreadRef{Platform: "slack", Channel: "C1", Thread: "1700000000.000100"}, ID: "1700000000.000100"},
-		Alerts: []alerting.Alert{{ID: "fp1", Status: "firing", Labels: map[string]string{"alertname": "HighLatency"},
+		Alerts: []bot.Alert{{ID: "fp1", Status: "firing", Labels: map[string]string{"alertname": "HighLatency"},
 			Annotations: map[string]string{"summary": "slow"}, StartsAt: at,
-			Links: []alerting.Link{{Text: "Runbook", URL: "https://runbooks.example.org/x"}}}},
+			Links: []bot.Link{{Text: "Runbook", URL: "https://runbooks.example.org/x"}}}},
 		CreatedAt: at, UpdatedAt: at, Investigate: true,
 	}
 }

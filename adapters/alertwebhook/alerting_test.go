@@ -1,4 +1,4 @@
-package alerting
+package alertwebhook
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigilops/vigil/bot"
 )
 
 func fixture(t testing.TB, name string) []byte {
@@ -201,7 +203,7 @@ type recordIntake struct {
 	err error
 }
 
-func (r *recordIntake) DeliverAlert(_ context.Context, n Notification, _ Route) error {
+func (r *recordIntake) DeliverAlert(_ context.Context, n Notification, _ bot.AlertRoute) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, n)

@@ -1,4 +1,4 @@
-package alerting
+package alertwebhook
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigilops/vigil/bot"
 )
 
 // eventLog is an in-process EventLog for the handler's tests; the store's
@@ -39,9 +41,9 @@ func (l *eventLog) ReleaseAlertEvent(_ context.Context, id string) error {
 }
 
 // funcIntake answers deliveries with fn.
-type funcIntake func(ctx context.Context, n Notification, r Route) error
+type funcIntake func(ctx context.Context, n Notification, r bot.AlertRoute) error
 
-func (f funcIntake) DeliverAlert(ctx context.Context, n Notification, r Route) error {
+func (f funcIntake) DeliverAlert(ctx context.Context, n Notification, r bot.AlertRoute) error {
 	return f(ctx, n, r)
 }
 
@@ -83,7 +85,7 @@ func TestPagerDutyReplayRefused(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
 	fail := false
-	in := funcIntake(func(_ context.Context, n Notification, _ Route) error {
+	in := funcIntake(func(_ context.Context, n Notification, _ bot.AlertRoute) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if fail {
@@ -171,7 +173,7 @@ func TestLimitedDeliveryIs429(t *testing.T) {
 	obs := &countObserver{n: map[string]int{}}
 	var err error
 	h, _ := NewHandler(Config{Token: "tok", Router: rt, Observer: obs,
-		Intake: funcIntake(func(context.Context, Notification, Route) error { return err })})
+		Intake: funcIntake(func(context.Context, Notification, bot.AlertRoute) error { return err })})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	auth := map[string]string{"Authorization": "Bearer tok"}
@@ -196,7 +198,7 @@ func TestSlowDeliveryAnsweredByTheBudget(t *testing.T) {
 	release := make(chan struct{})
 	finished := make(chan error, 1)
 	h, _ := NewHandler(Config{Token: "tok", Router: rt, Budget: 200 * time.Millisecond,
-		Intake: funcIntake(func(ctx context.Context, _ Notification, _ Route) error {
+		Intake: funcIntake(func(ctx context.Context, _ Notification, _ bot.AlertRoute) error {
 			<-release
 			finished <- ctx.Err()
 			return nil

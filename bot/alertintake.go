@@ -1,11 +1,7 @@
-// Package alerting is vigil's alert intake (SPEC N1): it parses the
-// webhook payloads of Alertmanager, Grafana and PagerDuty into one
-// Notification, authenticates them, and routes them to a chat channel.
-// It knows nothing of chat platforms: the bot (bot/alerts.go) turns a
-// routed notification into a thread and an investigation.
-package alerting
+package bot
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -15,25 +11,24 @@ import (
 	"unicode/utf8"
 )
 
-// Sources of notifications.
-const (
-	SourceAlertmanager = "alertmanager"
-	SourceGrafana      = "grafana"
-	SourcePagerDuty    = "pagerduty"
-)
+// The alert intake port (SPEC N1). An inbound adapter (adapters/alertwebhook)
+// parses a source's webhook into an AlertNotification, picks its AlertRoute
+// and hands both to an AlertIntake (the Bot); the bot owns these types so
+// the core depends on no adapter.
+
+// AlertIntake takes a routed notification. DeliverAlert should return
+// quickly; an *AlertLimitError means the source should retry after it,
+// any other error that the notification was not taken and should be sent
+// again.
+type AlertIntake interface {
+	DeliverAlert(ctx context.Context, n AlertNotification, r AlertRoute) error
+}
 
 // Alert statuses.
 const (
-	StatusFiring   = "firing"
-	StatusResolved = "resolved"
+	AlertFiring   = "firing"
+	AlertResolved = "resolved"
 )
-
-// Link is a labelled URL shown with an alert (generator, runbook,
-// dashboard, panel, incident).
-type Link struct {
-	Text string `json:"text"`
-	URL  string `json:"url"`
-}
 
 // Alert is one alert of a group, whatever its source.
 type Alert struct {
@@ -65,8 +60,9 @@ func (a Alert) RunbookURL() string {
 	return a.Labels["runbook_url"]
 }
 
-// Notification is one webhook delivery: the current state of one group.
-type Notification struct {
+// AlertNotification is one webhook delivery: the current state of one
+// group.
+type AlertNotification struct {
 	Source string `json:"source"`
 	// GroupKey identifies the group: Alertmanager's and Grafana's
 	// groupKey, PagerDuty's incident ID.
@@ -90,14 +86,14 @@ type Notification struct {
 
 // Key is the group's key in vigil's store: the source and a hash of the
 // group key (which can be long and carry any characters).
-func (n Notification) Key() string {
+func (n AlertNotification) Key() string {
 	sum := sha256.Sum256([]byte(n.GroupKey))
 	return n.Source + ":" + hex.EncodeToString(sum[:12])
 }
 
 // RouteLabels are the labels routes match on: the common labels, or the
 // first alert's when the source gives none.
-func (n Notification) RouteLabels() map[string]string {
+func (n AlertNotification) RouteLabels() map[string]string {
 	if len(n.CommonLabels) > 0 {
 		return n.CommonLabels
 	}
@@ -107,38 +103,76 @@ func (n Notification) RouteLabels() map[string]string {
 	return map[string]string{}
 }
 
-// labelsID is a stable ID for an alert that has no fingerprint.
-func labelsID(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	h := sha256.New()
-	for _, k := range keys {
-		h.Write([]byte(k))
-		h.Write([]byte{0})
-		h.Write([]byte(labels[k]))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+// AlertRoute is where a notification goes: a chat channel, whether to
+// investigate, and the limits of what the route's alerts may open.
+type AlertRoute struct {
+	// Name identifies the route in metrics and logs ("routes[0]").
+	Name string
+	// Platform and Channel are the chat channel: "slack" and "C0123", or
+	// "matrix" and "!room:server".
+	Platform    string
+	Channel     string
+	Investigate bool
+	Prompt      string
+	// Limits are the route's, defaults filled in.
+	Limits AlertLimits
 }
 
-// normStatus maps a source's status word to firing or resolved; anything
-// else is "".
-func normStatus(s string) string {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "firing", "alerting", "triggered", "acknowledged":
-		return StatusFiring
-	case "resolved", "ok", "normal":
-		return StatusResolved
+// ChannelKey is the channel as configured ("slack:C0123").
+func (r AlertRoute) ChannelKey() string { return r.Platform + ":" + r.Channel }
+
+// AlertLimits bound what one route's alerts may open, counted across
+// replicas: a flood of distinct groups (a storm, a misconfigured sender, a
+// leaked token) opens at most OpenGroups threads and investigations at
+// once, and at most ThreadsPerMinute new ones a minute. A zero field takes
+// its default.
+type AlertLimits struct {
+	// OpenGroups bounds the route's groups that fire (unresolved) at once.
+	OpenGroups int
+	// ThreadsPerMinute bounds the new threads the route opens a minute.
+	ThreadsPerMinute int
+	// OpenIdle is how long a firing group counts as open without a
+	// notification: a group whose resolution never comes stops counting.
+	OpenIdle time.Duration
+}
+
+// Defaults of AlertLimits.
+const (
+	DefaultAlertOpenGroups       = 25
+	DefaultAlertThreadsPerMinute = 10
+	DefaultAlertOpenIdle         = 24 * time.Hour
+)
+
+// WithDefaults fills the zero fields of l.
+func (l AlertLimits) WithDefaults() AlertLimits {
+	if l.OpenGroups <= 0 {
+		l.OpenGroups = DefaultAlertOpenGroups
 	}
-	return ""
+	if l.ThreadsPerMinute <= 0 {
+		l.ThreadsPerMinute = DefaultAlertThreadsPerMinute
+	}
+	if l.OpenIdle <= 0 {
+		l.OpenIdle = DefaultAlertOpenIdle
+	}
+	return l
+}
+
+// AlertLimitError is the intake's refusal of a notification that would
+// pass one of its route's limits (AlertLimits): the webhook answers 429.
+type AlertLimitError struct {
+	// Limit names the limit and its configuration key.
+	Limit string
+	// RetryAfter is when the source may try again.
+	RetryAfter time.Duration
+}
+
+func (e *AlertLimitError) Error() string {
+	return fmt.Sprintf("over the limit of %s; retry after %s", e.Limit, e.RetryAfter.Round(time.Second))
 }
 
 // Bounds of one alert as vigil keeps it in a group's record (Bounded): a
-// notification may carry up to maxLabels entries of maxValueLen bytes
-// each, which the record need not keep whole.
+// notification may carry many long labels and annotations, which the
+// record need not keep whole.
 const (
 	maxKeptLabel       = 512
 	maxKeptAnnotation  = 2048
@@ -201,7 +235,7 @@ func (a Alert) Bounded() Alert {
 }
 
 // clipValue cuts s to at most n bytes on a character boundary, marking
-// the cut.
+// the cut with "…".
 func clipValue(s string, n int) string {
 	if len(s) <= n {
 		return s

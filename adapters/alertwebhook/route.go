@@ -1,11 +1,11 @@
-package alerting
+package alertwebhook
 
 import (
 	"fmt"
+	"github.com/vigilops/vigil/bot"
 	"regexp"
 	"sort"
 	"strings"
-	"time"
 )
 
 // RouteSpec is one alerts.routes entry as configured.
@@ -20,59 +20,23 @@ type RouteSpec struct {
 	Limits      RouteLimits
 }
 
-// RouteLimits bound what one route's alerts may open, counted across
-// replicas: a flood of distinct groups (a storm, a misconfigured sender, a
-// leaked token) opens at most OpenGroups threads and investigations at
-// once, and at most ThreadsPerMinute new ones a minute. A zero field takes
-// its default.
-type RouteLimits struct {
-	// OpenGroups bounds the route's groups that fire (unresolved) at once.
-	OpenGroups int
-	// ThreadsPerMinute bounds the new threads the route opens a minute.
-	ThreadsPerMinute int
-	// OpenIdle is how long a firing group counts as open without a
-	// notification: a group whose resolution never comes stops counting.
-	OpenIdle time.Duration
-}
+// RouteLimits are the bot's AlertLimits; a zero field takes its default.
+type RouteLimits = bot.AlertLimits
 
 // Defaults of RouteLimits.
 const (
-	DefaultOpenGroups       = 25
-	DefaultThreadsPerMinute = 10
-	DefaultOpenIdle         = 24 * time.Hour
+	DefaultOpenGroups       = bot.DefaultAlertOpenGroups
+	DefaultThreadsPerMinute = bot.DefaultAlertThreadsPerMinute
+	DefaultOpenIdle         = bot.DefaultAlertOpenIdle
 )
 
-// WithDefaults fills the zero fields of l.
-func (l RouteLimits) WithDefaults() RouteLimits {
-	if l.OpenGroups <= 0 {
-		l.OpenGroups = DefaultOpenGroups
-	}
-	if l.ThreadsPerMinute <= 0 {
-		l.ThreadsPerMinute = DefaultThreadsPerMinute
-	}
-	if l.OpenIdle <= 0 {
-		l.OpenIdle = DefaultOpenIdle
-	}
-	return l
-}
-
-// Route is a compiled route.
+// Route is a compiled route: where its notifications go (the bot's
+// AlertRoute) and what they must match.
 type Route struct {
-	Name string
-	// Platform and Channel are the chat channel: "slack" and "C0123", or
-	// "matrix" and "!room:server".
-	Platform    string
-	Channel     string
-	Investigate bool
-	Prompt      string
-	// Limits are the route's, defaults filled in.
-	Limits  RouteLimits
+	bot.AlertRoute
 	match   map[string]string
 	matchRE map[string]*regexp.Regexp
 }
-
-// ChannelKey is the channel as configured ("slack:C0123").
-func (r Route) ChannelKey() string { return r.Platform + ":" + r.Channel }
 
 // ParseChannel splits "slack:C0123" or "matrix:!room:server"; it names
 // what is wrong with anything else.
@@ -102,8 +66,8 @@ func CompileRoute(s RouteSpec) (Route, error) {
 	if err != nil {
 		return Route{}, err
 	}
-	r := Route{Name: s.Name, Platform: p, Channel: c, Investigate: s.Investigate, Prompt: s.Prompt,
-		Limits: s.Limits.WithDefaults(), match: s.Match, matchRE: map[string]*regexp.Regexp{}}
+	r := Route{AlertRoute: bot.AlertRoute{Name: s.Name, Platform: p, Channel: c, Investigate: s.Investigate, Prompt: s.Prompt,
+		Limits: s.Limits.WithDefaults()}, match: s.Match, matchRE: map[string]*regexp.Regexp{}}
 	for k, expr := range s.MatchRE {
 		re, err := regexp.Compile("^(?:" + expr + ")$")
 		if err != nil {
@@ -161,7 +125,7 @@ func NewRouter(specs []RouteSpec, defaultChannel string, investigateDefault bool
 		if len(defaultLimits) > 0 {
 			l = defaultLimits[0]
 		}
-		rt.def = &Route{Name: "default", Platform: p, Channel: c, Investigate: investigateDefault, Limits: l.WithDefaults()}
+		rt.def = &Route{AlertRoute: bot.AlertRoute{Name: "default", Platform: p, Channel: c, Investigate: investigateDefault, Limits: l.WithDefaults()}}
 	}
 	return rt, nil
 }

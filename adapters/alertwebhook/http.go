@@ -1,4 +1,4 @@
-package alerting
+package alertwebhook
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/vigilops/vigil/bot"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,25 +17,14 @@ import (
 	"time"
 )
 
-// Intake takes a routed notification (the bot). Deliver should return
-// quickly; a *LimitError is answered 429 with Retry-After, any other error
-// 503 so the source retries.
-type Intake interface {
-	DeliverAlert(ctx context.Context, n Notification, r Route) error
-}
+// Intake is the bot's port: DeliverAlert should return quickly; a
+// *LimitError is answered 429 with Retry-After, any other error 503 so the
+// source retries.
+type Intake = bot.AlertIntake
 
-// LimitError is an Intake's refusal of a notification that would pass one
-// of its route's limits (RouteLimits).
-type LimitError struct {
-	// Limit names the limit and its configuration key.
-	Limit string
-	// RetryAfter is when the source may try again.
-	RetryAfter time.Duration
-}
-
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("over the limit of %s; retry after %s", e.Limit, e.RetryAfter.Round(time.Second))
-}
+// LimitError is the bot's refusal of a notification over one of its
+// route's limits (RouteLimits).
+type LimitError = bot.AlertLimitError
 
 // EventLog remembers the event IDs a source sent, shared by every replica
 // (the alert group store): a signed event replayed within its freshness
@@ -242,7 +232,7 @@ func (h *Handler) serve(source string, auth authFunc, needsBody bool, parse func
 func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, n Notification, route Route, event string) {
 	done := make(chan error, 1)
 	go func() {
-		err := h.c.Intake.DeliverAlert(r.Context(), n, route)
+		err := h.c.Intake.DeliverAlert(r.Context(), n, route.AlertRoute)
 		if err != nil && event != "" {
 			// Not delivered: the source's retry of this event must not
 			// be taken for a replay.
