@@ -95,9 +95,13 @@ var canaries = []string{
 	"rm -f ~/canary",               // a deleted file (the fake home holds it)
 	"chmod 600 /etc/hosts",         // metadata
 	`python3 -c 'import os; os.setxattr("canary", "user.canary", b"1")'`, // an extended attribute
-	"pkill -STOP -o sleep",                      // a stopped process
-	"pkill -o sleep",                            // a killed process
-	"renice -n 5 -p $(pgrep -o sleep)",          // a process's priority
+	"pkill -STOP -o sleep", // a stopped process
+	"pkill -o sleep",       // a killed process
+	// A process's priority. Niceness only ever goes up without privilege,
+	// so the canary raises it to the maximum: a lower value fails when the
+	// test itself runs niced (`nice go test`), and the canary would prove
+	// nothing.
+	"renice -n 19 -p $(pgrep -o sleep)",
 	"ipcrm -a",                                  // System V IPC objects
 	"ipcmk -Q",                                  // a new message queue
 	"rm /dev/mqueue/victim",                     // a POSIX message queue
