@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vigilops/vigil/agent/facts"
+	"github.com/vigilops/vigil/agent/jsontree"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 )
@@ -368,6 +370,18 @@ func (p *promptCache) short(call ToolCall, content string) string {
 	return s
 }
 
+// resultEnvelope is a tool result as the model read it.
+type resultEnvelope struct {
+	OK    bool            `json:"ok"`
+	Data  json.RawMessage `json:"data"`
+	Error *struct {
+		Code    string         `json:"code"`
+		Message string         `json:"message"`
+		Blocked bool           `json:"blocked"`
+		Details map[string]any `json:"details"`
+	} `json:"error"`
+}
+
 // compactResult is the short form of a tool result, still an envelope
 // (SPEC T1): how the call ended, its facts (or, with none, the start of the
 // result), and a note in meta saying it was shortened.
@@ -375,7 +389,7 @@ func compactResult(call ToolCall, content string) string {
 	ci := callInfoOf(call)
 	out := tools.Envelope{Meta: map[string]any{
 		compactedKey: fmt.Sprintf("vigil shortened this result of %d bytes to save context; call the tool again for the full output", len(content)),
-		"call":       ci.describe(),
+		"call":       ci.Describe(),
 	}}
 	var env resultEnvelope
 	if err := json.Unmarshal([]byte(content), &env); err == nil {
@@ -388,18 +402,17 @@ func compactResult(call ToolCall, content string) string {
 	// structured data its values (its facts when they do not fit).
 	data := map[string]any{}
 	var cmd map[string]any
-	if len(env.Data) > 0 && json.Unmarshal(env.Data, &cmd) == nil && isCommandData(cmd) {
+	if len(env.Data) > 0 && json.Unmarshal(env.Data, &cmd) == nil && facts.IsCommand(cmd) {
 		data = commandShort(cmd)
-	} else if root, ok := parseJSONTree(string(env.Data)); ok && (root.kind == 'o' || root.kind == 'a') {
+	} else if root, ok := jsontree.Parse(string(env.Data)); ok && (root.Kind == jsontree.Object || root.Kind == jsontree.Array) {
 		if ev, ok := evidenceOf(root); ok {
-			out.Data = json.RawMessage(ev.encode())
+			out.Data = json.RawMessage(ev.Encode())
 			return out.JSON()
 		}
 	}
-	facts := extractFacts(ci, content)
-	if len(facts) > 0 {
-		lines := make([]string, len(facts))
-		for i, f := range facts {
+	if fs := facts.Extract(ci, content); len(fs) > 0 {
+		lines := make([]string, len(fs))
+		for i, f := range fs {
 			lines[i] = f.Key + ": " + f.Value
 		}
 		data["facts"] = lines
@@ -450,3 +463,24 @@ func cutMiddle(s string, keep int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// callInfoOf reads what extraction and compaction need of a call from the
+// model's own arguments.
+func callInfoOf(c ToolCall) facts.Call { return facts.CallOf(c.ID, c.Name, c.Arguments) }
+
+// oneLine collapses whitespace and newlines.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clip shortens s to at most n bytes, on a character boundary, marking the
+// cut with an ellipsis. Package facts keeps its own copy: a little copying
+// keeps compaction and extraction from sharing more than the JSON tree.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

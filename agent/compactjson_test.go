@@ -241,26 +241,3 @@ func TestShortFormKeepsTheEvidence(t *testing.T) {
 		}
 	}
 }
-
-// The facts of a structured result (the knowledge block) keep the values
-// too: one fact per series with its last, min, max and trend.
-func TestStructuredFactsKeepValues(t *testing.T) {
-	call, content := metricsRange(t, 2)
-	facts := extractFacts(callInfoOf(call), content)
-	var series []Fact
-	for _, f := range facts {
-		if strings.Contains(f.Key, "web1:9100") || strings.Contains(f.Key, "web2:9100") {
-			series = append(series, f)
-		}
-	}
-	if len(series) != 2 {
-		t.Fatalf("facts = %+v, want one per series", facts)
-	}
-	for _, f := range series {
-		for _, want := range []string{"trend.direction=rising", "largest_change.kind=spike", "last=", "min=", "max=", "avg="} {
-			if !strings.Contains(f.Value, want) {
-				t.Errorf("fact %q = %q lacks %q", f.Key, f.Value, want)
-			}
-		}
-	}
-}

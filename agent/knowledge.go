@@ -4,28 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-)
 
-// Fact is one thing learned from a tool result (SPEC A9): keyed so that a
-// newer observation of the same thing replaces the older one, and tied to
-// the call that produced it.
-type Fact struct {
-	// Key identifies what the fact is about, readably: "service web1
-	// nginx.service", "errors web1 journalctl -u nginx".
-	Key      string `json:"key"`
-	Category string `json:"category"`
-	// Value is at most 200 characters.
-	Value string `json:"value"`
-	// Source is the ID of the tool call the fact came from; Call describes
-	// that call ("read exec on web1: systemctl status nginx").
-	Source string `json:"source"`
-	Call   string `json:"call"`
-	// Turn is the knowledge turn (a count of the conversation's tool-call
-	// turns) in which the fact was last observed.
-	Turn int `json:"turn"`
-	// Used orders facts for LRU eviction: larger is more recent.
-	Used int64 `json:"used"`
-}
+	"github.com/vigilops/vigil/agent/facts"
+)
 
 // Knowledge is a session's accumulated facts, bounded (60 facts, 2000
 // characters of keys and values): when full, the least recently observed
@@ -39,13 +20,19 @@ type Fact struct {
 // "verified" by a stale fact. Repeated calls are bounded by loop detection
 // instead (SPEC A6), and the known-facts block makes them rarer.
 type Knowledge struct {
-	Facts []Fact `json:"facts,omitempty"`
+	Facts []facts.Fact `json:"facts,omitempty"`
 	// Turn counts the tool-call turns learned from so far.
 	Turn int `json:"turn"`
 	// Seen is how many history messages were learned from.
 	Seen  int   `json:"seen"`
 	Clock int64 `json:"clock"`
 }
+
+// Bounds of the knowledge a session keeps.
+const (
+	maxFacts     = 60
+	maxFactChars = 2000
+)
 
 // learn extracts facts from the history messages not yet learned from.
 // Facts come from the tool results exactly as the model received them.
@@ -67,7 +54,7 @@ func (a *Agent) learn(s *Session) {
 			if !ok {
 				continue
 			}
-			k.add(extractFacts(callInfoOf(c), m.Content))
+			k.add(facts.Extract(callInfoOf(c), m.Content))
 		}
 	}
 	k.Seen = len(s.History)
@@ -93,11 +80,11 @@ func callFor(h []Message, i int) (ToolCall, bool) {
 
 // add records facts observed in the current turn, replacing facts with the
 // same key, then evicts down to the bounds.
-func (k *Knowledge) add(facts []Fact) {
-	for _, f := range facts {
+func (k *Knowledge) add(fs []facts.Fact) {
+	for _, f := range fs {
 		k.Clock++
 		f.Turn, f.Used = k.Turn, k.Clock
-		if i := slices.IndexFunc(k.Facts, func(g Fact) bool { return g.Key == f.Key }); i >= 0 {
+		if i := slices.IndexFunc(k.Facts, func(g facts.Fact) bool { return g.Key == f.Key }); i >= 0 {
 			k.Facts[i] = f
 			continue
 		}
@@ -135,31 +122,31 @@ func (k *Knowledge) evict() {
 }
 
 // Lookup returns the fact stored under key.
-func (k *Knowledge) Lookup(key string) (Fact, bool) {
+func (k *Knowledge) Lookup(key string) (facts.Fact, bool) {
 	if k == nil {
-		return Fact{}, false
+		return facts.Fact{}, false
 	}
 	for _, f := range k.Facts {
 		if f.Key == key {
 			return f, true
 		}
 	}
-	return Fact{}, false
+	return facts.Fact{}, false
 }
 
 // FromCalls returns the facts whose source is one of ids, in the order
 // they were observed.
-func (k *Knowledge) FromCalls(ids []string) []Fact {
+func (k *Knowledge) FromCalls(ids []string) []facts.Fact {
 	if k == nil {
 		return nil
 	}
-	var out []Fact
+	var out []facts.Fact
 	for _, f := range k.Facts {
 		if slices.Contains(ids, f.Source) {
 			out = append(out, f)
 		}
 	}
-	slices.SortFunc(out, func(a, b Fact) int { return int(a.Used - b.Used) })
+	slices.SortFunc(out, func(a, b facts.Fact) int { return int(a.Used - b.Used) })
 	return out
 }
 
@@ -177,7 +164,7 @@ func (k *Knowledge) Render() string {
 		call  string
 		turn  int
 		first int64
-		facts []Fact
+		facts []facts.Fact
 	}
 	var groups []*group
 	by := map[string]*group{}
@@ -202,7 +189,7 @@ func (k *Knowledge) Render() string {
 	b.WriteString(knownFactsHeader)
 	for _, g := range groups {
 		fmt.Fprintf(&b, "\nfrom %s (turn %d):", g.call, g.turn)
-		slices.SortStableFunc(g.facts, func(a, b Fact) int { return int(a.Used - b.Used) })
+		slices.SortStableFunc(g.facts, func(a, b facts.Fact) int { return int(a.Used - b.Used) })
 		for _, f := range g.facts {
 			fmt.Fprintf(&b, "\n- %s: %s", f.Key, f.Value)
 		}

@@ -178,7 +178,7 @@ func (a *Agent) stepOf(kinds map[string]policy.ActionKinds, c ToolCall) Step {
 		st.Kind = k.KindOf(ci.Action)
 	}
 	if st.Command == "" {
-		st.Command = ci.what()
+		st.Command = ci.What()
 	}
 	if st.Command == "" {
 		st.Command = ci.Query

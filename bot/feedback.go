@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/agent/facts"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/audit"
 	"github.com/vigilops/vigil/policy/command"
@@ -32,7 +33,7 @@ type Runbooks interface {
 	// Draft writes a runbook from a finished run and the session's facts.
 	// A run that cannot become one gives an error wrapping ErrNotEligible,
 	// worded for people.
-	Draft(rec *agent.RunRecord, facts []agent.Fact) (RunbookDraft, error)
+	Draft(rec *agent.RunRecord, known []facts.Fact) (RunbookDraft, error)
 	// Save writes a drafted runbook under its name, never over a file,
 	// and returns its path as people see it.
 	Save(name, content string) (string, error)
@@ -147,11 +148,11 @@ func (b *feedbacks) offerRunbook(ctx context.Context, t ThreadRef, s *agent.Sess
 		b.tell(ctx, t, user, "Thanks: your rating is recorded. This channel is read-only, so I cannot offer to save that investigation as a runbook here.")
 		return
 	}
-	var facts []agent.Fact
+	var known []facts.Fact
 	if s.Knowledge != nil {
-		facts = s.Knowledge.Facts
+		known = s.Knowledge.Facts
 	}
-	d, err := b.opt.Runbooks.Draft(rec, facts)
+	d, err := b.opt.Runbooks.Draft(rec, known)
 	if errors.Is(err, ErrNotEligible) {
 		b.tell(ctx, t, user, "Thanks: your rating is recorded. I did not draft a runbook from that answer: "+
 			strings.TrimPrefix(err.Error(), ErrNotEligible.Error()+": ")+".")

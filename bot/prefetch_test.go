@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/agent/facts"
 	"github.com/vigilops/vigil/policy"
 )
 
@@ -50,7 +51,7 @@ func (f *fakeRunbooks) Offer(q string, resources []string) (string, error) {
 	}
 	return "Runbooks that may apply: runbooks/checkout.md", nil
 }
-func (f *fakeRunbooks) Draft(*agent.RunRecord, []agent.Fact) (RunbookDraft, error) {
+func (f *fakeRunbooks) Draft(*agent.RunRecord, []facts.Fact) (RunbookDraft, error) {
 	return RunbookDraft{}, ErrNotEligible
 }
 func (f *fakeRunbooks) Save(string, string) (string, error) { return "", errors.New("no") }

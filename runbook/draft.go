@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/agent/facts"
 	"github.com/vigilops/vigil/policy"
 )
 
@@ -81,10 +82,10 @@ const (
 // Draft writes a runbook from a finished run: symptoms (the question and
 // what the tool results showed), the evidence commands in order, the cause
 // (the answer's sentences that name one), the fix (the changes that ran)
-// and its verification (the reads after the last change). facts are the
+// and its verification (the reads after the last change). known are the
 // session's facts; those from this run's calls are used. The file name is
 // free in the directory at the time of drafting.
-func (l *Library) Draft(rec *agent.RunRecord, facts []agent.Fact, at time.Time) (Draft, error) {
+func (l *Library) Draft(rec *agent.RunRecord, known []facts.Fact, at time.Time) (Draft, error) {
 	if ok, why := Eligible(rec); !ok {
 		return Draft{}, fmt.Errorf("runbook: cannot draft from run %s: %s", rec.ID, why)
 	}
@@ -104,12 +105,12 @@ func (l *Library) Draft(rec *agent.RunRecord, facts []agent.Fact, at time.Time) 
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n## Symptoms\n\n- Reported: %s\n", title, quoteLine(rec.Question))
 	n := 0
-	for _, f := range facts {
+	for _, f := range known {
 		if !calls[f.Source] || n >= maxSymptoms {
 			continue
 		}
 		switch f.Category {
-		case agent.FactError, agent.FactService, agent.FactMetric, agent.FactNegative, agent.FactExit, agent.FactPort, agent.FactVersion:
+		case facts.Error, facts.Service, facts.Metric, facts.Negative, facts.Exit, facts.Port, facts.Version:
 			fmt.Fprintf(&b, "- %s: %s\n", f.Key, f.Value)
 			n++
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/agent/facts"
 	"github.com/vigilops/vigil/policy"
 )
 
@@ -296,11 +297,11 @@ func resolvedRun() *agent.RunRecord {
 
 func TestDraft(t *testing.T) {
 	l, _ := library(t)
-	facts := []agent.Fact{
-		{Key: "errors checkout-api kubectl logs", Category: agent.FactError, Value: `12× "pool exhausted: 64/64 busy"`, Source: "c2"},
-		{Key: "errors other", Category: agent.FactError, Value: "not this run", Source: "zz"},
+	known := []facts.Fact{
+		{Key: "errors checkout-api kubectl logs", Category: facts.Error, Value: `12× "pool exhausted: 64/64 busy"`, Source: "c2"},
+		{Key: "errors other", Category: facts.Error, Value: "not this run", Source: "zz"},
 	}
-	d, err := l.Draft(resolvedRun(), facts, time.Date(2025, 3, 4, 0, 0, 0, 0, time.UTC))
+	d, err := l.Draft(resolvedRun(), known, time.Date(2025, 3, 4, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}

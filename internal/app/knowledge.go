@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/agent/facts"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/config"
 	"github.com/vigilops/vigil/runbook"
@@ -56,11 +57,11 @@ func (r runbookLibrary) OfferForAlert(labels map[string]string, runbookURL strin
 	return r.lib.Offer(ms), nil
 }
 
-func (r runbookLibrary) Draft(rec *agent.RunRecord, facts []agent.Fact) (bot.RunbookDraft, error) {
+func (r runbookLibrary) Draft(rec *agent.RunRecord, known []facts.Fact) (bot.RunbookDraft, error) {
 	if ok, why := runbook.Eligible(rec); !ok {
 		return bot.RunbookDraft{}, fmt.Errorf("%w: %s", bot.ErrNotEligible, why)
 	}
-	d, err := r.lib.Draft(rec, facts, r.now())
+	d, err := r.lib.Draft(rec, known, r.now())
 	if err != nil {
 		return bot.RunbookDraft{}, err
 	}

@@ -1,4 +1,9 @@
-package agent
+// Package facts reads what a tool result says about the world into a few
+// short facts (SPEC A9), deterministically and without a model: the
+// session's knowledge block is made of them, and compaction keeps them in
+// place of a result it shortens. It reads results only as the model
+// received them, so a fact never holds more than the model could see.
+package facts
 
 import (
 	"encoding/json"
@@ -9,36 +14,57 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vigilops/vigil/agent/jsontree"
 )
 
-// Fact categories (SPEC A9).
+// Fact is one thing learned from a tool result (SPEC A9): keyed so that a
+// newer observation of the same thing replaces the older one, and tied to
+// the call that produced it.
+type Fact struct {
+	// Key identifies what the fact is about, readably: "service web1
+	// nginx.service", "errors web1 journalctl -u nginx".
+	Key      string `json:"key"`
+	Category string `json:"category"`
+	// Value is at most 200 characters.
+	Value string `json:"value"`
+	// Source is the ID of the tool call the fact came from; Call describes
+	// that call ("read exec on web1: systemctl status nginx").
+	Source string `json:"source"`
+	Call   string `json:"call"`
+	// Turn is the knowledge turn (a count of the conversation's tool-call
+	// turns) in which the fact was last observed.
+	Turn int `json:"turn"`
+	// Used orders facts for LRU eviction: larger is more recent.
+	Used int64 `json:"used"`
+}
+
+// Categories of a Fact (SPEC A9).
 const (
-	FactResource  = "resource"  // identity and routing of a resource
-	FactDiscovery = "discovery" // ports, services, paths, mounts
-	FactService   = "service"   // a service's or workload's state
-	FactVersion   = "version"   // a program's version
-	FactPort      = "port"      // ports seen listening
-	FactError     = "error"     // error lines in output
-	FactMetric    = "metric"    // load, memory, disk, metric findings
-	FactExit      = "exit"      // how a command ended
-	FactChange    = "change"    // a write that ran
-	FactNegative  = "negative"  // not found, or failed: do not ask again
+	Resource  = "resource"  // identity and routing of a resource
+	Discovery = "discovery" // ports, services, paths, mounts
+	Service   = "service"   // a service's or workload's state
+	Version   = "version"   // a program's version
+	Port      = "port"      // ports seen listening
+	Error     = "error"     // error lines in output
+	Metric    = "metric"    // load, memory, disk, metric findings
+	Exit      = "exit"      // how a command ended
+	Change    = "change"    // a write that ran
+	Negative  = "negative"  // not found, or failed: do not ask again
 )
 
-// Bounds of the knowledge a session keeps and of what one result yields.
+// Bounds of what one result yields.
 const (
-	maxFacts          = 60
-	maxFactChars      = 2000
 	maxFactValue      = 200
 	maxFactsPerResult = 10
 	maxErrorPatterns  = 3
 	maxCommandShown   = 60
 )
 
-// callInfo is what extraction needs to know of a call, read from the
-// model's tool call: no decoding through the tool, so compaction can
+// Call is what extraction needs to know of a tool call, read from the
+// model's arguments: no decoding through the tool, so compaction can
 // recompute it for any message of the history.
-type callInfo struct {
+type Call struct {
 	ID      string
 	Tool    string
 	Action  string
@@ -50,10 +76,13 @@ type callInfo struct {
 	Op      string
 }
 
-func callInfoOf(c ToolCall) callInfo {
-	ci := callInfo{ID: c.ID, Tool: c.Name}
+// CallOf reads a call from its ID, its tool's name and the JSON arguments
+// the model wrote; arguments that are not a JSON object leave only the ID
+// and the tool.
+func CallOf(id, tool, arguments string) Call {
+	ci := Call{ID: id, Tool: tool}
 	var args map[string]any
-	if json.Unmarshal([]byte(c.Arguments), &args) != nil {
+	if json.Unmarshal([]byte(arguments), &args) != nil {
 		return ci
 	}
 	str := func(k string) string {
@@ -77,7 +106,7 @@ func callInfoOf(c ToolCall) callInfo {
 }
 
 // subject is what the call was about, for fact keys.
-func (ci callInfo) subject() string {
+func (ci Call) subject() string {
 	for _, s := range []string{ci.Target, ci.Query, ci.Path} {
 		if s != "" {
 			return clip(s, 60)
@@ -86,8 +115,8 @@ func (ci callInfo) subject() string {
 	return "-"
 }
 
-// what is the command, path or operation the call ran, shortened.
-func (ci callInfo) what() string {
+// What is the command, path or operation the call ran, shortened.
+func (ci Call) What() string {
 	switch {
 	case ci.Command != "":
 		return clip(oneLine(ci.Command), maxCommandShown)
@@ -99,8 +128,8 @@ func (ci callInfo) what() string {
 	return ""
 }
 
-// describe is the call in a few words: "read exec on web1: df -h".
-func (ci callInfo) describe() string {
+// Describe is the call in a few words: "read exec on web1: df -h".
+func (ci Call) Describe() string {
 	s := ci.Tool
 	if ci.Action != "" {
 		s += " " + ci.Action
@@ -110,29 +139,17 @@ func (ci callInfo) describe() string {
 	} else if ci.Query != "" {
 		s += " " + strconv.Quote(clip(ci.Query, 60))
 	}
-	if w := ci.what(); w != "" {
+	if w := ci.What(); w != "" {
 		s += ": " + w
 	}
 	return s
 }
 
-// resultEnvelope is a tool result as the model read it.
-type resultEnvelope struct {
-	OK    bool            `json:"ok"`
-	Data  json.RawMessage `json:"data"`
-	Error *struct {
-		Code    string         `json:"code"`
-		Message string         `json:"message"`
-		Blocked bool           `json:"blocked"`
-		Details map[string]any `json:"details"`
-	} `json:"error"`
-}
-
-// extractFacts reads the facts in one tool result, deterministically and
+// Extract reads the facts in one tool result, deterministically and
 // without a model (SPEC A9). content is the result exactly as the model
 // received it (redacted), so a fact never holds a secret the model could
 // not see. It returns at most maxFactsPerResult facts.
-func extractFacts(ci callInfo, content string) []Fact {
+func Extract(ci Call, content string) []Fact {
 	var env struct {
 		OK    bool `json:"ok"`
 		Data  any  `json:"data"`
@@ -156,7 +173,7 @@ func extractFacts(ci callInfo, content string) []Fact {
 	}
 	switch {
 	case data == nil:
-	case isCommandData(data):
+	case IsCommand(data):
 		x.command(data, env.OK)
 	default:
 		x.structured(data, env.OK)
@@ -165,7 +182,7 @@ func extractFacts(ci callInfo, content string) []Fact {
 }
 
 type extraction struct {
-	ci    callInfo
+	ci    Call
 	facts []Fact
 }
 
@@ -180,29 +197,31 @@ func (x *extraction) add(cat, key, value string) {
 		}
 	}
 	x.facts = append(x.facts, Fact{Key: key, Category: cat, Value: clip(oneLine(value), maxFactValue),
-		Source: x.ci.ID, Call: clip(x.ci.describe(), 120)})
+		Source: x.ci.ID, Call: clip(x.ci.Describe(), 120)})
 }
 
 // negative records a marker for a call that found nothing or failed, so
 // the model does not ask again expecting another answer.
 func (x *extraction) negative(code, msg string, details map[string]any) {
 	subject := x.ci.Tool + " " + x.ci.subject()
-	if w := x.ci.what(); w != "" {
+	if w := x.ci.What(); w != "" {
 		subject += " " + w
 	}
 	switch code {
 	case "NOT_FOUND":
-		x.add(FactNegative, "not found: "+subject, "not found: "+firstLine(msg))
+		x.add(Negative, "not found: "+subject, "not found: "+firstLine(msg))
 	default:
 		if ec, ok := details["exit_code"].(float64); ok {
-			x.add(FactExit, "exit "+x.ci.subject()+" "+x.ci.what(), fmt.Sprintf("exit %d: %s", int(ec), firstLine(msg)))
+			x.add(Exit, "exit "+x.ci.subject()+" "+x.ci.What(), fmt.Sprintf("exit %d: %s", int(ec), firstLine(msg)))
 			return
 		}
-		x.add(FactNegative, "failed: "+subject, strings.ToLower(code)+": "+firstLine(msg))
+		x.add(Negative, "failed: "+subject, strings.ToLower(code)+": "+firstLine(msg))
 	}
 }
 
-func isCommandData(d map[string]any) bool {
+// IsCommand reports whether a result's data is a command's: its command
+// line and exit code, with the output beside them.
+func IsCommand(d map[string]any) bool {
 	_, cmd := d["command"].(string)
 	_, exit := d["exit_code"].(float64)
 	return cmd && exit
@@ -227,11 +246,11 @@ func (x *extraction) command(d map[string]any, ok bool) {
 		if t := strings.TrimSpace(out); lines == 1 && len(t) <= 120 {
 			v = fmt.Sprintf("exit %d: %s", exit, t)
 		}
-		cat := FactExit
+		cat := Exit
 		if x.ci.Tool == "control" || x.ci.Tool == "file_edit" {
-			cat = FactChange
+			cat = Change
 		}
-		x.add(cat, "exit "+target+" "+x.ci.what(), v)
+		x.add(cat, "exit "+target+" "+x.ci.What(), v)
 	}
 	text := out
 	if stderr != "" {
@@ -255,7 +274,7 @@ func (x *extraction) structured(d map[string]any, ok bool) {
 				names = append(names, fmt.Sprintf("%v (%v)", m["name"], m["kind"]))
 			}
 		}
-		x.add(FactResource, "inventory "+x.ci.Action+" "+x.ci.subject(), fmt.Sprintf("%d found: %s", len(rs), strings.Join(names, ", ")))
+		x.add(Resource, "inventory "+x.ci.Action+" "+x.ci.subject(), fmt.Sprintf("%d found: %s", len(rs), strings.Join(names, ", ")))
 		return
 	}
 	if st, isHealth := d["status"].(string); isHealth && d["latency_ms"] != nil {
@@ -263,7 +282,7 @@ func (x *extraction) structured(d map[string]any, ok bool) {
 		if e, _ := d["error"].(string); e != "" {
 			v += ": " + firstLine(e)
 		}
-		x.add(FactService, "health "+fmt.Sprint(d["resource"]), v)
+		x.add(Service, "health "+fmt.Sprint(d["resource"]), v)
 		return
 	}
 	if ms, isMem := d["memories"].([]any); isMem {
@@ -273,12 +292,12 @@ func (x *extraction) structured(d map[string]any, ok bool) {
 				keys = append(keys, fmt.Sprint(m["key"]))
 			}
 		}
-		x.add(FactDiscovery, "memories "+x.ci.subject(), fmt.Sprintf("%d: %s", len(ms), strings.Join(keys, ", ")))
+		x.add(Discovery, "memories "+x.ci.subject(), fmt.Sprintf("%d: %s", len(ms), strings.Join(keys, ", ")))
 		return
 	}
 	if _, isTree := d["tree"]; isTree {
 		if r, _ := d["routing"].(string); r != "" {
-			x.add(FactResource, "routing "+x.ci.subject(), r)
+			x.add(Resource, "routing "+x.ci.subject(), r)
 		}
 		return
 	}
@@ -287,25 +306,25 @@ func (x *extraction) structured(d map[string]any, ok bool) {
 	// notes last, so the value cap cuts the least useful: one fact for
 	// the fields outside lists, one for each element of its lists of
 	// objects (a series, an alert, a pod).
-	cat := FactMetric
+	cat := Metric
 	if !ok {
-		cat = FactNegative
+		cat = Negative
 	}
 	key := x.ci.Tool
 	if x.ci.Action != "" {
 		key += " " + x.ci.Action
 	}
-	root := jsonTreeOf(d)
+	root := jsontree.FromValue(d)
 	if top := renderLeaves(leavesOf(root, "")); top != "" {
 		x.add(cat, key+" "+x.ci.subject(), top)
 	}
-	for i, k := range root.keys {
-		arr := root.kids[i]
-		if arr.kind != 'a' {
+	for i, k := range root.Keys {
+		arr := root.Kids[i]
+		if arr.Kind != jsontree.Array {
 			continue
 		}
-		for j, el := range arr.kids {
-			if el.kind != 'o' {
+		for j, el := range arr.Kids {
+			if el.Kind != jsontree.Object {
 				continue
 			}
 			id := identityOf(el)
@@ -332,34 +351,34 @@ type leaf struct {
 // leavesOf lists an object's scalars, nested objects' under dotted paths
 // ("trend.direction"); lists of scalars are joined, lists of objects left
 // to their own facts.
-func leavesOf(n *jnode, prefix string) []leaf {
+func leavesOf(n *jsontree.Node, prefix string) []leaf {
 	var out []leaf
-	for i, k := range n.keys {
-		v := n.kids[i]
+	for i, k := range n.Keys {
+		v := n.Kids[i]
 		path := prefix + k
-		switch v.kind {
-		case 'o':
+		switch v.Kind {
+		case jsontree.Object:
 			out = append(out, leavesOf(v, path+".")...)
-		case 'a':
+		case jsontree.Array:
 			var parts []string
-			for _, e := range v.kids {
-				switch e.kind {
-				case 's':
-					parts = append(parts, e.str)
-				case 'r':
-					parts = append(parts, e.raw)
+			for _, e := range v.Kids {
+				switch e.Kind {
+				case jsontree.String:
+					parts = append(parts, e.Str)
+				case jsontree.Scalar:
+					parts = append(parts, e.Raw)
 				}
 			}
-			if len(parts) > 0 && len(parts) == len(v.kids) {
-				out = append(out, leaf{path, clip(strings.Join(parts, " "), 60), rank(k, &jnode{kind: 's', str: strings.Join(parts, " ")})})
+			if len(parts) > 0 && len(parts) == len(v.Kids) {
+				out = append(out, leaf{path, clip(strings.Join(parts, " "), 60), jsontree.Rank(k, &jsontree.Node{Kind: jsontree.String, Str: strings.Join(parts, " ")})})
 			}
-		case 's':
-			if v.str != "" {
-				out = append(out, leaf{path, clip(oneLine(v.str), 60), rank(k, v)})
+		case jsontree.String:
+			if v.Str != "" {
+				out = append(out, leaf{path, clip(oneLine(v.Str), 60), jsontree.Rank(k, v)})
 			}
 		default:
-			if v.raw != "null" {
-				out = append(out, leaf{path, v.raw, rank(k, v)})
+			if v.Raw != "null" {
+				out = append(out, leaf{path, v.Raw, jsontree.Rank(k, v)})
 			}
 		}
 	}
@@ -372,7 +391,7 @@ func renderLeaves(ls []leaf) string {
 	sort.SliceStable(ls, func(i, j int) bool { return ls[i].rank > ls[j].rank })
 	parts := make([]string, 0, len(ls))
 	for _, l := range ls {
-		if l.rank > rankNoise {
+		if l.rank > jsontree.Noise {
 			parts = append(parts, l.path+"="+l.value)
 		}
 	}
@@ -381,16 +400,16 @@ func renderLeaves(ls []leaf) string {
 
 // identityOf is what an element of a list is about: its first identity
 // field (series, name, alertname, …).
-func identityOf(n *jnode) string {
+func identityOf(n *jsontree.Node) string {
 	for _, want := range []string{"series", "name", "alertname", "id", "instance", "pod", "target", "resource", "metric", "labels"} {
-		for i, k := range n.keys {
+		for i, k := range n.Keys {
 			if k != want {
 				continue
 			}
-			switch v := n.kids[i]; v.kind {
-			case 's':
-				return clip(oneLine(v.str), 60)
-			case 'o':
+			switch v := n.Kids[i]; v.Kind {
+			case jsontree.String:
+				return clip(oneLine(v.Str), 60)
+			case jsontree.Object:
 				ls := leavesOf(v, "")
 				parts := make([]string, 0, len(ls))
 				for _, l := range ls {
@@ -401,38 +420,6 @@ func identityOf(n *jnode) string {
 		}
 	}
 	return ""
-}
-
-// jsonTreeOf re-reads decoded data as a tree: map keys in sorted order, so
-// the same data gives the same facts.
-func jsonTreeOf(v any) *jnode {
-	switch x := v.(type) {
-	case map[string]any:
-		n := &jnode{kind: 'o'}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			n.keys = append(n.keys, k)
-			n.kids = append(n.kids, jsonTreeOf(x[k]))
-		}
-		return n
-	case []any:
-		n := &jnode{kind: 'a'}
-		for _, e := range x {
-			n.kids = append(n.kids, jsonTreeOf(e))
-		}
-		return n
-	case string:
-		return &jnode{kind: 's', str: x}
-	case nil:
-		return &jnode{kind: 'r', raw: "null"}
-	case float64:
-		return &jnode{kind: 'r', raw: strconv.FormatFloat(x, 'g', 6, 64)}
-	}
-	return &jnode{kind: 'r', raw: fmt.Sprint(v)}
 }
 
 // resource reads a single resource (query get, discover): its identity and
@@ -449,7 +436,7 @@ func (x *extraction) resource(r, d map[string]any) {
 		}
 		v += "; route " + strings.Join(ids, " -> ")
 	}
-	x.add(FactResource, "resource "+name, v)
+	x.add(Resource, "resource "+name, v)
 	list := func(field, label string) {
 		vals, _ := d[field].([]any)
 		if len(vals) == 0 {
@@ -463,7 +450,7 @@ func (x *extraction) resource(r, d map[string]any) {
 			}
 			s = append(s, fmt.Sprint(e))
 		}
-		x.add(FactDiscovery, label+" "+name, strings.Join(s, ", "))
+		x.add(Discovery, label+" "+name, strings.Join(s, ", "))
 	}
 	list("ports", "ports")
 	list("services", "services")
@@ -492,28 +479,11 @@ var (
 	reDisk     = regexp.MustCompile(`\s(\d{1,3})%\s+(/\S*)\s*$`)
 	reLoad     = regexp.MustCompile(`load average:\s*([\d.]+),\s*([\d.]+),\s*([\d.]+)`)
 	reMem      = regexp.MustCompile(`^Mem:\s+(\S+)\s+(\S+)\s+(\S+)`)
-	reErrWord  = regexp.MustCompile(`(?i)\b(error|errors|fatal|panic|failed|failure|exception|refused|denied|timed out|timeout|oom|out of memory|killed|unreachable|cannot|segfault|traceback|critical|emerg)\b`)
 	rePrefixTS = regexp.MustCompile(`^(?:\S+\s+)?(?:[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?|\[\s*\d+\.\d+\])\s*`)
 	reSyslogID = regexp.MustCompile(`^\S+\s+[\w.@/-]+(?:\[\d+\])?:\s+`)
 	reDigits   = regexp.MustCompile(`\d+`)
 	reColumns  = regexp.MustCompile(`\S+(?: \S+)*`)
 )
-
-// errorStems are the lower-case stems of reErrWord's words: a line with
-// none of them cannot match it.
-var errorStems = []string{"err", "fatal", "panic", "fail", "exception", "refused", "denied", "time", "oom",
-	"out of memory", "killed", "unreachable", "cannot", "segfault", "traceback", "critical", "emerg"}
-
-// mayReportError is a cheap test before reErrWord.
-func mayReportError(line string) bool {
-	l := strings.ToLower(line)
-	for _, s := range errorStems {
-		if strings.Contains(l, s) {
-			return true
-		}
-	}
-	return false
-}
 
 func hasUnitSuffix(line string) bool {
 	return strings.Contains(line, ".service") || strings.Contains(line, ".socket") ||
@@ -562,7 +532,7 @@ func scanOutput(x *extraction, target, text string) {
 				if u == "" {
 					u = serviceOf(x.ci)
 				}
-				x.add(FactService, "service "+target+" "+u, m[1])
+				x.add(Service, "service "+target+" "+u, m[1])
 				continue
 			}
 		}
@@ -572,14 +542,14 @@ func scanOutput(x *extraction, target, text string) {
 				m = reVersion.FindStringSubmatch(line)
 			}
 			if m != nil {
-				x.add(FactVersion, "version "+target+" "+programOf(x.ci), m[1])
+				x.add(Version, "version "+target+" "+programOf(x.ci), m[1])
 				versions++
 			} else if strings.IndexByte(line, '/') >= 0 {
 				for _, m := range reProgVer.FindAllStringSubmatch(line, 2) {
 					if p := strings.ToUpper(m[1]); p == "HTTP" || p == "TLS" || p == "SSL" {
 						continue
 					}
-					x.add(FactVersion, "version "+target+" "+m[1], m[2])
+					x.add(Version, "version "+target+" "+m[1], m[2])
 					versions++
 				}
 			}
@@ -608,15 +578,15 @@ func scanOutput(x *extraction, target, text string) {
 		}
 		if strings.Contains(line, "load average:") {
 			if m := reLoad.FindStringSubmatch(line); m != nil {
-				x.add(FactMetric, "load "+target, m[1]+", "+m[2]+", "+m[3]+" (1, 5, 15 min)")
+				x.add(Metric, "load "+target, m[1]+", "+m[2]+", "+m[3]+" (1, 5, 15 min)")
 			}
 		}
 		if strings.HasPrefix(line, "Mem:") {
 			if m := reMem.FindStringSubmatch(line); m != nil {
-				x.add(FactMetric, "memory "+target, "total "+m[1]+", used "+m[2]+", free "+m[3])
+				x.add(Metric, "memory "+target, "total "+m[1]+", used "+m[2]+", free "+m[3])
 			}
 		}
-		if mayReportError(line) && reErrWord.MatchString(line) {
+		if jsontree.MentionsError(line) {
 			body := strings.TrimSpace(line)
 			body = rePrefixTS.ReplaceAllString(body, "")
 			body = reSyslogID.ReplaceAllString(body, "")
@@ -629,12 +599,12 @@ func scanOutput(x *extraction, target, text string) {
 		}
 	}
 	if len(ports) > 0 {
-		x.add(FactPort, "listening "+target, strings.Join(ports, ", "))
+		x.add(Port, "listening "+target, strings.Join(ports, ", "))
 	}
 	if len(disks) > 0 {
-		x.add(FactMetric, "disk "+target, "over 85% used: "+strings.Join(disks, ", "))
+		x.add(Metric, "disk "+target, "over 85% used: "+strings.Join(disks, ", "))
 	} else if maxDisk >= 0 {
-		x.add(FactMetric, "disk "+target, fmt.Sprintf("fullest %s at %d%%", maxMount, maxDisk))
+		x.add(Metric, "disk "+target, fmt.Sprintf("fullest %s at %d%%", maxMount, maxDisk))
 	}
 	workloadTable(x, target, lines)
 	if len(errs) > 0 {
@@ -661,7 +631,7 @@ func scanOutput(x *extraction, target, text string) {
 		if len(errs) > len(list) {
 			v = fmt.Sprintf("%d error lines, %d kinds; top: %s", total, len(errs), v)
 		}
-		x.add(FactError, "errors "+target+" "+x.ci.what(), v)
+		x.add(Error, "errors "+target+" "+x.ci.What(), v)
 	}
 }
 
@@ -721,13 +691,13 @@ func workloadTable(x *extraction, target string, lines []string) {
 				v += ", restarts " + r
 			}
 		}
-		x.add(FactService, "workload "+target+" "+cell(row, name), v)
+		x.add(Service, "workload "+target+" "+cell(row, name), v)
 	}
-	x.add(FactService, "workloads "+target+" "+x.ci.what(), fmt.Sprintf("%d listed, %d not healthy", rows, bad))
+	x.add(Service, "workloads "+target+" "+x.ci.What(), fmt.Sprintf("%d listed, %d not healthy", rows, bad))
 }
 
 // serviceOf guesses the unit a command asked about (systemctl status X).
-func serviceOf(ci callInfo) string {
+func serviceOf(ci Call) string {
 	if ci.Service != "" {
 		return ci.Service
 	}
@@ -742,7 +712,7 @@ func serviceOf(ci callInfo) string {
 
 // programOf is the program a version line belongs to: the command's first
 // word.
-func programOf(ci callInfo) string {
+func programOf(ci Call) string {
 	f := strings.Fields(ci.Command)
 	for _, w := range f {
 		if w == "sudo" || strings.Contains(w, "=") {
