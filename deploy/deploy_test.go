@@ -95,7 +95,32 @@ func TestDockerfile(t *testing.T) {
 		}
 	}
 
+	// Every base image is pinned by digest, not by a tag alone.
+	for _, st := range stages {
+		image, _, _ := strings.Cut(st[0].args, " ")
+		if !pinnedImage.MatchString(image) {
+			t.Errorf("FROM %s: pin the base image by digest (name:tag@sha256:<64 hex>)", image)
+		}
+	}
+
 	final := stages[len(stages)-1]
+	// The local transport runs reads with bash unless a resource says
+	// `shell: sh` (tools/transport_local.go): the image must have it.
+	var packages []string
+	for _, in := range final {
+		if in.cmd == "RUN" {
+			for _, cmd := range strings.Split(in.args, "&&") {
+				if rest, ok := strings.CutPrefix(strings.TrimSpace(cmd), "apk add "); ok {
+					packages = append(packages, strings.Fields(rest)...)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"bash", "ca-certificates"} {
+		if !slices.Contains(packages, want) {
+			t.Errorf("final stage installs %q, which lacks %s", packages, want)
+		}
+	}
 	var user, expose, entry string
 	var env []string
 	for _, in := range final {
@@ -128,6 +153,9 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("ENTRYPOINT %q, want %q", argv, want)
 	}
 }
+
+// pinnedImage is an image reference with a tag and a digest.
+var pinnedImage = regexp.MustCompile(`^[a-z0-9./-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}$`)
 
 // --- docker-compose.yml ---
 
@@ -266,6 +294,10 @@ func TestSystemdUnit(t *testing.T) {
 		if got, ok := svc[k]; !ok || got[len(got)-1] != v {
 			t.Errorf("[Service] %s = %q, want %q", k, got, v)
 		}
+	}
+	// Reads such as `ip addr` and `ss` ask the kernel over netlink.
+	if fams := strings.Fields(strings.Join(svc["RestrictAddressFamilies"], " ")); !slices.Contains(fams, "AF_NETLINK") {
+		t.Errorf("[Service] RestrictAddressFamilies = %q lacks AF_NETLINK: `ip addr` would fail as a read", fams)
 	}
 	if svc["DynamicUser"] == nil && svc["User"] == nil {
 		t.Error("[Service] runs as root: want DynamicUser=yes or User=vigil")
@@ -770,3 +802,4 @@ func TestHelmConfigLoads(t *testing.T) {
 		})
 	}
 }
+
