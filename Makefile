@@ -6,7 +6,18 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 CONFIG    ?= configs/vigil.example.yaml
 FUZZTIME  ?= 30s
 
-.PHONY: help build build-e2ee run demo test unit bench fuzz lint vet fmt clean
+# vigil's exit status when something it needs (a language model) is not
+# configured: sysexits' EX_CONFIG (cmd/vigil/version.go). `make run` stops
+# cleanly on it, after vigil has said what to configure.
+EXIT_NOT_CONFIGURED := 78
+
+# The shared command corpus (policy/command's TestSharedCorpus) is checked
+# when VIGIL_SHARED_CORPUS names it or a ../shared checkout sits beside this
+# one; otherwise `make test` says so in a plain line, first and last.
+SHARED_CORPUS := $(or $(VIGIL_SHARED_CORPUS),$(wildcard ../shared/corpus/commands.tsv))
+corpus_note = $(if $(SHARED_CORPUS),echo "test: checking the shared command corpus $(SHARED_CORPUS)",echo "test: NOT CHECKING the shared command corpus: no ../shared/corpus/commands.tsv beside this clone (set VIGIL_SHARED_CORPUS=FILE to check one)")
+
+.PHONY: help build build-e2ee run demo test unit corpus-note bench fuzz lint vet fmt clean
 
 # A bare `make` lists the targets. Set before the includes: otherwise the
 # first target of an included file (the Dendrite build) would be the default.
@@ -19,26 +30,40 @@ help: ## list the targets (the default)
 	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_-]+:.*## / { printf "  make %-13s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 build: ## static binary in bin/vigil
+	@echo "building $(BIN): the first build compiles its dependencies, a few minutes"
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/vigil
 
 # A binary that can do Matrix end-to-end encryption (matrix.e2ee: true)
 # needs cgo and mautrix's pure-Go Olm.
 build-e2ee: ## bin/vigil with Matrix end-to-end encryption (cgo)
+	@echo "building $(BIN) with Matrix end-to-end encryption: the first build compiles its dependencies, a few minutes"
 	CGO_ENABLED=1 $(GO) build -tags goolm -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/vigil
 
+# With no model configured, vigil explains how to configure one and exits
+# with EXIT_NOT_CONFIGURED: that is a stop, not a failure, so make says so
+# and exits 0 instead of printing "Error 78". Any other status is passed on.
 run: build ## the terminal chat on this machine (configure a model first, or see demo)
-	./$(BIN) chat --config $(CONFIG)
+	@$(BIN) chat --config $(CONFIG); status=$$?; \
+	if [ $$status -eq $(EXIT_NOT_CONFIGURED) ]; then \
+	  echo "make run: stopped: no language model is configured (see above); nothing failed. Try: make demo"; exit 0; \
+	fi; exit $$status
 
-# The same terminal chat with a scripted model: no configuration needed.
-demo: build ## the terminal chat with a scripted model: no configuration needed
-	./$(BIN) chat --config $(CONFIG) --demo
+# The same terminal chat with a scripted model: no configuration needed. It
+# plays a short conversation by itself (a question, the reads, an approval
+# and the check that follows the change); `vigil chat --demo` lets you type.
+demo: build ## a scripted conversation on this machine: reads, an approval, the verification
+	$(BIN) chat --config $(CONFIG) --demo --play
 
 # Everything: static checks, the deployment artifacts, the Dendrite
 # homeserver the Matrix tests run against and the Prometheus and
 # Alertmanager the observability tests run against (built once, cached),
 # then every Go test with the race detector. One after the other: building
 # them two at a time measured slower on a cold 2-core machine, not faster.
-test: lint deploy-check dendrite observability unit ## every check and test (what CI runs)
+test: corpus-note lint deploy-check dendrite observability unit ## every check and test (what CI runs)
+	@$(corpus_note)
+
+corpus-note: ## say whether make test checks the shared command corpus
+	@$(corpus_note)
 
 unit: ## go test -race ./... only
 	$(GO) test -race -count=1 -timeout 20m ./...
@@ -54,7 +79,7 @@ fuzz: ## each fuzz target for FUZZTIME (default 30s)
 	  done; \
 	done
 
-lint: vet ## go vet and gofmt
+lint: vet ## go vet and gofmt (staticcheck: make staticcheck)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 

@@ -95,7 +95,32 @@ func TestDockerfile(t *testing.T) {
 		}
 	}
 
+	// Every base image is pinned by digest, not by a tag alone.
+	for _, st := range stages {
+		image, _, _ := strings.Cut(st[0].args, " ")
+		if !pinnedImage.MatchString(image) {
+			t.Errorf("FROM %s: pin the base image by digest (name:tag@sha256:<64 hex>)", image)
+		}
+	}
+
 	final := stages[len(stages)-1]
+	// The local transport runs reads with bash unless a resource says
+	// `shell: sh` (tools/transport_local.go): the image must have it.
+	var packages []string
+	for _, in := range final {
+		if in.cmd == "RUN" {
+			for _, cmd := range strings.Split(in.args, "&&") {
+				if rest, ok := strings.CutPrefix(strings.TrimSpace(cmd), "apk add "); ok {
+					packages = append(packages, strings.Fields(rest)...)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"bash", "ca-certificates"} {
+		if !slices.Contains(packages, want) {
+			t.Errorf("final stage installs %q, which lacks %s", packages, want)
+		}
+	}
 	var user, expose, entry string
 	var env []string
 	for _, in := range final {
@@ -128,6 +153,9 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("ENTRYPOINT %q, want %q", argv, want)
 	}
 }
+
+// pinnedImage is an image reference with a tag and a digest.
+var pinnedImage = regexp.MustCompile(`^[a-z0-9./-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}$`)
 
 // --- docker-compose.yml ---
 
@@ -266,6 +294,10 @@ func TestSystemdUnit(t *testing.T) {
 		if got, ok := svc[k]; !ok || got[len(got)-1] != v {
 			t.Errorf("[Service] %s = %q, want %q", k, got, v)
 		}
+	}
+	// Reads such as `ip addr` and `ss` ask the kernel over netlink.
+	if fams := strings.Fields(strings.Join(svc["RestrictAddressFamilies"], " ")); !slices.Contains(fams, "AF_NETLINK") {
+		t.Errorf("[Service] RestrictAddressFamilies = %q lacks AF_NETLINK: `ip addr` would fail as a read", fams)
 	}
 	if svc["DynamicUser"] == nil && svc["User"] == nil {
 		t.Error("[Service] runs as root: want DynamicUser=yes or User=vigil")
@@ -768,5 +800,115 @@ func TestHelmConfigLoads(t *testing.T) {
 				t.Error("the generated Redis password does not reach store.redis.password")
 			}
 		})
+	}
+}
+
+// values.schema.json: a misspelt key, a value of the wrong type or one
+// outside its set fails `helm template` and `helm lint`, naming the value,
+// instead of being ignored.
+func TestHelmSchemaRejectsTypos(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		want string
+	}{
+		{"redis.enabeld=true", "enabeld"},
+		{"replicaCont=3", "replicaCont"},
+		{"serviceMonitor.enable=true", "enable"},
+		{"rbac.kubeRead.enable=true", "enable"},
+		{"replicaCount=two", "replicaCount"},
+		{"service.type=Loadbalancer", "type"},
+		{"server.port=0", "port"},
+		{"serviceMonitor.interval=30", "interval"},
+	} {
+		if _, err := render(t, "--set", tc.set); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("helm template --set %s: err = %v, want a schema error naming %q", tc.set, err, tc.want)
+		}
+	}
+	lint := exec.Command(helmBin(t), "lint", "--strict", chart, "--set", "redis.enabeld=true")
+	if out, err := lint.CombinedOutput(); err == nil || !strings.Contains(string(out), "enabeld") {
+		t.Errorf("helm lint --set redis.enabeld=true: err = %v, want a failure naming enabeld:\n%s", err, out)
+	}
+	// vigil's own configuration is vigil's to check, not the schema's.
+	mustRender(t, "--set", "config.log.level=debug")
+}
+
+// rbac.kubeRead: a ClusterRole that only reads, never Secrets, bound to
+// vigil's service account, whose token is then mounted.
+func TestHelmKubeReadRBAC(t *testing.T) {
+	if objs := mustRender(t); find(objs, "ClusterRole", "vigil-kube-read") != nil {
+		t.Fatal("ClusterRole rendered although rbac.kubeRead.enabled is false")
+	}
+	objs := mustRender(t, "--set", "rbac.kubeRead.enabled=true")
+	role := find(objs, "ClusterRole", "vigil-kube-read")
+	if role == nil {
+		t.Fatalf("no ClusterRole vigil-kube-read in %q", kinds(objs))
+	}
+	read := []string{"get", "list", "watch"}
+	var resources []string
+	for _, r := range get(role, "rules").([]any) {
+		for _, v := range toStrings(get(r, "verbs")) {
+			if !slices.Contains(read, v) {
+				t.Errorf("rule %v grants %q: the role must only read", r, v)
+			}
+		}
+		for _, res := range toStrings(get(r, "resources")) {
+			if res == "secrets" || res == "*" || strings.HasSuffix(res, "/exec") {
+				t.Errorf("rule %v grants %q", r, res)
+			}
+			resources = append(resources, res)
+		}
+	}
+	for _, want := range []string{"pods", "pods/log", "nodes", "events", "deployments", "statefulsets", "daemonsets"} {
+		if !slices.Contains(resources, want) {
+			t.Errorf("the role does not let the kube tool read %s: %q", want, resources)
+		}
+	}
+	b := find(objs, "ClusterRoleBinding", "vigil-kube-read")
+	if str(b, "roleRef", "name") != "vigil-kube-read" || str(b, "subjects", 0, "name") != "vigil" {
+		t.Errorf("binding = %v, want vigil-kube-read bound to the vigil service account", b)
+	}
+	pod := get(find(objs, "Deployment", "vigil"), "spec", "template", "spec")
+	if get(pod, "automountServiceAccountToken") != true {
+		t.Error("the service account token is not mounted, so the role cannot be used")
+	}
+}
+
+// With the in-chart Redis, a NetworkPolicy admits only vigil's pods, on
+// the Redis port.
+func TestHelmRedisNetworkPolicy(t *testing.T) {
+	objs := mustRender(t, "--set", "redis.enabled=true")
+	np := find(objs, "NetworkPolicy", "vigil-redis")
+	if np == nil {
+		t.Fatalf("no NetworkPolicy vigil-redis in %q", kinds(objs))
+	}
+	redisLabels := get(find(objs, "Deployment", "vigil-redis"), "spec", "template", "metadata", "labels")
+	vigilLabels := get(find(objs, "Deployment", "vigil"), "spec", "template", "metadata", "labels").(map[string]any)
+	sel := get(np, "spec", "podSelector", "matchLabels").(map[string]any)
+	for k, v := range sel {
+		if get(redisLabels, k) != v {
+			t.Errorf("the policy selects %s=%v, which the Redis pod does not have (%v)", k, v, redisLabels)
+		}
+	}
+	from := get(np, "spec", "ingress", 0, "from").([]any)
+	if len(from) != 1 || len(get(np, "spec", "ingress").([]any)) != 1 {
+		t.Fatalf("ingress = %v, want one rule from vigil's pods", get(np, "spec", "ingress"))
+	}
+	peer := get(from[0], "podSelector", "matchLabels").(map[string]any)
+	if len(peer) == 0 {
+		t.Fatalf("ingress from %v: want vigil's pods only", from[0])
+	}
+	for k, v := range peer {
+		if vigilLabels[k] != v {
+			t.Errorf("ingress admits %s=%v, which vigil's pods do not have (%v)", k, v, vigilLabels)
+		}
+	}
+	if get(redisLabels, "app.kubernetes.io/component") == get(peer, "app.kubernetes.io/component") {
+		t.Error("the ingress selector also matches the Redis pods themselves")
+	}
+	if get(np, "spec", "ingress", 0, "ports", 0, "port") != 6379 {
+		t.Errorf("ports = %v, want 6379", get(np, "spec", "ingress", 0, "ports"))
+	}
+	if objs := mustRender(t, "--set", "redis.enabled=true", "--set", "redis.networkPolicy.enabled=false"); find(objs, "NetworkPolicy", "vigil-redis") != nil {
+		t.Error("NetworkPolicy rendered although redis.networkPolicy.enabled=false")
 	}
 }

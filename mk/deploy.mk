@@ -4,6 +4,12 @@
 #
 # helm is built once with `go install` into a cache outside the repository
 # (about two minutes the first time); set HELM to use another binary.
+#
+# deploy/'s tests run with -race although they start no goroutines worth
+# checking: they import vigil's config and metrics, and with the flags of
+# `go vet -race` (run before them by `make test`) they reuse that build
+# instead of compiling those packages' dependencies a second time (the
+# PostgreSQL grammar's C code among them).
 
 GO          ?= go
 HELM_VERSION ?= v3.22.0
@@ -24,4 +30,4 @@ deploy-check: $(HELM) ## lint and render the Helm chart, check compose, Dockerfi
 	$(HELM) lint --strict $(CHART) $(CHART_FULL)
 	$(HELM) template vigil $(CHART) >/dev/null
 	$(HELM) template vigil $(CHART) $(CHART_FULL) >/dev/null
-	VIGIL_HELM=$(HELM) $(GO) test -count=1 ./deploy/
+	VIGIL_HELM=$(HELM) $(GO) test -race -count=1 ./deploy/

@@ -37,21 +37,29 @@ Or see a whole investigation with a scripted model, against this machine:
 
 func newChatCmd() *cobra.Command {
 	var cfgPath string
-	var demoMode bool
+	var demoMode, play bool
 	cmd := &cobra.Command{
 		Use:   "chat",
 		Short: "Talk to vigil in the terminal (one conversation; 'approve <id>' / 'deny <id> <reason>' answer approvals, 'good' / 'bad' rate the last answer)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runChat(cmd.Context(), cfgPath, demoMode, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			in := cmd.InOrStdin()
+			if play {
+				if !demoMode {
+					return errors.New("--play plays the demo's scripted conversation: use it with --demo")
+				}
+				in = demo.Play(cmd.OutOrStdout())
+			}
+			return runChat(cmd.Context(), cfgPath, demoMode, play, in, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&cfgPath, "config", "", "path to the YAML configuration (default: embedded defaults)")
 	cmd.Flags().BoolVar(&demoMode, "demo", false, "use a scripted model to show an investigation and an approval on this machine")
+	cmd.Flags().BoolVar(&play, "play", false, "with --demo: play a short scripted conversation (a question, then approve) instead of reading the terminal")
 	return cmd
 }
 
-func runChat(ctx context.Context, cfgPath string, demoMode bool, in io.Reader, out, errOut io.Writer) error {
+func runChat(ctx context.Context, cfgPath string, demoMode, play bool, in io.Reader, out, errOut io.Writer) error {
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
 		return err
@@ -65,9 +73,12 @@ func runChat(ctx context.Context, cfgPath string, demoMode bool, in io.Reader, o
 	if demoMode {
 		model = demo.New()
 		banner = demo.Banner
+		if play {
+			banner = demo.PlayBanner
+		}
 	} else if !cfg.LLM.Configured() {
 		fmt.Fprint(errOut, noModelHelp)
-		return exitError{code: 2}
+		return exitError{code: exitNotConfigured}
 	}
 	user := os.Getenv("USER")
 	if user == "" {
@@ -78,7 +89,7 @@ func runChat(ctx context.Context, cfgPath string, demoMode bool, in io.Reader, o
 	if err != nil {
 		if errors.Is(err, app.ErrNoModel) {
 			fmt.Fprint(errOut, noModelHelp)
-			return exitError{code: 2}
+			return exitError{code: exitNotConfigured}
 		}
 		return err
 	}

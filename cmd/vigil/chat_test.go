@@ -23,8 +23,8 @@ func TestChatWithoutModelExplains(t *testing.T) {
 	root.SetErr(&stderr)
 	err := root.ExecuteContext(context.Background())
 	var ee exitError
-	if !errors.As(err, &ee) || ee.code != 2 {
-		t.Fatalf("err = %v, want exit status 2", err)
+	if !errors.As(err, &ee) || ee.code != exitNotConfigured {
+		t.Fatalf("err = %v, want exit status %d (not configured)", err, exitNotConfigured)
 	}
 	for _, want := range []string{"VIGIL_LLM_BASE_URL", "llm.model", "--demo"} {
 		if !strings.Contains(stderr.String(), want) {

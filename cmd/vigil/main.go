@@ -13,9 +13,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 // exitError carries a process exit status through cobra without printing
 // anything more: the command has already said what went wrong.
 type exitError struct{ code int }
@@ -59,17 +56,6 @@ func newRootCmd() *cobra.Command {
 		newEvalCmd(),
 		newCheckConfigCmd(),
 	)
+	setVersionFlag(root)
 	return root
-}
-
-func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "vigil %s\n", version)
-			return err
-		},
-	}
 }

@@ -69,12 +69,14 @@ func runServe(ctx context.Context, cfgPath string) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg)
+	bi := readBuildInfo()
+	metrics.RegisterBuildInfo(reg, metrics.BuildInfo{Version: bi.Version, Revision: bi.Revision, GoVersion: bi.Go})
 	a, err := app.New(ctx, app.Options{Config: cfg, Adapters: adapters, Logger: log, Observer: m})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	log.Info("vigil starting", "version", version, "adapters", len(adapters), "store", cfg.Store.Backend)
+	log.Info("vigil starting", "version", bi.Version, "commit", bi.Revision, "adapters", len(adapters), "store", cfg.Store.Backend)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.Bot.Run(gctx) })
 	if cfg.Server.Listen != "" {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,54 @@ The model is scripted (no language model is configured). The loop, policy,
 tools and approval are real and run on this machine against "localhost";
 the metrics step asks the Prometheus in observability.prometheus, if any.
 Type a question, e.g. "how is @localhost doing?", then answer the approval.`
+
+// Script is the operator's side of the conversation `vigil chat --demo
+// --play` (and `make demo`) plays: a question, which the model answers with
+// reads and then a change that needs approval, and the approval, after
+// which the model verifies the change. The console answers a bare
+// "approve" with the only approval waiting, and handles it only once the
+// run has stopped there, so the lines can be given at once.
+var Script = []string{"how is @localhost doing?", "approve"}
+
+// PlayBanner replaces Banner when the demo plays Script by itself.
+const PlayBanner = `*** DEMO MODE ***
+The model is scripted (no language model is configured) and so is the
+operator: vigil plays a short conversation by itself. The loop, policy,
+tools and approval are real and run on this machine against "localhost";
+the metrics step asks the Prometheus in observability.prometheus, if any.
+To type your own questions instead: vigil chat --demo`
+
+// Play returns the input of a played demo: Script's lines. The question is
+// shown on out as the operator's line ("> ...") when the console reads it,
+// which is after the banner and before anything else; the console itself
+// says which approval "approve" answers.
+func Play(out io.Writer) io.Reader {
+	return &player{out: out, lines: Script}
+}
+
+type player struct {
+	out   io.Writer
+	lines []string
+	shown bool
+}
+
+// Read hands out the script, one line per call, so the first line is
+// shown before the console acts on it.
+func (p *player) Read(b []byte) (int, error) {
+	if len(p.lines) == 0 {
+		return 0, io.EOF
+	}
+	line := p.lines[0] + "\n"
+	if len(b) < len(line) {
+		return 0, io.ErrShortBuffer
+	}
+	if !p.shown {
+		p.shown = true
+		fmt.Fprintf(p.out, "> %s", line)
+	}
+	p.lines = p.lines[1:]
+	return copy(b, line), nil
+}
 
 // Model is a scripted agent.Model. It decides each step from the run's
 // history, so it follows whatever actually happened (a denial, a failure).

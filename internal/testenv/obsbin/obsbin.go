@@ -1,7 +1,10 @@
 // Package obsbin starts real Prometheus and Alertmanager servers for tests.
-// The binaries are built once per machine by `make observability` (part of
-// `make test`) into ~/.cache/vigil; a test that finds none fails and says
-// how to build them. Each server gets free loopback ports and a temporary
+// Prometheus (with promtool) is Debian's `prometheus` package when it is
+// installed, as on CI, or else built once per machine by `make
+// observability` (part of `make test`) into ~/.cache/vigil; Alertmanager is
+// always built there (the tests rely on answers Debian's older release does
+// not give, such as 404 for an unknown silence). A test that finds none
+// fails and says how to get them. Each server gets free loopback ports and a temporary
 // data directory, and is stopped when the test ends.
 package obsbin
 
@@ -20,16 +23,25 @@ import (
 	"time"
 )
 
-// Versions the Makefile builds (mk/observability.mk).
+// Versions the Makefile builds (mk/observability.mk) when Debian's
+// Prometheus is not installed.
 const (
 	PrometheusVersion   = "v0.316.0"
 	AlertmanagerVersion = "v0.28.1"
+)
+
+// Where Debian's `prometheus` package installs its binaries. Its release
+// (2.42 in Debian 12) serves everything the tests use.
+const (
+	debianPrometheus = "/usr/bin/prometheus"
+	debianPromtool   = "/usr/bin/promtool"
 )
 
 // Environment variables that point at other binaries.
 const (
 	EnvPrometheus   = "VIGIL_PROMETHEUS"
 	EnvAlertmanager = "VIGIL_ALERTMANAGER"
+	EnvPromtool     = "VIGIL_PROMTOOL"
 )
 
 // Server is one running server.
@@ -51,7 +63,7 @@ func (s *Server) Log() string { return s.log.String() }
 // (prometheus.yml) and extra flags, and waits until it is ready.
 func Prometheus(t testing.TB, config string, flags ...string) *Server {
 	t.Helper()
-	bin := binary(t, EnvPrometheus, "prometheus", PrometheusVersion)
+	bin := prometheusBinary(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
@@ -88,20 +100,65 @@ func Alertmanager(t testing.TB, config string, flags ...string) *Server {
 	return start(t, bin, dir, addr, args)
 }
 
+// prometheusBinary finds Prometheus: $VIGIL_PROMETHEUS, then the build in
+// the cache, then Debian's package.
+func prometheusBinary(t testing.TB) string {
+	t.Helper()
+	if os.Getenv(EnvPrometheus) == "" {
+		if _, err := os.Stat(cachePath("prometheus", PrometheusVersion)); err != nil {
+			if _, err := os.Stat(debianPrometheus); err == nil {
+				return debianPrometheus
+			}
+		}
+	}
+	return binary(t, EnvPrometheus, "prometheus", PrometheusVersion)
+}
+
+// Promtool returns the promtool that comes with the tests' Prometheus:
+// $VIGIL_PROMTOOL, else the one beside the Prometheus binary.
+func Promtool(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv(EnvPromtool); p != "" {
+		return p
+	}
+	prom := prometheusBinary(t)
+	p := filepath.Join(filepath.Dir(prom), "promtool")
+	if prom == debianPrometheus {
+		p = debianPromtool
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("this test needs promtool beside the tests' Prometheus %s: run `make prometheus` (part of `make test`), "+
+			"or set %s: %v", prom, EnvPromtool, err)
+	}
+	return p
+}
+
+// cachePath is where `make observability` builds name at version.
+func cachePath(name, version string) string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(base, "vigil", name+"-"+version, name)
+}
+
 // binary finds a server binary: $env, else the Makefile's cache path.
 func binary(t testing.TB, env, name, version string) string {
 	t.Helper()
 	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatalf("%s: no cache directory (set %s): %v", name, env, err)
+	p := cachePath(name, version)
+	if p == "" {
+		t.Fatalf("%s: no cache directory (set %s)", name, env)
 	}
-	p := filepath.Join(base, "vigil", name+"-"+version, name)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("this test needs a real %s %s at %s: run `make %s` (part of `make test`) to build it once, "+
-			"or set %s to another binary: %v", name, version, p, name, env, err)
+		hint := ""
+		if name == "prometheus" {
+			hint = ", or install Debian's package (apt-get install --no-install-recommends prometheus)"
+		}
+		t.Fatalf("this test needs a real %s %s at %s: run `make %s` (part of `make test`) to build it once%s, "+
+			"or set %s to another binary: %v", name, version, p, name, hint, env, err)
 	}
 	return p
 }
