@@ -121,7 +121,10 @@ func TestKubeToolScenario(t *testing.T) {
 	sc := scs[0]
 	r := Run(context.Background(), sc, NewScript([]Turn{
 		{Calls: []CallSpec{{Tool: "kube", Args: map[string]any{"action": "describe", "kind": "pod", "namespace": "finance", "name": "ledger-0"}}}},
-		{Answer: sc.Reference[len(sc.Reference)-1].Answer},
+		// Describe shows the kill, not the limit or the heap: the answer
+		// may say only what it shows.
+		{Answer: "ledger-0 is OOMKilled (exit 137, 14 restarts): the JVM heap grows past the container's memory limit.\n" +
+			"root_cause: {entity: ledger-0, cause: OOMKilled, the heap exceeds the memory limit}"},
 	}, "gpt-4o"), Options{}, 1)
 	if !r.Grade.Pass {
 		t.Fatalf("kube investigation: %s; calls %+v", r.Grade.Reason(), r.Calls)

@@ -95,6 +95,10 @@ func (r *recorder) Emit(_ context.Context, e agent.Event) {
 			if e.Result.Error != nil {
 				c.Code = string(e.Result.Error.Code)
 			}
+			c.Output = e.Output
+			if c.Output == "" {
+				c.Output = e.Result.JSON()
+			}
 		}
 	}
 }
@@ -115,7 +119,7 @@ func (r *recorder) call(e agent.Event) *Call {
 		fill(r.inv, c, *e.Proposal)
 	}
 	r.seq++
-	c.Seq = r.seq
+	c.Seq, c.Proposed = r.seq, r.seq
 	r.calls = append(r.calls, c)
 	r.byID[e.CallID] = c
 	return c
@@ -216,6 +220,11 @@ func scenarioRules(sc *Scenario, r policy.Rules) policy.Rules {
 	return r
 }
 
+// AnswerFormat is appended to every question: the grade reads the root
+// cause from this statement, so the model is told to write it.
+const AnswerFormat = "(vigil eval: end your final answer with one line `root_cause: {entity: <the broken thing>, cause: <what is wrong with it>}`; " +
+	"if nothing is wrong, `root_cause: {entity: none, cause: <why all is well>}`. State one cause, the one the tool results show.)"
+
 // maxApprovals bounds the approvals one run may ask for.
 const maxApprovals = 6
 
@@ -230,6 +239,9 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 	if len(sc.kube) > 0 {
 		all = append(all, kubeTool(sc))
 	}
+	obs, stop := observability(sc, world)
+	defer stop()
+	all = append(all, obs...)
 	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		return Result{Scenario: sc.Name, Category: sc.Category, Run: run, Status: "failed",
@@ -245,7 +257,7 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 	}
 	in := agent.Input{
 		RunID: fmt.Sprintf("%s-%d", sc.Name, run), Requester: role.User, Role: role,
-		Channel: "eval", Level: policy.LevelControlled, Text: sc.Question,
+		Channel: "eval", Level: policy.LevelControlled, Text: sc.Question + "\n\n" + AnswerFormat,
 		Context: mentionContext(sc.inv, sess, sc.Question, time.Now()),
 	}
 	out, err := ag.Start(ctx, sess, in, env)

@@ -148,6 +148,14 @@ func (w *World) pipeline(res tools.Resource, p pipeline, stdin string, write boo
 
 // answer runs one simple command on res.
 func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (string, string, int) {
+	if len(s.words) > 0 && s.words[0] == "git" && len(w.sc.Changes) > 0 {
+		if res.ID == "host:vigil" {
+			return gitLog(w.sc, s.words)
+		}
+		if slices.Contains(s.words, "log") && w.rule(res, s.words, write) == nil {
+			return GitLogText(w.sc), "", 0
+		}
+	}
 	if write && len(s.words) == 3 && s.words[0] == "cp" {
 		// A copy changes the files a later read sees, whatever rule answers.
 		files := w.fileMap(res)
@@ -233,7 +241,7 @@ func (w *World) rule(res tools.Resource, words []string, write bool) *Rule {
 				if effects && len(rule.Sets)+len(rule.Clears) == 0 {
 					continue
 				}
-				if !wordsMatch(rule.pat.words, words) || !w.holds(rule) {
+				if !cmdMatch(rule.pat.words, words) || !w.holds(rule) {
 					continue
 				}
 				return rule
