@@ -49,6 +49,10 @@ type Result struct {
 	MaxTurnsHit bool `json:"max_turns_hit,omitempty"`
 	// Judge is the optional judge's score.
 	Judge *JudgeScore `json:"judge,omitempty"`
+	// Error is set when the run could not be graded because the system
+	// failed (the model endpoint was unreachable or answered errors): an
+	// error, not a failure of the model, and left out of pass@1.
+	Error string `json:"error,omitempty"`
 }
 
 // recorder is the run's agent.Sink: it keeps the tool calls, turns and
@@ -308,6 +312,10 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 	}
 	res.Wall = time.Since(start)
 	res.Grade = GradeRun(sc, res)
+	if res.Status == string(agent.StatusFailed) {
+		res.Error = firstLine(res.Answer)
+		res.Grade = Grade{Failed: []string{"error"}, Reasons: []string{"error: the run stopped on a system failure: " + res.Error}}
+	}
 	return res
 }
 
