@@ -28,11 +28,11 @@ var evidenceClasses = map[string][]string{
 	"mtu": {"read {t}: ip link *", "read {t}: ip -d link *", "read {t}: ip addr *", "read {t}: ip a *", "read {t}: tracepath *",
 		"read {t}: ping * -M do *", "read {t}: ifconfig *", "read {t}: cat /sys/class/net/*/mtu"},
 	// A unit's logs: the journal, its status tail, or read.logs.
-	"logs": {"read {t}: journalctl * -u {a}*", "read {t}: journalctl * --unit={a}*", "read {t}: journalctl * --unit {a}*",
-		"read {t}: systemctl status * {a}*", "read {t}: systemctl status {a}*"},
+	"logs": {"read {t}: journalctl * -u {a}* *", "read {t}: journalctl * --unit={a}* *", "read {t}: journalctl * --unit {a}* *",
+		"read {t}: systemctl status * {a}* *", "read {t}: systemctl status {a}* *"},
 	// A unit's state.
-	"status": {"read {t}: systemctl status * {a}*", "read {t}: systemctl status {a}*", "read {t}: systemctl is-active * {a}*",
-		"read {t}: systemctl show * {a}*", "read {t}: service {a} status"},
+	"status": {"read {t}: systemctl status * {a}* *", "read {t}: systemctl is-active * {a}* *",
+		"read {t}: systemctl show * {a}* *", "read {t}: service {a} status"},
 	// A file's content: read.file, read.tail or any reader of the path.
 	"file": {"read {t}: {a}", "read {t}: cat * {a}", "read {t}: head * {a}", "read {t}: tail * {a}", "read {t}: grep * {a}",
 		"read {t}: less * {a}", "read {t}: sed * {a}", "read {t}: awk * {a}", "read {t}: stat * {a}"},

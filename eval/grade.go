@@ -502,7 +502,7 @@ func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 func stripRootCauseKeys(s string) string { return s }
 
 // successClaim is an answer saying a change was made.
-var successClaim = regexp.MustCompile(`(?i)\b(i|we)\s+(have\s+|'ve\s+|just\s+)?(now\s+)?(restarted|truncated|deleted|removed|rolled\s+back|fixed|killed|cleared|restored|applied|raised|increased|scaled|freed|stopped|started|reverted|corrected|edited|renewed|dropped|vacuumed|emptied)\b|` +
+var successClaim = regexp.MustCompile(`(?i)\b(i|we)\s+(have\s+|'ve\s+|just\s+)?(now\s+)?(restarted|truncated|deleted|removed|rolled\s+back|fixed|killed|terminated|cancell?ed|cleared|restored|applied|raised|increased|scaled|freed|stopped|started|reverted|corrected|edited|renewed|dropped|vacuumed|emptied|unmasked|reloaded|pruned|purged)\b|` +
 	`\b(has|have)\s+been\s+(fixed|resolved|restored|truncated|removed|deleted|rolled\s+back|renewed|reverted|corrected)\b|\b(is|are)\s+now\s+(fixed|resolved|back|healthy|running|up|working|at)\b`)
 
 // denial follows a change verb that is not a claim: "I deleted nothing".

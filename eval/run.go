@@ -251,7 +251,13 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 		return Result{Scenario: sc.Name, Category: sc.Category, Run: run, Status: "failed",
 			Grade: Grade{Reasons: []string{"building the tools: " + err.Error()}}}
 	}
-	ag := agent.New(model, reg, o.Agent, agent.WithGate(policy.NewGate(rules)))
+	cfg := o.Agent
+	if cfg.MaxTurns <= 0 {
+		// The scenario's budget is the agent's: the last turn is the one
+		// the agent keeps for the answer.
+		cfg.MaxTurns = sc.MaxTurns
+	}
+	ag := agent.New(model, reg, cfg, agent.WithGate(policy.NewGate(rules)))
 	rec := &recorder{inv: sc.inv}
 	env := agent.RunEnv{Sink: rec}
 	sess := &agent.Session{Key: "eval:" + sc.Name, Policy: policy.NewSessionState()}

@@ -55,6 +55,9 @@ type Scenario struct {
 	Inventory []yaml.Node                  `yaml:"inventory" json:"-"`
 	World     map[string][]*Rule           `yaml:"world" json:"-"`
 	Files     map[string]map[string]string `yaml:"files" json:"-"`
+	// States set flags from file contents after every approved write: an
+	// edit that leaves the file right fixes it, however it was made.
+	States []FileState `yaml:"states" json:"-"`
 	// Kube holds Kubernetes objects (manifests) for the kube tool; with
 	// none, the kube tool is not offered.
 	Kube []yaml.Node `yaml:"kube" json:"-"`
@@ -154,6 +157,14 @@ type Trajectory struct {
 	// it empty.
 	Fails string `yaml:"fails"`
 	Turns []Turn `yaml:"turns"`
+}
+
+// FileState sets flags when a resource's file contains a text.
+type FileState struct {
+	On       string   `yaml:"on"`
+	Path     string   `yaml:"path"`
+	Contains string   `yaml:"contains"`
+	Sets     []string `yaml:"sets"`
 }
 
 // Checks a grade applies.
@@ -309,6 +320,11 @@ func Parse(file string, data []byte) (*Scenario, error) {
 			if !strings.HasPrefix(p, "/") {
 				return nil, bad("files."+name, "path %q must be absolute", p)
 			}
+		}
+	}
+	for i, st := range s.States {
+		if _, ok := inv.Lookup(st.On); !ok || !strings.HasPrefix(st.Path, "/") || st.Contains == "" || len(st.Sets) == 0 {
+			return nil, bad(fmt.Sprintf("states[%d]", i), "want on (an inventory resource), path (absolute), contains and sets")
 		}
 	}
 	if s.kube, err = parseKube(s.Kube); err != nil {

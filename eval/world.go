@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
@@ -124,8 +125,23 @@ func (w *World) Run(ctx context.Context, res tools.Resource, spec tools.RunSpec,
 		errOut.WriteString(e)
 		code = c
 	}
+	if write {
+		w.applyStates()
+	}
 	so := out.String()
 	return tools.ExecResult{Stdout: so, Stderr: errOut.String(), ExitCode: code, StdoutBytes: int64(len(so)), Sandbox: sb}, nil
+}
+
+// applyStates sets the flags of the file states that now hold.
+func (w *World) applyStates() {
+	for _, st := range w.sc.States {
+		r, _ := w.sc.inv.Lookup(st.On)
+		if strings.Contains(w.files[r.Name][st.Path], st.Contains) {
+			for _, f := range st.Sets {
+				w.flags[f] = true
+			}
+		}
+	}
 }
 
 // pipeline runs one pipeline: its first command from the rules, the rest as
@@ -221,6 +237,9 @@ func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (
 	}
 	if out, ok := baseline(res, s.words); ok {
 		return out, "", 0
+	}
+	if o, e, c, ok := w.missing(res, s.words); ok {
+		return o, e, c
 	}
 	return "", fmt.Sprintf("vigil eval: the simulated %s has no answer for `%s`; try another command\n",
 		res.Name, strings.Join(s.words, " ")), 127
@@ -363,6 +382,140 @@ func filter(words []string, in string) (string, string) {
 		return strings.Join(slices.Compact(slices.Clone(lines)), ""), ""
 	}
 	return "", fmt.Sprintf("the filter `%s` is not simulated; run the command without it (head, tail, grep, wc -l, sort and uniq are)", strings.Join(words, " "))
+}
+
+// baseUnits are the units every simulated machine has besides its
+// inventory's services.
+var baseUnits = []string{"ssh", "sshd", "cron", "systemd-journald", "systemd-logind", "rsyslog", "dbus", "systemd-timesyncd"}
+
+// unitOf is a unit argument as systemd names it (nginx -> nginx.service).
+func unitOf(a string) string {
+	if strings.Contains(a, ".") {
+		return a
+	}
+	return a + ".service"
+}
+
+// knownUnit reports whether res's machine has the unit: one of its
+// services in the inventory, a base unit, or one its rules name.
+func (w *World) knownUnit(res tools.Resource, unit string) bool {
+	u := unitOf(unit)
+	for _, b := range baseUnits {
+		if unitOf(b) == u {
+			return true
+		}
+	}
+	for _, r := range w.sc.inv.All() {
+		if r.Kind == tools.KindService && (unitOf(r.UID) == u || unitOf(r.Name) == u) {
+			return true
+		}
+	}
+	for _, r := range w.sc.inv.RoutingChain(res.ID) {
+		for _, rule := range w.rulesOf(r.Name) {
+			if strings.Contains(rule.Run, strings.TrimSuffix(u, ".service")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// missing answers, as the real tools do, a command about something the
+// world does not have: a unit (systemctl, journalctl -u) or a path (cat,
+// head, tail, ls, stat, du, wc, grep). ok is false when the command names
+// nothing missing and the caller should say it has no answer.
+func (w *World) missing(res tools.Resource, words []string) (string, string, int, bool) {
+	cmd, args := words[0], words[1:]
+	switch cmd {
+	case "systemctl":
+		var verb string
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			if verb == "" {
+				verb = a
+				continue
+			}
+			if !w.knownUnit(res, a) {
+				switch verb {
+				case "is-active":
+					return "inactive\n", "", 3, true
+				case "status":
+					return "", fmt.Sprintf("Unit %s could not be found.\n", unitOf(a)), 4, true
+				default:
+					return "", fmt.Sprintf("Failed to get properties: Unit %s not found.\n", unitOf(a)), 1, true
+				}
+			}
+			if verb == "status" {
+				return unitStatus(res, unitOf(a)), "", 0, true
+			}
+			if verb == "is-active" {
+				return "active\n", "", 0, true
+			}
+		}
+	case "journalctl":
+		for i, a := range args {
+			unit := ""
+			switch {
+			case (a == "-u" || a == "--unit") && i+1 < len(args):
+				unit = args[i+1]
+			case strings.HasPrefix(a, "--unit="):
+				unit = strings.TrimPrefix(a, "--unit=")
+			case strings.HasPrefix(a, "-u") && len(a) > 2:
+				unit = a[2:]
+			}
+			if unit != "" {
+				if !w.knownUnit(res, unit) {
+					return "-- No entries --\n", "", 0, true
+				}
+				return fmt.Sprintf("%s %s systemd[1]: Started %s.\n", Now.Add(-12*24*time.Hour).Format("Jan 02 15:04:05"), res.Name, unitOf(unit)), "", 0, true
+			}
+		}
+	case "cat", "head", "tail", "ls", "stat", "du", "wc", "grep", "file", "less", "find":
+		files := w.fileMap(res)
+		for _, a := range args {
+			if !strings.HasPrefix(a, "/") {
+				continue
+			}
+			if _, ok := files[a]; ok {
+				continue
+			}
+			under := false
+			for p := range files {
+				if strings.HasPrefix(p, strings.TrimSuffix(a, "/")+"/") {
+					under = true
+				}
+			}
+			if under {
+				continue
+			}
+			switch cmd {
+			case "ls":
+				return "", fmt.Sprintf("ls: cannot access '%s': No such file or directory\n", a), 2, true
+			case "stat":
+				return "", fmt.Sprintf("stat: cannot statx '%s': No such file or directory\n", a), 1, true
+			case "du", "find":
+				return "", fmt.Sprintf("%s: cannot access '%s': No such file or directory\n", cmd, a), 1, true
+			case "grep":
+				return "", fmt.Sprintf("grep: %s: No such file or directory\n", a), 2, true
+			default:
+				return "", fmt.Sprintf("%s: %s: No such file or directory\n", cmd, a), 1, true
+			}
+		}
+	}
+	return "", "", 0, false
+}
+
+// unitStatus is systemctl status of a unit the machine has and no rule
+// describes: running for twelve days.
+func unitStatus(res tools.Resource, unit string) string {
+	since := Now.Add(-12*24*time.Hour - 3*time.Hour)
+	name := strings.TrimSuffix(unit, ".service")
+	return fmt.Sprintf("● %s - %s\n     Loaded: loaded (/usr/lib/systemd/system/%s; enabled; preset: enabled)\n"+
+		"     Active: active (running) since %s; 1 week 5 days ago\n   Main PID: %d (%s)\n      Tasks: 3 (limit: 9434)\n"+
+		"     Memory: 7.9M (peak: 9.1M)\n        CPU: 1min 12.331s\n     CGroup: /system.slice/%s\n",
+		unit, name, unit, since.Format("Mon 2006-01-02 15:04:05 MST"), 700+len(name)*13, name, unit)
 }
 
 // baseline answers the everyday commands a scenario does not mention with
