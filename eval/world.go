@@ -179,6 +179,18 @@ func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (
 			files[s.words[2]] = c
 		}
 	}
+	if len(s.words) > 1 && s.words[0] == "journalctl" && slices.Contains(s.words, "json") {
+		// The changes tool's structured journal read: the world's journal
+		// lines are text, so only a rule written for JSON answers it.
+		for _, r := range w.sc.inv.RoutingChain(res.ID) {
+			for _, rule := range w.rulesOf(r.Name) {
+				if strings.Contains(rule.Run, "json") && cmdMatch(rule.pat.words, s.words) && w.holds(rule) {
+					return rule.Out, rule.Err, rule.Exit
+				}
+			}
+		}
+		return "", "", 0
+	}
 	if r := w.rule(res, s.words, write); r != nil {
 		if write {
 			for _, f := range r.Sets {
@@ -526,6 +538,9 @@ func baseline(res tools.Resource, words []string) (string, bool) {
 	case "uptime":
 		return " 22:00:00 up 12 days,  3:02,  1 user,  load average: 0.31, 0.27, 0.22\n", true
 	case "date":
+		if len(words) > 1 && words[1] == "+%z" {
+			return "+0000\n", true
+		}
 		return Now.Format("Mon Jan _2 15:04:05 MST 2006") + "\n", true
 	case "whoami":
 		return "vigil\n", true
