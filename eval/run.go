@@ -99,9 +99,11 @@ func (r *recorder) Emit(_ context.Context, e agent.Event) {
 			if e.Result.Error != nil {
 				c.Code = string(e.Result.Error.Code)
 			}
+			// The raw output, and for a failure the envelope too (its
+			// message carries stderr).
 			c.Output = e.Output
-			if c.Output == "" {
-				c.Output = e.Result.JSON()
+			if c.Output == "" || !e.Result.OK {
+				c.Output = strings.TrimRight(c.Output+"\n"+e.Result.JSON(), "\n")
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -190,6 +191,19 @@ func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (
 			}
 		}
 		return "", "", 0
+	}
+	if r := w.rule(res, s.words, write); r != nil && !write {
+		if unit := journalUnit(s.words); unit != "" && !strings.Contains(r.Run, "-u") && !strings.Contains(r.Run, "--unit") {
+			// A rule for the whole journal answers one unit's journal
+			// with that unit's lines only, as journalctl -u does.
+			if out := unitLines(r.Out, unit); out != "" {
+				return out, r.Err, r.Exit
+			}
+			if o, e, c, ok := w.missing(res, s.words); ok {
+				return o, e, c
+			}
+			return "-- No entries --\n", "", 0
+		}
 	}
 	if r := w.rule(res, s.words, write); r != nil {
 		if write {
@@ -394,6 +408,47 @@ func filter(words []string, in string) (string, string) {
 		return strings.Join(slices.Compact(slices.Clone(lines)), ""), ""
 	}
 	return "", fmt.Sprintf("the filter `%s` is not simulated; run the command without it (head, tail, grep, wc -l, sort and uniq are)", strings.Join(words, " "))
+}
+
+// journalUnit is the unit a journalctl command is limited to, "" for none.
+func journalUnit(words []string) string {
+	if len(words) == 0 || words[0] != "journalctl" {
+		return ""
+	}
+	for i, a := range words[1:] {
+		switch {
+		case (a == "-u" || a == "--unit") && i+2 < len(words):
+			return words[i+2]
+		case strings.HasPrefix(a, "--unit="):
+			return strings.TrimPrefix(a, "--unit=")
+		case strings.HasPrefix(a, "-u") && len(a) > 2:
+			return a[2:]
+		}
+	}
+	return ""
+}
+
+// syslogIdent finds the "name[pid]:" identifiers of journal lines.
+var syslogIdent = regexp.MustCompile(`([A-Za-z0-9_.@-]+)\[\d+\]:`)
+
+// unitLines keeps the journal lines that belong to unit: logged by a
+// process of that name, or by systemd about the unit.
+func unitLines(out, unit string) string {
+	base := strings.TrimSuffix(unitOf(unit), ".service")
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(out, "\n") {
+		keep := strings.Contains(l, unitOf(unit)+":") || strings.Contains(l, unitOf(unit)+" ")
+		for _, m := range syslogIdent.FindAllStringSubmatch(l, -1) {
+			id := strings.TrimSuffix(m[1], ".sh")
+			if id != "systemd" && id != "kernel" && (strings.Contains(base, id) || strings.Contains(id, base)) {
+				keep = true
+			}
+		}
+		if keep {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
 }
 
 // baseUnits are the units every simulated machine has besides its
