@@ -319,3 +319,49 @@ func TestCompareNoise(t *testing.T) {
 		t.Errorf("Wilson(5, 10) = %.3f, %.3f", lo, hi)
 	}
 }
+
+// recording is a model that answers with a fixed text and keeps the
+// requests it was sent.
+type recording struct {
+	answer string
+	reqs   []agent.ModelRequest
+}
+
+func (m *recording) Complete(_ context.Context, req agent.ModelRequest, _ func(string)) (agent.ModelResponse, error) {
+	m.reqs = append(m.reqs, req)
+	return agent.ModelResponse{Content: m.answer, FinishReason: "stop"}, nil
+}
+
+// The judge sees what the tools returned, lists claims nothing supports,
+// and with a threshold its score fails a run; without one it only reports.
+// The scorecard's JSON keeps every tool output for judging again later.
+func TestJudgeSeesOutputsAndCanFail(t *testing.T) {
+	scs, err := Select(loadAll(t), []string{"host-disk-full-log"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := &recording{answer: `{"root_cause": 3, "evidence": 1, "explanation": 3, "unsupported": ["24%"], "notes": "x"}`}
+	for _, min := range []int{0, 2} {
+		sc := RunSuite(context.Background(), Suite{Scenarios: scs, CountAs: "gpt-4o", Judge: &Judge{Model: judge}, JudgeMin: min})
+		r := sc.Scenarios[0].Results[0]
+		if r.Judge == nil || r.Judge.Evidence != 1 || len(r.Judge.Unsupported) != 1 {
+			t.Fatalf("judge score: %+v", r.Judge)
+		}
+		if failed := slices.Contains(r.Grade.Failed, "judge"); failed != (min > 0) || r.Grade.Pass == (min > 0) {
+			t.Errorf("judge-min %d: grade %+v", min, r.Grade)
+		}
+		var b bytes.Buffer
+		if err := sc.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), `"output": "Filesystem Size Used Avail Use% Mounted on\n/dev/sda1 40G 40G 0 100% /\n"`) {
+			t.Errorf("the JSON scorecard lacks the df output")
+		}
+	}
+	prompt := judge.reqs[0].Messages[1].Content
+	for _, want := range []string{"output:", "/dev/sda1 40G 40G 0 100% /", "31G\t/var/log/app/debug.log", "approved true"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the judge's prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+}

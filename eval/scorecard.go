@@ -109,6 +109,10 @@ type Suite struct {
 	Wrong bool
 	// Judge scores each run beside the grade; nil: none.
 	Judge *Judge
+	// JudgeMin, when above 0, makes the judge's score part of the grade:
+	// a run fails the check "judge" when a score is below it or the judge
+	// lists an unsupported claim.
+	JudgeMin int
 	// Progress receives one line per run (stderr); nil: none.
 	Progress io.Writer
 }
@@ -143,6 +147,10 @@ func RunSuite(ctx context.Context, s Suite) Scorecard {
 			if s.Judge != nil {
 				js := s.Judge.Score(ctx, scen, r)
 				r.Judge = &js
+				if why := js.Fails(s.JudgeMin); why != "" && r.Error == "" {
+					r.Grade.fail("judge", "%s", why)
+					r.Grade.Pass = false
+				}
 			}
 			ss.Results = append(ss.Results, r)
 			if r.Error != "" {

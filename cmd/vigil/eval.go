@@ -25,6 +25,7 @@ type evalFlags struct {
 	compare              bool
 	list                 bool
 	minPass              float64
+	judgeMin             int
 }
 
 // referenceTokenizer counts reference runs when no llm.model is set.
@@ -66,6 +67,7 @@ runs can explain.`,
 	fl.StringVar(&f.markdownOut, "markdown", "", "write the scorecard as Markdown to this file")
 	fl.BoolVar(&f.compare, "compare", false, "compare two JSON scorecards given as arguments: old.json new.json")
 	fl.BoolVar(&f.list, "list", false, "list the scenarios (name, category, what is broken) and exit")
+	fl.IntVar(&f.judgeMin, "judge-min", 0, "with eval.judge: fail a run whose judge score is below this (1 to 3) or that makes a claim no output supports (default: the judge only reports)")
 	fl.Float64Var(&f.minPass, "min-pass", 0, "exit 1 when the total pass@1 is below this (0 to 1; default: no threshold)")
 	return cmd
 }
@@ -90,6 +92,9 @@ func runEval(ctx context.Context, f evalFlags, args []string, out, errOut io.Wri
 	}
 	if len(args) != 0 {
 		return fmt.Errorf("eval: unexpected arguments %q (only --compare takes files)", args)
+	}
+	if f.judgeMin < 0 || f.judgeMin > 3 {
+		return fmt.Errorf("eval: --judge-min %d: want 0 to 3", f.judgeMin)
 	}
 	if f.minPass < 0 || f.minPass > 1 {
 		return fmt.Errorf("eval: --min-pass %g: want 0 to 1", f.minPass)
@@ -167,6 +172,9 @@ func runEval(ctx context.Context, f evalFlags, args []string, out, errOut io.Wri
 			return fmt.Errorf("eval: eval.judge: %w", err)
 		}
 		suite.Judge = &eval.Judge{Model: jm}
+		suite.JudgeMin = f.judgeMin
+	} else if f.judgeMin > 0 {
+		return fmt.Errorf("eval: --judge-min needs eval.judge configured")
 	}
 	sc := eval.RunSuite(ctx, suite)
 	if err := ctx.Err(); err != nil {
