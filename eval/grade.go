@@ -153,6 +153,9 @@ var proseNegation = regexp.MustCompile(`(?i)\b(not|isn't|wasn't|aren't|weren't|d
 // hedge marks a statement that offers competing causes instead of one.
 var hedge = regexp.MustCompile(`(?i)\b(or|either|possibly|maybe|perhaps|might|could be|could also|may be|unclear|not sure|uncertain|one of|several|multiple|various|and/or|likely one)\b`)
 
+// entityList splits an entity that is really a list of suspects.
+var entityList = regexp.MustCompile(`\s*(,|;|\band\b|&|\+)\s+`)
+
 // gradeRootCause checks the answer's root-cause statement against the
 // scenario's truth.
 func gradeRootCause(sc *Scenario, r Result, g *Grade) {
@@ -180,6 +183,9 @@ func gradeRootCause(sc *Scenario, r Result, g *Grade) {
 		if !containsAny(rc.Raw, c) {
 			g.fail("root_cause", "the root_cause statement does not say %q", c)
 		}
+	}
+	if parts := entityList.Split(strings.TrimSpace(rc.Entity), -1); len(parts) > 1 {
+		g.fail("root_cause", "the root_cause entity lists %d things (%q): a hedge, name one", len(parts), clip(rc.Entity, 80))
 	}
 	if m := hedge.FindString(rc.Raw); m != "" {
 		g.fail("root_cause", "the root_cause statement hedges (%q): name one cause", m)

@@ -365,3 +365,31 @@ func TestJudgeSeesOutputsAndCanFail(t *testing.T) {
 		}
 	}
 }
+
+// A zero-reasoning keyword policy — the same battery of reads everywhere,
+// then a statement listing every scenario's entity and cause keywords —
+// passes nothing.
+func TestKeywordPolicyFails(t *testing.T) {
+	all := loadAll(t)
+	var ents, causes []string
+	for _, sc := range all {
+		ents = append(ents, strings.Split(sc.Expect.Entity, "|")[0])
+		for _, c := range sc.Expect.Cause {
+			causes = append(causes, strings.Split(c, "|")[0])
+		}
+	}
+	answer := "root_cause: {entity: " + strings.Join(ents, ", ") + ", cause: " + strings.Join(causes, ", ") + "}"
+	battery := []string{"uptime", "df -h", "df -i", "free -m", "ps aux", "journalctl -n 200 --no-pager", "ss -tlnp", "du -xh --max-depth=2 /var"}
+	sc := RunSuite(context.Background(), Suite{Scenarios: all, CountAs: "gpt-4o", Model: func(sc *Scenario) agent.Model {
+		var calls []CallSpec
+		for _, c := range battery {
+			calls = append(calls, CallSpec{Tool: "read", Args: map[string]any{"action": "exec", "target": firstHost(sc), "command": c}})
+		}
+		return NewScript([]Turn{{Calls: calls}, {Answer: answer}}, "gpt-4o")
+	}})
+	for _, s := range sc.Scenarios {
+		if s.PassK {
+			t.Errorf("the keyword policy passed %s", s.Name)
+		}
+	}
+}
