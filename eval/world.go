@@ -197,7 +197,7 @@ func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (
 			// A rule for the whole journal answers one unit's journal
 			// with that unit's lines only, as journalctl -u does.
 			if out := unitLines(r.Out, unit); out != "" {
-				return out, r.Err, r.Exit
+				return journalize(out, res.Name, s.words, false), r.Err, r.Exit
 			}
 			if o, e, c, ok := w.missing(res, s.words); ok {
 				return o, e, c
@@ -213,6 +213,12 @@ func (w *World) answer(res tools.Resource, s simple, stdin string, write bool) (
 			for _, f := range r.Clears {
 				delete(w.flags, f)
 			}
+		}
+		if !write && len(s.words) > 0 && s.words[0] == "df" {
+			return dfNoise(r.Out, s.words), r.Err, r.Exit
+		}
+		if !write && isJournalRead(s.words) {
+			return journalize(r.Out, res.Name, s.words, journalUnit(s.words) == "" && !strings.Contains(r.Run, "-k")), r.Err, r.Exit
 		}
 		return r.Out, r.Err, r.Exit
 	}
@@ -408,6 +414,109 @@ func filter(words []string, in string) (string, string) {
 		return strings.Join(slices.Compact(slices.Clone(lines)), ""), ""
 	}
 	return "", fmt.Sprintf("the filter `%s` is not simulated; run the command without it (head, tail, grep, wc -l, sort and uniq are)", strings.Join(words, " "))
+}
+
+// isJournalRead reports whether words read journal lines (not its disk
+// usage, a vacuum or the changes tool's JSON).
+func isJournalRead(words []string) bool {
+	if len(words) == 0 || words[0] != "journalctl" {
+		return false
+	}
+	for _, w := range words[1:] {
+		if w == "json" || w == "--disk-usage" || strings.HasPrefix(w, "--vacuum") || w == "--list-boots" || strings.HasPrefix(w, "--output") {
+			return false
+		}
+	}
+	return true
+}
+
+// journalStamp recognises a line that already has journalctl's short
+// timestamp ("Nov 24 21:58:02").
+var journalStamp = regexp.MustCompile(`^[A-Z][a-z]{2} [ 0-3]?\d \d\d:\d\d:\d\d `)
+
+// noiseLines are what any machine's journal holds between the lines that
+// matter.
+var noiseLines = []string{
+	"CRON[%d]: pam_unix(cron:session): session opened for user root(uid=0) by root(uid=0)",
+	"systemd[1]: Starting sysstat-collect.service - system activity accounting tool...",
+	"systemd[1]: sysstat-collect.service: Deactivated successfully.",
+	"sshd[%d]: Accepted publickey for vigil from 10.0.0.5 port %d ssh2: ED25519 SHA256:q2m0mGd3bV6n1dXbZr4rY0pG8Vt0rQZ3fC1n6Zx9Qk8",
+	"systemd-logind[612]: New session %d of user vigil.",
+	"CRON[%d]: pam_unix(cron:session): session closed for user root",
+}
+
+// journalize gives a rule's journal lines what journalctl prints: a
+// timestamp and the host on every line (spaced a few seconds apart,
+// ending just before the simulated now), with the machine's everyday
+// noise between them when the whole journal is read, and -n applied.
+func journalize(out, host string, words []string, noise bool) string {
+	var lines []string
+	for i, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		if noise && i%4 == 0 {
+			k := i / 4
+			l := noiseLines[k%len(noiseLines)]
+			switch strings.Count(l, "%d") {
+			case 2:
+				l = fmt.Sprintf(l, 20000+k*37, 40000+k*11)
+			case 1:
+				l = fmt.Sprintf(l, 20000+k*37)
+			}
+			lines = append(lines, l)
+		}
+		lines = append(lines, l)
+	}
+	n := len(lines)
+	for i, l := range lines {
+		if journalStamp.MatchString(l) || strings.HasPrefix(l, "--") || strings.HasPrefix(l, "[") {
+			continue
+		}
+		at := Now.Add(-90*time.Second - time.Duration(n-i)*7*time.Second)
+		lines[i] = at.Format("Jan 02 15:04:05") + " " + host + " " + strings.TrimPrefix(l, host+" ")
+	}
+	for i, w := range words {
+		v := ""
+		switch {
+		case (w == "-n" || w == "--lines") && i+1 < len(words):
+			v = words[i+1]
+		case strings.HasPrefix(w, "--lines="):
+			v = strings.TrimPrefix(w, "--lines=")
+		}
+		if k, err := strconv.Atoi(v); err == nil && k >= 0 && k < len(lines) {
+			lines = lines[len(lines)-k:]
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// dfNoise adds the pseudo filesystems every machine has to a rule's df
+// answer for the whole machine (no path asked), in the answer's own
+// format, as df prints them.
+func dfNoise(out string, words []string) string {
+	for _, w := range words[1:] {
+		if strings.HasPrefix(w, "/") {
+			return out
+		}
+	}
+	head, _, _ := strings.Cut(out, "\n")
+	var extra string
+	switch {
+	case strings.Contains(head, "IUse%"):
+		extra = "tmpfs            1009563    1221  1008342    1% /run\ntmpfs            1009563       1  1009562    1% /dev/shm\ntmpfs            1009563       4  1009559    1% /run/lock\n/dev/sda15             0       0        0     - /boot/efi\n"
+	case strings.Contains(head, "Use%") && strings.Contains(out, "G "):
+		extra = "tmpfs            790M  1.2M  789M   1% /run\ntmpfs            3.9G     0  3.9G   0% /dev/shm\ntmpfs            5.0M     0  5.0M   0% /run/lock\n/dev/sda15       105M  6.1M   99M   6% /boot/efi\ntmpfs            790M  4.0K  790M   1% /run/user/1001\n"
+	default:
+		return out
+	}
+	if strings.Contains(out, "/run\n") {
+		return out
+	}
+	return strings.TrimRight(out, "\n") + "\n" + extra
 }
 
 // journalUnit is the unit a journalctl command is limited to, "" for none.

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,9 +58,15 @@ func TestWorldEquivalentSpellings(t *testing.T) {
 	if !strings.Contains(want, "IUse%") {
 		t.Fatalf("df -i: %q", want)
 	}
-	for _, c := range []string{"df --inodes", "df -hi", "df -ih /", "df --inodes --human-readable /"} {
+	for _, c := range []string{"df --inodes", "df -hi", "df -i -h"} {
 		if got, _, _ := run(c); got != want {
 			t.Errorf("%s answered %q, want the same as df -i", c, got)
+		}
+	}
+	root, _, _ := run("df -i /")
+	for _, c := range []string{"df -ih /", "df --inodes --human-readable /"} {
+		if got, _, _ := run(c); got != root || strings.Contains(got, "/run") {
+			t.Errorf("%s answered %q, want the same as df -i /", c, got)
 		}
 	}
 	if got, _, _ := run("df -h"); strings.Contains(got, "IUse%") {
@@ -93,5 +100,53 @@ func TestWorldStateAfterFix(t *testing.T) {
 	run2("truncate -s 0 /var/log/app/app.log")
 	if out, _, _ := run2("df -h /"); !strings.Contains(out, "100%") {
 		t.Errorf("another file truncated, yet df says %q", out)
+	}
+}
+
+// Journal reads look like journalctl's: a timestamp and the host on each
+// line, everyday noise in the whole journal, -n honoured; and reference
+// investigations read outputs of realistic size.
+func TestWorldJournalRealism(t *testing.T) {
+	_, run := worldOf(t, "host-coredump-flood")
+	out, _, _ := run("journalctl --no-pager -n 100")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 100 {
+		t.Errorf("-n 100 gave %d lines", len(lines))
+	}
+	noise := 0
+	for _, l := range lines {
+		if !journalStamp.MatchString(l) || !strings.Contains(l, " batch-1 ") {
+			t.Fatalf("line without timestamp or host: %q", l)
+		}
+		if strings.Contains(l, "CRON[") || strings.Contains(l, "sshd[") || strings.Contains(l, "systemd-logind[") || strings.Contains(l, "sysstat") {
+			noise++
+		}
+	}
+	if noise == 0 {
+		t.Error("the whole journal has no everyday noise")
+	}
+	if unit, _, _ := run("journalctl -u ingest -n 20"); strings.Contains(unit, "CRON[") || !strings.Contains(unit, "segfault") {
+		t.Errorf("a unit's journal: %q", unit)
+	}
+	var sizes []int
+	for _, sc := range loadAll(t) {
+		r := Run(context.Background(), sc, NewScript(sc.Reference, "gpt-4o"), Options{}, 1)
+		n := 0
+		for _, c := range r.Calls {
+			n += len(c.Output)
+		}
+		sizes = append(sizes, n)
+	}
+	slices.Sort(sizes)
+	big := 0
+	for _, n := range sizes {
+		if n >= 4000 {
+			big++
+		}
+	}
+	// A floor, not a target: the first generation's worlds answered a
+	// median of 375 bytes per investigation.
+	if med := sizes[len(sizes)/2]; med < 600 || big < 8 {
+		t.Errorf("median output per reference run is %d bytes, %d runs read 4 KB or more; worlds this small do not look like production", med, big)
 	}
 }
