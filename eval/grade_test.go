@@ -393,3 +393,18 @@ func TestKeywordPolicyFails(t *testing.T) {
 		}
 	}
 }
+
+// Whatever an answer holds, reading its root-cause statements never
+// panics, and every statement found has its text.
+func FuzzRootCause(f *testing.F) {
+	for _, s := range []string{"root_cause: {entity: a, cause: b}", "Root cause: {", "root-cause = entity=x; cause=", "**root cause:** `x`\nroot_cause:"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, rc := range ParseRootCauses(s) {
+			if rc.Raw == "" {
+				t.Fatalf("empty statement from %q", s)
+			}
+		}
+	})
+}
