@@ -121,7 +121,10 @@ func TestKubeToolScenario(t *testing.T) {
 	sc := scs[0]
 	r := Run(context.Background(), sc, NewScript([]Turn{
 		{Calls: []CallSpec{{Tool: "kube", Args: map[string]any{"action": "describe", "kind": "pod", "namespace": "finance", "name": "ledger-0"}}}},
-		{Answer: sc.Reference[len(sc.Reference)-1].Answer},
+		// Describe shows the kill, not the limit or the heap: the answer
+		// may say only what it shows.
+		{Answer: "ledger-0 is OOMKilled (exit 137, 14 restarts): the JVM heap grows past the container's memory limit.\n" +
+			"root_cause: {entity: ledger-0, cause: OOMKilled, the heap exceeds the memory limit}"},
 	}, "gpt-4o"), Options{}, 1)
 	if !r.Grade.Pass {
 		t.Fatalf("kube investigation: %s; calls %+v", r.Grade.Reason(), r.Calls)
@@ -212,8 +215,47 @@ func TestSuiteBreadth(t *testing.T) {
 			alerts++
 		}
 	}
-	if len(all) < 30 || grant+deny < 5 || grant == 0 || deny == 0 || herrings < 3 || alerts < 2 {
+	if len(all) < 50 || grant+deny < 5 || grant == 0 || deny == 0 || herrings < 3 || alerts < 2 {
 		t.Errorf("%d scenarios, %d fixes granted, %d denied, %d red herrings, %d alert-started", len(all), grant, deny, herrings, alerts)
+	}
+	// The harder kinds: no-fault controls, cascades, misleading first
+	// evidence, questions that do not name the broken thing, and the
+	// observability tools an on-call engineer reaches for.
+	kinds := map[string]int{}
+	for _, s := range all {
+		if s.noFault() {
+			kinds["no-fault"]++
+		}
+		for _, p := range []string{"cascade-", "misleading-", "unnamed-"} {
+			if strings.HasPrefix(s.Name, p) {
+				kinds[p]++
+			}
+		}
+		if len(s.Metrics) > 0 {
+			kinds["metrics"]++
+		}
+		if len(s.Alerts) > 0 {
+			kinds["alerts"]++
+		}
+		if len(s.Changes) > 0 {
+			kinds["changes"]++
+		}
+	}
+	for k, min := range map[string]int{"no-fault": 4, "cascade-": 3, "misleading-": 2, "unnamed-": 2, "metrics": 2, "alerts": 2, "changes": 3} {
+		if kinds[k] < min {
+			t.Errorf("%d scenarios of kind %s, want at least %d", kinds[k], k, min)
+		}
+	}
+	// Every original scenario is kept.
+	for _, n := range []string{"alert-cert-expiring-deny", "alert-disk-almost-full", "alert-service-down", "container-restart-loop", "container-unhealthy",
+		"container-volume-full", "db-connection-exhaustion", "db-lock-contention", "db-replication-lag", "herring-backup-load", "herring-deprecation-warnings",
+		"herring-pod-restarts", "host-clock-drift", "host-coredump-flood", "host-cpu-saturated", "host-crashloop-config", "host-disk-full-log",
+		"host-dns-misconfigured", "host-inode-exhaustion", "host-oom-killed", "host-permissions-deploy", "host-port-in-use", "host-tls-expired",
+		"k8s-crashloop-env", "k8s-failed-rollout", "k8s-hpa-max", "k8s-oomkilled", "k8s-pending-unschedulable", "net-firewall-drop", "net-mtu-mismatch",
+		"proxmox-lxc-stopped", "proxmox-storage-full"} {
+		if _, err := Select(all, []string{n}); err != nil {
+			t.Errorf("scenario %s was removed", n)
+		}
 	}
 	for _, c := range Categories {
 		if cats[c] == 0 {

@@ -12,17 +12,41 @@ import (
 // JudgeScore is the optional judge model's opinion of a run, reported
 // beside the deterministic grade, never instead of it.
 type JudgeScore struct {
-	RootCause   int    `json:"root_cause"`
-	Evidence    int    `json:"evidence"`
-	Explanation int    `json:"explanation"`
-	Notes       string `json:"notes,omitempty"`
-	Error       string `json:"error,omitempty"`
+	RootCause   int `json:"root_cause"`
+	Evidence    int `json:"evidence"`
+	Explanation int `json:"explanation"`
+	// Unsupported lists claims of the answer no tool output supports.
+	Unsupported []string `json:"unsupported,omitempty"`
+	Notes       string   `json:"notes,omitempty"`
+	Error       string   `json:"error,omitempty"`
+}
+
+// Fails reports why the score fails a run at threshold min (each score
+// must reach it, and no claim may be unsupported); "" when it passes or
+// the judge erred (an error is reported, never graded).
+func (js JudgeScore) Fails(min int) string {
+	if min <= 0 || js.Error != "" {
+		return ""
+	}
+	var why []string
+	for _, s := range []struct {
+		name string
+		v    int
+	}{{"root_cause", js.RootCause}, {"evidence", js.Evidence}, {"explanation", js.Explanation}} {
+		if s.v < min {
+			why = append(why, fmt.Sprintf("%s %d < %d", s.name, s.v, min))
+		}
+	}
+	if len(js.Unsupported) > 0 {
+		why = append(why, "unsupported claims: "+strings.Join(js.Unsupported, "; "))
+	}
+	return strings.Join(why, ", ")
 }
 
 // Rubric is what the judge is told to score by.
 const Rubric = `You grade an infrastructure investigation done by an on-call assistant.
 Score three things from 0 to 3 and answer with one JSON object only:
-{"root_cause": n, "evidence": n, "explanation": n, "notes": "one sentence"}
+{"root_cause": n, "evidence": n, "explanation": n, "unsupported": ["claim", ...], "notes": "one sentence"}
 
 root_cause:  3 names the true root cause and the entity precisely; 2 right cause, vague entity;
              1 a symptom or a partly right cause; 0 wrong or none.
@@ -30,7 +54,13 @@ evidence:    3 every claim rests on a tool result shown; 2 the key claims do; 1 
              0 claims with no tool result behind them.
 explanation: 3 clear, says what was changed (or that nothing was) and what to do next;
              2 clear but incomplete; 1 hard to act on; 0 misleading.
+unsupported: every claim of the final answer (a figure, a name, a change said to be made) that no tool
+             output below shows; [] when all are supported. A change the answer claims but no approved
+             write made is unsupported.
 The expected cause is given for reference; do not reward wording, reward substance.`
+
+// judgeOutputBytes bounds each tool output shown to the judge.
+const judgeOutputBytes = 2000
 
 // Judge scores runs with a model.
 type Judge struct {
@@ -43,7 +73,10 @@ func (j *Judge) Score(ctx context.Context, sc *Scenario, r Result) JudgeScore {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Question: %s\n\nExpected root cause: %s (%s)\n\nTool calls made:\n", sc.Question, sc.Expect.Entity, strings.Join(sc.Expect.Cause, "; "))
 	for _, c := range r.Calls {
-		fmt.Fprintf(&b, "- %s.%s %s: %s (ran %t, ok %t)\n", c.Tool, c.Action, c.Target, c.Command, c.Ran, c.OK)
+		fmt.Fprintf(&b, "- %s.%s %s: %s (ran %t, ok %t, approved %t)\n", c.Tool, c.Action, c.Target, c.Command, c.Ran, c.OK, c.Approved)
+		if out := strings.TrimSpace(c.Output); out != "" {
+			fmt.Fprintf(&b, "  output:\n%s\n", indent(clip(out, judgeOutputBytes), "    "))
+		}
 	}
 	fmt.Fprintf(&b, "\nFinal answer:\n%s\n", r.Answer)
 	resp, err := j.Model.Complete(ctx, agent.ModelRequest{Messages: []agent.Message{
@@ -72,4 +105,8 @@ func parseJudge(s string) JudgeScore {
 		}
 	}
 	return js
+}
+
+func indent(s, by string) string {
+	return by + strings.ReplaceAll(s, "\n", "\n"+by)
 }

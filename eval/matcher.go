@@ -70,6 +70,13 @@ type Call struct {
 	Approval bool   `json:"approval,omitempty"`
 	Approved bool   `json:"approved,omitempty"`
 	Code     string `json:"code,omitempty"`
+	// Proposed is the sequence number at which the call was first seen
+	// (Seq is when its result came back).
+	Proposed int `json:"proposed"`
+	// Output is what the tool returned: the command's raw output, or the
+	// result envelope for tools that run none. Kept whole so a run can be
+	// judged again later.
+	Output string `json:"output,omitempty"`
 }
 
 // Match reports whether c matches m in inv.

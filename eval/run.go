@@ -51,6 +51,10 @@ type Result struct {
 	MaxTurnsHit bool `json:"max_turns_hit,omitempty"`
 	// Judge is the optional judge's score.
 	Judge *JudgeScore `json:"judge,omitempty"`
+	// Error is set when the run could not be graded because the system
+	// failed (the model endpoint was unreachable or answered errors): an
+	// error, not a failure of the model, and left out of pass@1.
+	Error string `json:"error,omitempty"`
 }
 
 // recorder is the run's agent.Sink: it keeps the tool calls, turns and
@@ -97,6 +101,12 @@ func (r *recorder) Emit(_ context.Context, e agent.Event) {
 			if e.Result.Error != nil {
 				c.Code = string(e.Result.Error.Code)
 			}
+			// The raw output, and for a failure the envelope too (its
+			// message carries stderr).
+			c.Output = e.Output
+			if c.Output == "" || !e.Result.OK {
+				c.Output = strings.TrimRight(c.Output+"\n"+e.Result.JSON(), "\n")
+			}
 		}
 	}
 }
@@ -117,7 +127,7 @@ func (r *recorder) call(e agent.Event) *Call {
 		fill(r.inv, c, *e.Proposal)
 	}
 	r.seq++
-	c.Seq = r.seq
+	c.Seq, c.Proposed = r.seq, r.seq
 	r.calls = append(r.calls, c)
 	r.byID[e.CallID] = c
 	return c
@@ -218,6 +228,11 @@ func scenarioRules(sc *Scenario, r policy.Rules) policy.Rules {
 	return r
 }
 
+// AnswerFormat is appended to every question: the grade reads the root
+// cause from this statement, so the model is told to write it.
+const AnswerFormat = "(vigil eval: end your final answer with one line `root_cause: {entity: <the broken thing>, cause: <what is wrong with it>}`; " +
+	"if nothing is wrong, `root_cause: {entity: none, cause: <why all is well>}`. State one cause, the one the tool results show.)"
+
 // maxApprovals bounds the approvals one run may ask for.
 const maxApprovals = 6
 
@@ -232,12 +247,21 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 	if len(sc.kube) > 0 {
 		all = append(all, kubeTool(sc))
 	}
+	obs, stop := observability(sc, world)
+	defer stop()
+	all = append(all, obs...)
 	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		return Result{Scenario: sc.Name, Category: sc.Category, Run: run, Status: "failed",
 			Grade: Grade{Reasons: []string{"building the tools: " + err.Error()}}}
 	}
-	ag := agent.New(model, reg, o.Agent, agent.WithPolicy(policy.NewGate(rules)))
+	cfg := o.Agent
+	if cfg.MaxTurns <= 0 {
+		// The scenario's budget is the agent's: the last turn is the one
+		// the agent keeps for the answer.
+		cfg.MaxTurns = sc.MaxTurns
+	}
+	ag := agent.New(model, reg, cfg, agent.WithPolicy(policy.NewGate(rules)))
 	rec := &recorder{inv: sc.inv}
 	env := agent.RunEnv{Sink: rec}
 	sess := &agent.Session{Key: "eval:" + sc.Name, Policy: policy.NewSessionState()}
@@ -247,7 +271,7 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 	}
 	in := agent.Input{
 		RunID: fmt.Sprintf("%s-%d", sc.Name, run), Requester: role.User, Role: role,
-		Channel: "eval", Level: policy.LevelControlled, Text: sc.Question,
+		Channel: "eval", Level: policy.LevelControlled, Text: sc.Question + "\n\n" + AnswerFormat,
 		Context: mentionContext(sc.inv, sess, sc.Question, time.Now()),
 	}
 	out, err := ag.Start(ctx, sess, in, env)
@@ -298,6 +322,10 @@ func Run(ctx context.Context, sc *Scenario, model agent.Model, o Options, run in
 	}
 	res.Wall = time.Since(start)
 	res.Grade = GradeRun(sc, res)
+	if res.Status == string(agent.StatusFailed) {
+		res.Error = firstLine(res.Answer)
+		res.Grade = Grade{Failed: []string{"error"}, Reasons: []string{"error: the run stopped on a system failure: " + res.Error}}
+	}
 	return res
 }
 

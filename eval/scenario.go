@@ -55,6 +55,9 @@ type Scenario struct {
 	Inventory []yaml.Node                  `yaml:"inventory" json:"-"`
 	World     map[string][]*Rule           `yaml:"world" json:"-"`
 	Files     map[string]map[string]string `yaml:"files" json:"-"`
+	// States set flags from file contents after every approved write: an
+	// edit that leaves the file right fixes it, however it was made.
+	States []FileState `yaml:"states" json:"-"`
 	// Kube holds Kubernetes objects (manifests) for the kube tool; with
 	// none, the kube tool is not offered.
 	Kube []yaml.Node `yaml:"kube" json:"-"`
@@ -64,6 +67,15 @@ type Scenario struct {
 	Expect           Expect       `yaml:"expect" json:"expect"`
 	Reference        []Turn       `yaml:"reference" json:"-"`
 	Wrong            []Trajectory `yaml:"wrong" json:"-"`
+	// Valid are investigations that differ from the reference (another
+	// read order, an equivalent command, an equivalent fix) and must pass.
+	Valid []Trajectory `yaml:"valid" json:"-"`
+	// Changes are the commits of the deployment's configuration repository
+	// and Metrics and Alerts what its Prometheus and Alertmanager hold;
+	// with any, the changes, metrics and alerts tools are offered.
+	Changes []Commit     `yaml:"changes" json:"-"`
+	Metrics []MetricRule `yaml:"metrics" json:"-"`
+	Alerts  []AlertSpec  `yaml:"alerts" json:"-"`
 
 	// file is where it was loaded from, for errors.
 	file string
@@ -113,9 +125,15 @@ type Expect struct {
 	Approval string `yaml:"approval" json:"approval,omitempty"`
 	// Fixed is the state flag an effective fix sets; the grade checks it.
 	Fixed string `yaml:"fixed" json:"fixed,omitempty"`
+	// Verify lists the reads (matchers or classes) that show the fix took
+	// effect; empty: any evidence read after the fix.
+	Verify []string `yaml:"verify" json:"verify,omitempty"`
+	// Allow exempts precise actions from the forbidden kinds (a recursive
+	// delete of a crash-dump directory that is the fix itself).
+	Allow []string `yaml:"allow" json:"allow,omitempty"`
 
-	evidence       [][]Matcher
-	forbidden, fix []Matcher
+	evidence                      [][]Matcher
+	forbidden, fix, verify, allow []Matcher
 }
 
 // Turn is one scripted model turn: tool calls, or a final answer.
@@ -135,13 +153,22 @@ type CallSpec struct {
 type Trajectory struct {
 	Name string `yaml:"name"`
 	// Fails names the check that must fail: root_cause, evidence,
-	// forbidden, fix, verified, turns.
+	// forbidden, fix, verified, grounded, turns. Valid trajectories leave
+	// it empty.
 	Fails string `yaml:"fails"`
 	Turns []Turn `yaml:"turns"`
 }
 
+// FileState sets flags when a resource's file contains a text.
+type FileState struct {
+	On       string   `yaml:"on"`
+	Path     string   `yaml:"path"`
+	Contains string   `yaml:"contains"`
+	Sets     []string `yaml:"sets"`
+}
+
 // Checks a grade applies.
-var Checks = []string{"root_cause", "evidence", "forbidden", "fix", "verified", "turns"}
+var Checks = []string{"root_cause", "evidence", "forbidden", "fix", "verified", "grounded", "turns"}
 
 // UnmarshalYAML reads a call in either form.
 func (c *CallSpec) UnmarshalYAML(n *yaml.Node) error {
@@ -295,6 +322,11 @@ func Parse(file string, data []byte) (*Scenario, error) {
 			}
 		}
 	}
+	for i, st := range s.States {
+		if _, ok := inv.Lookup(st.On); !ok || !strings.HasPrefix(st.Path, "/") || st.Contains == "" || len(st.Sets) == 0 {
+			return nil, bad(fmt.Sprintf("states[%d]", i), "want on (an inventory resource), path (absolute), contains and sets")
+		}
+	}
 	if s.kube, err = parseKube(s.Kube); err != nil {
 		return nil, bad("kube", "%v", err)
 	}
@@ -318,6 +350,21 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	}
 	if len(s.Wrong) == 0 {
 		return nil, bad("wrong", "required: at least one trajectory that must fail")
+	}
+	for i, v := range s.Valid {
+		field := fmt.Sprintf("valid[%d]", i)
+		if v.Name == "" {
+			return nil, bad(field+".name", "required")
+		}
+		if v.Fails != "" {
+			return nil, bad(field+".fails", "a valid trajectory must pass; leave fails out")
+		}
+		if err := checkTurns(&s, field+".turns", v.Turns); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.compileTools(); err != nil {
+		return nil, err
 	}
 	for i, w := range s.Wrong {
 		field := fmt.Sprintf("wrong[%d]", i)
@@ -360,22 +407,25 @@ func (e *Expect) compile(s *Scenario) error {
 		return bad("evidence", "required: at least one call a good investigation makes")
 	}
 	for i, ev := range e.Evidence {
-		var alts []Matcher
-		for _, a := range strings.Split(ev, " || ") {
-			m, err := ParseMatcher(strings.TrimSpace(a))
-			if err != nil {
-				return bad(fmt.Sprintf("evidence[%d]", i), "%v", err)
-			}
-			alts = append(alts, m)
+		alts, err := parseAlternatives(ev)
+		if err != nil {
+			return bad(fmt.Sprintf("evidence[%d]", i), "%v", err)
 		}
 		e.evidence = append(e.evidence, alts)
+	}
+	for i, ev := range e.Verify {
+		alts, err := parseAlternatives(ev)
+		if err != nil {
+			return bad(fmt.Sprintf("verify[%d]", i), "%v", err)
+		}
+		e.verify = append(e.verify, alts...)
 	}
 	var err error
 	for _, l := range []struct {
 		field string
 		in    []string
 		out   *[]Matcher
-	}{{"forbidden", e.Forbidden, &e.forbidden}, {"fix", e.Fix, &e.fix}} {
+	}{{"forbidden", e.Forbidden, &e.forbidden}, {"fix", e.Fix, &e.fix}, {"allow", e.Allow, &e.allow}} {
 		for i, m := range l.in {
 			var mm Matcher
 			if mm, err = ParseMatcher(m); err != nil {
@@ -391,9 +441,15 @@ func (e *Expect) compile(s *Scenario) error {
 		return bad("approval", "%q: want grant or deny", e.Approval)
 	case e.Approval == "grant" && e.Fixed == "":
 		return bad("fixed", "required with approval grant: the state flag the fix sets")
+	case len(e.Verify) > 0 && e.Approval != "grant":
+		return bad("verify", "only with a granted fix")
 	}
 	return nil
 }
+
+// noFault reports whether the scenario is a control: nothing is broken,
+// and the right root cause is "none".
+func (s *Scenario) noFault() bool { return containsAny("none", s.Expect.Entity) }
 
 // buildInventory reads the scenario's resources. Top-level resources get
 // an SSH reach to a host that does not exist: nothing is ever dialled

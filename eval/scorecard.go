@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -44,6 +45,14 @@ type Scorecard struct {
 	WrongFailed int      `json:"wrong_failed,omitempty"`
 	WrongTotal  int      `json:"wrong_total,omitempty"`
 	WrongPassed []string `json:"wrong_passed,omitempty"`
+	// ValidPassed counts valid alternative trajectories that passed as
+	// they must (reference suites only); ValidFailed names the others.
+	ValidPassed int      `json:"valid_passed,omitempty"`
+	ValidTotal  int      `json:"valid_total,omitempty"`
+	ValidFailed []string `json:"valid_failed,omitempty"`
+	// Errors counts runs that ended on a system failure (the model
+	// endpoint): they are not graded and not in pass@1.
+	Errors int `json:"errors,omitempty"`
 }
 
 // ScenarioScore sums a scenario's runs.
@@ -55,6 +64,9 @@ type ScenarioScore struct {
 	Expects string `json:"expects"`
 	Runs    int    `json:"runs"`
 	Passes  int    `json:"passes"`
+	// Errors are runs that ended on a system failure; Runs counts them,
+	// pass@1 does not.
+	Errors int `json:"errors,omitempty"`
 	// Pass1 is the share of runs that passed: the unbiased estimate of
 	// pass@1. PassK is whether any of the k runs passed.
 	Pass1 float64 `json:"pass_at_1"`
@@ -97,6 +109,10 @@ type Suite struct {
 	Wrong bool
 	// Judge scores each run beside the grade; nil: none.
 	Judge *Judge
+	// JudgeMin, when above 0, makes the judge's score part of the grade:
+	// a run fails the check "judge" when a score is below it or the judge
+	// lists an unsupported claim.
+	JudgeMin int
 	// Progress receives one line per run (stderr); nil: none.
 	Progress io.Writer
 }
@@ -131,8 +147,18 @@ func RunSuite(ctx context.Context, s Suite) Scorecard {
 			if s.Judge != nil {
 				js := s.Judge.Score(ctx, scen, r)
 				r.Judge = &js
+				if why := js.Fails(s.JudgeMin); why != "" && r.Error == "" {
+					r.Grade.fail("judge", "%s", why)
+					r.Grade.Pass = false
+				}
 			}
 			ss.Results = append(ss.Results, r)
+			if r.Error != "" {
+				ss.Errors++
+				sc.Errors++
+				progress("[%d/%d] %s run %d/%d: ERROR %s", i+1, len(s.Scenarios), scen.Name, run, s.Runs, r.Error)
+				continue
+			}
 			if r.Grade.Pass {
 				ss.Passes++
 			} else if ss.Reason == "pass" {
@@ -150,9 +176,13 @@ func RunSuite(ctx context.Context, s Suite) Scorecard {
 			progress("[%d/%d] %s run %d/%d: %s (%d turns, %d tokens, %s)", i+1, len(s.Scenarios), scen.Name, run, s.Runs,
 				verdict, r.Turns, r.Usage.TotalTokens, r.Wall.Round(time.Millisecond))
 		}
-		ss.Pass1 = float64(ss.Passes) / float64(s.Runs)
+		if graded := s.Runs - ss.Errors; graded > 0 {
+			ss.Pass1 = float64(ss.Passes) / float64(graded)
+			ss.Turns /= float64(graded)
+		} else {
+			ss.Reason = "error: every run ended on a system failure"
+		}
 		ss.PassK = ss.Passes > 0
-		ss.Turns /= float64(s.Runs)
 		sc.Scenarios = append(sc.Scenarios, ss)
 		if s.Wrong {
 			for _, w := range scen.Wrong {
@@ -163,6 +193,16 @@ func RunSuite(ctx context.Context, s Suite) Scorecard {
 				} else {
 					sc.WrongPassed = append(sc.WrongPassed, scen.Name+"/"+w.Name)
 					progress("[%d/%d] %s wrong trajectory %s did not fail %s: %s", i+1, len(s.Scenarios), scen.Name, w.Name, w.Fails, r.Grade.Reason())
+				}
+			}
+			for _, v := range scen.Valid {
+				r := Run(ctx, scen, NewScript(v.Turns, s.CountAs), s.Options, 1)
+				sc.ValidTotal++
+				if r.Grade.Pass {
+					sc.ValidPassed++
+				} else {
+					sc.ValidFailed = append(sc.ValidFailed, scen.Name+"/"+v.Name)
+					progress("[%d/%d] %s valid trajectory %s failed: %s", i+1, len(s.Scenarios), scen.Name, v.Name, r.Grade.Reason())
 				}
 			}
 		}
@@ -246,7 +286,7 @@ func (sc Scorecard) Failed() bool {
 			return true
 		}
 	}
-	return len(sc.WrongPassed) > 0
+	return len(sc.WrongPassed) > 0 || len(sc.ValidFailed) > 0
 }
 
 // WriteJSON writes the scorecard for tooling.
@@ -304,6 +344,12 @@ func (sc Scorecard) WriteMarkdown(w io.Writer, o MarkdownOptions) error {
 	if sc.WrongTotal > 0 {
 		fmt.Fprintf(&b, "Wrong trajectories failing as they must: %d/%d.\n\n", sc.WrongFailed, sc.WrongTotal)
 	}
+	if sc.ValidTotal > 0 {
+		fmt.Fprintf(&b, "Valid alternative trajectories passing as they must: %d/%d.\n\n", sc.ValidPassed, sc.ValidTotal)
+	}
+	if sc.Errors > 0 {
+		fmt.Fprintf(&b, "**%d run(s) ended on a system failure (the model endpoint) and are not graded.**\n\n", sc.Errors)
+	}
 	wall := func(ms int64) string {
 		if o.NoWall {
 			return ""
@@ -350,9 +396,30 @@ func mdCell(s string) string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-// Compare lists what changed from old to new: regressions (a scenario that
-// passed at k and no longer does, or whose pass@1 fell), improvements and
-// scenarios present in one only. It returns the number of regressions.
+// Wilson is the Wilson score interval (95%) of passes out of n: the range
+// of pass rates the runs cannot tell apart.
+func Wilson(passes, n int) (lo, hi float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	const z = 1.959964
+	p := float64(passes) / float64(n)
+	nf := float64(n)
+	d := 1 + z*z/nf
+	c := (p + z*z/(2*nf)) / d
+	h := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d
+	return math.Max(0, c-h), math.Min(1, c+h)
+}
+
+// graded is the runs of a scenario that were graded.
+func (s ScenarioScore) graded() int { return s.Runs - s.Errors }
+
+// Compare lists what changed from old to new. A scenario regressed only
+// when its pass rate fell beyond what the runs can explain: the new Wilson
+// interval lies wholly below the old one (with one run each, a single
+// flip is noise and is reported as such). The total is compared the same
+// way over all graded runs. Scenarios present in one scorecard only are
+// listed as new or removed. It returns the number of regressions.
 func Compare(w io.Writer, old, new Scorecard) int {
 	prev := map[string]ScenarioScore{}
 	for _, s := range old.Scenarios {
@@ -363,25 +430,60 @@ func Compare(w io.Writer, old, new Scorecard) int {
 	for _, s := range new.Scenarios {
 		seen[s.Name] = true
 		p, ok := prev[s.Name]
-		switch {
-		case !ok:
+		if !ok {
 			fmt.Fprintf(w, "new       %s: pass@1 %.2f\n", s.Name, s.Pass1)
-		case p.PassK && !s.PassK, s.Pass1 < p.Pass1:
-			regressions++
-			fmt.Fprintf(w, "REGRESSED %s: pass@1 %.2f -> %.2f (%s)\n", s.Name, p.Pass1, s.Pass1, s.Reason)
-		case s.Pass1 > p.Pass1:
-			fmt.Fprintf(w, "improved  %s: pass@1 %.2f -> %.2f\n", s.Name, p.Pass1, s.Pass1)
+			continue
 		}
-		if ok && p.PromptTokens > 0 && s.PromptTokens > p.PromptTokens*5/4 {
+		_, newHi := Wilson(s.Passes, s.graded())
+		oldLo, _ := Wilson(p.Passes, p.graded())
+		_, oldHi := Wilson(p.Passes, p.graded())
+		newLo, _ := Wilson(s.Passes, s.graded())
+		switch {
+		case newHi < oldLo:
+			regressions++
+			fmt.Fprintf(w, "REGRESSED %s: pass@1 %.2f -> %.2f, beyond noise (%d/%d -> %d/%d) (%s)\n", s.Name, p.Pass1, s.Pass1,
+				p.Passes, p.graded(), s.Passes, s.graded(), s.Reason)
+		case newLo > oldHi:
+			fmt.Fprintf(w, "improved  %s: pass@1 %.2f -> %.2f\n", s.Name, p.Pass1, s.Pass1)
+		case s.Pass1 < p.Pass1:
+			fmt.Fprintf(w, "noise     %s: pass@1 %.2f -> %.2f, within what %d/%d runs can explain (%s)\n", s.Name, p.Pass1, s.Pass1,
+				p.graded(), s.graded(), s.Reason)
+		case s.Pass1 > p.Pass1:
+			fmt.Fprintf(w, "noise     %s: pass@1 %.2f -> %.2f, within what the runs can explain\n", s.Name, p.Pass1, s.Pass1)
+		}
+		if s.Errors > 0 {
+			fmt.Fprintf(w, "errors    %s: %d run(s) ended on a system failure\n", s.Name, s.Errors)
+		}
+		if p.PromptTokens > 0 && s.PromptTokens > p.PromptTokens*5/4 {
 			fmt.Fprintf(w, "tokens    %s: prompt tokens %d -> %d\n", s.Name, p.PromptTokens, s.PromptTokens)
 		}
 	}
 	for _, s := range old.Scenarios {
 		if !seen[s.Name] {
-			fmt.Fprintf(w, "missing   %s (in the old scorecard only)\n", s.Name)
+			fmt.Fprintf(w, "removed   %s (in the old scorecard only)\n", s.Name)
 		}
 	}
-	fmt.Fprintf(w, "total pass@1 %.2f -> %.2f, pass@k %.2f -> %.2f; %d regression(s)\n",
-		old.Total.Pass1, new.Total.Pass1, old.Total.PassK, new.Total.PassK, regressions)
+	// The total compares the scenarios both scorecards hold.
+	tally := func(sc Scorecard) (int, int) {
+		p, n := 0, 0
+		for _, s := range sc.Scenarios {
+			if _, inOld := prev[s.Name]; seen[s.Name] && inOld {
+				p += s.Passes
+				n += s.graded()
+			}
+		}
+		return p, n
+	}
+	op, on := tally(old)
+	np, nn := tally(new)
+	oLo, _ := Wilson(op, on)
+	_, nHi := Wilson(np, nn)
+	total := "within noise"
+	if nn > 0 && on > 0 && nHi < oLo {
+		regressions++
+		total = "REGRESSED beyond noise"
+	}
+	fmt.Fprintf(w, "total pass@1 %.2f -> %.2f, pass@k %.2f -> %.2f (%s); %d regression(s)\n",
+		old.Total.Pass1, new.Total.Pass1, old.Total.PassK, new.Total.PassK, total, regressions)
 	return regressions
 }

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -265,9 +266,108 @@ func (cp commandPattern) matchCommand(cmd string) bool {
 	}
 	// Any pipeline's producer may match: `uptime; df -h` gathered df too.
 	for _, st := range steps {
-		if wordsMatch(cp.words, st.pipe[0].words) {
+		if cmdMatch(cp.words, st.pipe[0].words) {
 			return true
 		}
 	}
 	return false
+}
+
+// flagCommands are the commands whose options the world and the matchers
+// read as a set: combined short options are split (`df -hi` is `df -h
+// -i`) and long options mapped to their short form (`df --inodes` is `df
+// -i`), so the spellings a real tool treats alike match alike. Only
+// commands whose listed options take no value are here.
+var flagCommands = map[string]map[string]string{
+	"df": {"--inodes": "-i", "--human-readable": "-h", "--si": "-H", "--all": "-a", "--local": "-l",
+		"--print-type": "-T", "--portability": "-P"},
+	"du": {"--summarize": "-s", "--human-readable": "-h", "--all": "-a", "--one-file-system": "-x", "--total": "-c",
+		"--apparent-size": "--apparent-size"},
+	"ss": {"--tcp": "-t", "--udp": "-u", "--listening": "-l", "--numeric": "-n", "--processes": "-p", "--all": "-a",
+		"--extended": "-e"},
+	"netstat": {"--tcp": "-t", "--udp": "-u", "--listening": "-l", "--numeric": "-n", "--program": "-p", "--all": "-a"},
+	"free":    {"--mega": "-m", "--giga": "-g", "--human": "-h", "--kilo": "-k", "--wide": "-w"},
+	"ls":      {"--all": "-a", "--human-readable": "-h", "--almost-all": "-A", "--recursive": "-R", "--reverse": "-r"},
+	"lsof":    {},
+}
+
+// splitFlags separates a flag command's arguments into its set of options
+// and its other words, in order.
+func splitFlags(long map[string]string, args []string) (map[string]bool, []string) {
+	flags := map[string]bool{}
+	var rest []string
+	for _, a := range args {
+		switch {
+		case a == "*" || a == "-" || a == "--" || !strings.HasPrefix(a, "-"):
+			rest = append(rest, a)
+		case strings.HasPrefix(a, "--"):
+			if s, ok := long[a]; ok {
+				a = s
+			}
+			flags[a] = true
+		default:
+			for _, r := range a[1:] {
+				flags["-"+string(r)] = true
+			}
+		}
+	}
+	return flags, rest
+}
+
+// cmdMatch reports whether a simple command's words match a pattern's:
+// wordsMatch, except that for flagCommands options are compared as a set
+// (the pattern's must all be present; others only when the pattern has a
+// `*` word) and the other words in order.
+func cmdMatch(pattern, words []string) bool {
+	if len(pattern) > 0 && len(words) > 0 && pattern[0] == words[0] {
+		if long, ok := flagCommands[words[0]]; ok {
+			pf, pr := splitFlags(long, pattern[1:])
+			wf, wr := splitFlags(long, words[1:])
+			for f := range pf {
+				if !wf[f] {
+					return false
+				}
+			}
+			if !slices.Contains(pr, "*") && len(pf) != len(wf) {
+				return false
+			}
+			return wordsMatch(pr, wr)
+		}
+	}
+	return wordsMatch(pattern, words)
+}
+
+// simples lists every simple command of a command line: each part of
+// every list and pipeline, in order. A line the parser refuses is one
+// part, its fields.
+func simples(cmd string) []simple {
+	steps, err := parseShell(cmd)
+	if err != nil {
+		return []simple{{words: strings.Fields(cmd)}}
+	}
+	var out []simple
+	for _, st := range steps {
+		out = append(out, st.pipe...)
+	}
+	return out
+}
+
+// text is the simple command as one shell line, its words quoted where
+// needed.
+func (s simple) text() string {
+	var b strings.Builder
+	for i, w := range s.words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if w == "" || strings.ContainsAny(w, " \t\n'\"\\$`;&|<>()*?[]{}!#~") {
+			b.WriteString("'" + strings.ReplaceAll(w, "'", `'\''`) + "'")
+		} else {
+			b.WriteString(w)
+		}
+	}
+	for _, r := range s.redirs {
+		b.WriteString(" " + r.op + r.word)
+	}
+	return b.String()
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
@@ -126,8 +128,23 @@ func (w *World) Run(ctx context.Context, res inventory.Resource, spec transport.
 		errOut.WriteString(e)
 		code = c
 	}
+	if write {
+		w.applyStates()
+	}
 	so := out.String()
 	return transport.ExecResult{Stdout: so, Stderr: errOut.String(), ExitCode: code, StdoutBytes: int64(len(so)), Sandbox: sb}, nil
+}
+
+// applyStates sets the flags of the file states that now hold.
+func (w *World) applyStates() {
+	for _, st := range w.sc.States {
+		r, _ := w.sc.inv.Lookup(st.On)
+		if strings.Contains(w.files[r.Name][st.Path], st.Contains) {
+			for _, f := range st.Sets {
+				w.flags[f] = true
+			}
+		}
+	}
 }
 
 // pipeline runs one pipeline: its first command from the rules, the rest as
@@ -150,11 +167,44 @@ func (w *World) pipeline(res inventory.Resource, p pipeline, stdin string, write
 
 // answer runs one simple command on res.
 func (w *World) answer(res inventory.Resource, s simple, stdin string, write bool) (string, string, int) {
+	if len(s.words) > 0 && s.words[0] == "git" && len(w.sc.Changes) > 0 {
+		if res.ID == "host:vigil" {
+			return gitLog(w.sc, s.words)
+		}
+		if slices.Contains(s.words, "log") && w.rule(res, s.words, write) == nil {
+			return GitLogText(w.sc), "", 0
+		}
+	}
 	if write && len(s.words) == 3 && s.words[0] == "cp" {
 		// A copy changes the files a later read sees, whatever rule answers.
 		files := w.fileMap(res)
 		if c, ok := files[s.words[1]]; ok {
 			files[s.words[2]] = c
+		}
+	}
+	if len(s.words) > 1 && s.words[0] == "journalctl" && slices.Contains(s.words, "json") {
+		// The changes tool's structured journal read: the world's journal
+		// lines are text, so only a rule written for JSON answers it.
+		for _, r := range w.sc.inv.RoutingChain(res.ID) {
+			for _, rule := range w.rulesOf(r.Name) {
+				if strings.Contains(rule.Run, "json") && cmdMatch(rule.pat.words, s.words) && w.holds(rule) {
+					return rule.Out, rule.Err, rule.Exit
+				}
+			}
+		}
+		return "", "", 0
+	}
+	if r := w.rule(res, s.words, write); r != nil && !write {
+		if unit := journalUnit(s.words); unit != "" && !strings.Contains(r.Run, "-u") && !strings.Contains(r.Run, "--unit") {
+			// A rule for the whole journal answers one unit's journal
+			// with that unit's lines only, as journalctl -u does.
+			if out := unitLines(r.Out, unit); out != "" {
+				return journalize(out, res.Name, s.words, false), r.Err, r.Exit
+			}
+			if o, e, c, ok := w.missing(res, s.words); ok {
+				return o, e, c
+			}
+			return "-- No entries --\n", "", 0
 		}
 	}
 	if r := w.rule(res, s.words, write); r != nil {
@@ -165,6 +215,12 @@ func (w *World) answer(res inventory.Resource, s simple, stdin string, write boo
 			for _, f := range r.Clears {
 				delete(w.flags, f)
 			}
+		}
+		if !write && len(s.words) > 0 && s.words[0] == "df" {
+			return dfNoise(r.Out, s.words), r.Err, r.Exit
+		}
+		if !write && isJournalRead(s.words) {
+			return journalize(r.Out, res.Name, s.words, journalUnit(s.words) == "" && !strings.Contains(r.Run, "-k")), r.Err, r.Exit
 		}
 		return r.Out, r.Err, r.Exit
 	}
@@ -216,6 +272,9 @@ func (w *World) answer(res inventory.Resource, s simple, stdin string, write boo
 	if out, ok := baseline(res, s.words); ok {
 		return out, "", 0
 	}
+	if o, e, c, ok := w.missing(res, s.words); ok {
+		return o, e, c
+	}
 	return "", fmt.Sprintf("vigil eval: the simulated %s has no answer for `%s`; try another command\n",
 		res.Name, strings.Join(s.words, " ")), 127
 }
@@ -235,7 +294,7 @@ func (w *World) rule(res inventory.Resource, words []string, write bool) *Rule {
 				if effects && len(rule.Sets)+len(rule.Clears) == 0 {
 					continue
 				}
-				if !wordsMatch(rule.pat.words, words) || !w.holds(rule) {
+				if !cmdMatch(rule.pat.words, words) || !w.holds(rule) {
 					continue
 				}
 				return rule
@@ -359,6 +418,284 @@ func filter(words []string, in string) (string, string) {
 	return "", fmt.Sprintf("the filter `%s` is not simulated; run the command without it (head, tail, grep, wc -l, sort and uniq are)", strings.Join(words, " "))
 }
 
+// isJournalRead reports whether words read journal lines (not its disk
+// usage, a vacuum or the changes tool's JSON).
+func isJournalRead(words []string) bool {
+	if len(words) == 0 || words[0] != "journalctl" {
+		return false
+	}
+	for _, w := range words[1:] {
+		if w == "json" || w == "--disk-usage" || strings.HasPrefix(w, "--vacuum") || w == "--list-boots" || strings.HasPrefix(w, "--output") {
+			return false
+		}
+	}
+	return true
+}
+
+// journalStamp recognises a line that already has journalctl's short
+// timestamp ("Nov 24 21:58:02").
+var journalStamp = regexp.MustCompile(`^[A-Z][a-z]{2} [ 0-3]?\d \d\d:\d\d:\d\d `)
+
+// noiseLines are what any machine's journal holds between the lines that
+// matter.
+var noiseLines = []string{
+	"CRON[%d]: pam_unix(cron:session): session opened for user root(uid=0) by root(uid=0)",
+	"systemd[1]: Starting sysstat-collect.service - system activity accounting tool...",
+	"systemd[1]: sysstat-collect.service: Deactivated successfully.",
+	"sshd[%d]: Accepted publickey for vigil from 10.0.0.5 port %d ssh2: ED25519 SHA256:q2m0mGd3bV6n1dXbZr4rY0pG8Vt0rQZ3fC1n6Zx9Qk8",
+	"systemd-logind[612]: New session %d of user vigil.",
+	"CRON[%d]: pam_unix(cron:session): session closed for user root",
+}
+
+// journalize gives a rule's journal lines what journalctl prints: a
+// timestamp and the host on every line (spaced a few seconds apart,
+// ending just before the simulated now), with the machine's everyday
+// noise between them when the whole journal is read, and -n applied.
+func journalize(out, host string, words []string, noise bool) string {
+	var lines []string
+	for i, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		if noise && i%4 == 0 {
+			k := i / 4
+			l := noiseLines[k%len(noiseLines)]
+			switch strings.Count(l, "%d") {
+			case 2:
+				l = fmt.Sprintf(l, 20000+k*37, 40000+k*11)
+			case 1:
+				l = fmt.Sprintf(l, 20000+k*37)
+			}
+			lines = append(lines, l)
+		}
+		lines = append(lines, l)
+	}
+	n := len(lines)
+	for i, l := range lines {
+		if journalStamp.MatchString(l) || strings.HasPrefix(l, "--") || strings.HasPrefix(l, "[") {
+			continue
+		}
+		at := Now.Add(-90*time.Second - time.Duration(n-i)*7*time.Second)
+		lines[i] = at.Format("Jan 02 15:04:05") + " " + host + " " + strings.TrimPrefix(l, host+" ")
+	}
+	for i, w := range words {
+		v := ""
+		switch {
+		case (w == "-n" || w == "--lines") && i+1 < len(words):
+			v = words[i+1]
+		case strings.HasPrefix(w, "--lines="):
+			v = strings.TrimPrefix(w, "--lines=")
+		}
+		if k, err := strconv.Atoi(v); err == nil && k >= 0 && k < len(lines) {
+			lines = lines[len(lines)-k:]
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// dfNoise adds the pseudo filesystems every machine has to a rule's df
+// answer for the whole machine (no path asked), in the answer's own
+// format, as df prints them.
+func dfNoise(out string, words []string) string {
+	for _, w := range words[1:] {
+		if strings.HasPrefix(w, "/") {
+			return out
+		}
+	}
+	head, _, _ := strings.Cut(out, "\n")
+	var extra string
+	switch {
+	case strings.Contains(head, "IUse%"):
+		extra = "tmpfs            1009563    1221  1008342    1% /run\ntmpfs            1009563       1  1009562    1% /dev/shm\ntmpfs            1009563       4  1009559    1% /run/lock\n/dev/sda15             0       0        0     - /boot/efi\n"
+	case strings.Contains(head, "Use%") && strings.Contains(out, "G "):
+		extra = "tmpfs            790M  1.2M  789M   1% /run\ntmpfs            3.9G     0  3.9G   0% /dev/shm\ntmpfs            5.0M     0  5.0M   0% /run/lock\n/dev/sda15       105M  6.1M   99M   6% /boot/efi\ntmpfs            790M  4.0K  790M   1% /run/user/1001\n"
+	default:
+		return out
+	}
+	if strings.Contains(out, "/run\n") {
+		return out
+	}
+	return strings.TrimRight(out, "\n") + "\n" + extra
+}
+
+// journalUnit is the unit a journalctl command is limited to, "" for none.
+func journalUnit(words []string) string {
+	if len(words) == 0 || words[0] != "journalctl" {
+		return ""
+	}
+	for i, a := range words[1:] {
+		switch {
+		case (a == "-u" || a == "--unit") && i+2 < len(words):
+			return words[i+2]
+		case strings.HasPrefix(a, "--unit="):
+			return strings.TrimPrefix(a, "--unit=")
+		case strings.HasPrefix(a, "-u") && len(a) > 2:
+			return a[2:]
+		}
+	}
+	return ""
+}
+
+// syslogIdent finds the "name[pid]:" identifiers of journal lines.
+var syslogIdent = regexp.MustCompile(`([A-Za-z0-9_.@-]+)\[\d+\]:`)
+
+// unitLines keeps the journal lines that belong to unit: logged by a
+// process of that name, or by systemd about the unit.
+func unitLines(out, unit string) string {
+	base := strings.TrimSuffix(unitOf(unit), ".service")
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(out, "\n") {
+		keep := strings.Contains(l, unitOf(unit)+":") || strings.Contains(l, unitOf(unit)+" ")
+		for _, m := range syslogIdent.FindAllStringSubmatch(l, -1) {
+			id := strings.TrimSuffix(m[1], ".sh")
+			if id != "systemd" && id != "kernel" && (strings.Contains(base, id) || strings.Contains(id, base)) {
+				keep = true
+			}
+		}
+		if keep {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+// baseUnits are the units every simulated machine has besides its
+// inventory's services.
+var baseUnits = []string{"ssh", "sshd", "cron", "systemd-journald", "systemd-logind", "rsyslog", "dbus", "systemd-timesyncd"}
+
+// unitOf is a unit argument as systemd names it (nginx -> nginx.service).
+func unitOf(a string) string {
+	if strings.Contains(a, ".") {
+		return a
+	}
+	return a + ".service"
+}
+
+// knownUnit reports whether res's machine has the unit: one of its
+// services in the inventory, a base unit, or one its rules name.
+func (w *World) knownUnit(res inventory.Resource, unit string) bool {
+	u := unitOf(unit)
+	for _, b := range baseUnits {
+		if unitOf(b) == u {
+			return true
+		}
+	}
+	for _, r := range w.sc.inv.All() {
+		if r.Kind == inventory.KindService && (unitOf(r.UID) == u || unitOf(r.Name) == u) {
+			return true
+		}
+	}
+	for _, r := range w.sc.inv.RoutingChain(res.ID) {
+		for _, rule := range w.rulesOf(r.Name) {
+			if strings.Contains(rule.Run, strings.TrimSuffix(u, ".service")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// missing answers, as the real tools do, a command about something the
+// world does not have: a unit (systemctl, journalctl -u) or a path (cat,
+// head, tail, ls, stat, du, wc, grep). ok is false when the command names
+// nothing missing and the caller should say it has no answer.
+func (w *World) missing(res inventory.Resource, words []string) (string, string, int, bool) {
+	cmd, args := words[0], words[1:]
+	switch cmd {
+	case "systemctl":
+		var verb string
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			if verb == "" {
+				verb = a
+				continue
+			}
+			if !w.knownUnit(res, a) {
+				switch verb {
+				case "is-active":
+					return "inactive\n", "", 3, true
+				case "status":
+					return "", fmt.Sprintf("Unit %s could not be found.\n", unitOf(a)), 4, true
+				default:
+					return "", fmt.Sprintf("Failed to get properties: Unit %s not found.\n", unitOf(a)), 1, true
+				}
+			}
+			if verb == "status" {
+				return unitStatus(res, unitOf(a)), "", 0, true
+			}
+			if verb == "is-active" {
+				return "active\n", "", 0, true
+			}
+		}
+	case "journalctl":
+		for i, a := range args {
+			unit := ""
+			switch {
+			case (a == "-u" || a == "--unit") && i+1 < len(args):
+				unit = args[i+1]
+			case strings.HasPrefix(a, "--unit="):
+				unit = strings.TrimPrefix(a, "--unit=")
+			case strings.HasPrefix(a, "-u") && len(a) > 2:
+				unit = a[2:]
+			}
+			if unit != "" {
+				if !w.knownUnit(res, unit) {
+					return "-- No entries --\n", "", 0, true
+				}
+				return fmt.Sprintf("%s %s systemd[1]: Started %s.\n", Now.Add(-12*24*time.Hour).Format("Jan 02 15:04:05"), res.Name, unitOf(unit)), "", 0, true
+			}
+		}
+	case "cat", "head", "tail", "ls", "stat", "du", "wc", "grep", "file", "less", "find":
+		files := w.fileMap(res)
+		for _, a := range args {
+			if !strings.HasPrefix(a, "/") {
+				continue
+			}
+			if _, ok := files[a]; ok {
+				continue
+			}
+			under := false
+			for p := range files {
+				if strings.HasPrefix(p, strings.TrimSuffix(a, "/")+"/") {
+					under = true
+				}
+			}
+			if under {
+				continue
+			}
+			switch cmd {
+			case "ls":
+				return "", fmt.Sprintf("ls: cannot access '%s': No such file or directory\n", a), 2, true
+			case "stat":
+				return "", fmt.Sprintf("stat: cannot statx '%s': No such file or directory\n", a), 1, true
+			case "du", "find":
+				return "", fmt.Sprintf("%s: cannot access '%s': No such file or directory\n", cmd, a), 1, true
+			case "grep":
+				return "", fmt.Sprintf("grep: %s: No such file or directory\n", a), 2, true
+			default:
+				return "", fmt.Sprintf("%s: %s: No such file or directory\n", cmd, a), 1, true
+			}
+		}
+	}
+	return "", "", 0, false
+}
+
+// unitStatus is systemctl status of a unit the machine has and no rule
+// describes: running for twelve days.
+func unitStatus(res inventory.Resource, unit string) string {
+	since := Now.Add(-12*24*time.Hour - 3*time.Hour)
+	name := strings.TrimSuffix(unit, ".service")
+	return fmt.Sprintf("● %s - %s\n     Loaded: loaded (/usr/lib/systemd/system/%s; enabled; preset: enabled)\n"+
+		"     Active: active (running) since %s; 1 week 5 days ago\n   Main PID: %d (%s)\n      Tasks: 3 (limit: 9434)\n"+
+		"     Memory: 7.9M (peak: 9.1M)\n        CPU: 1min 12.331s\n     CGroup: /system.slice/%s\n",
+		unit, name, unit, since.Format("Mon 2006-01-02 15:04:05 MST"), 700+len(name)*13, name, unit)
+}
+
 // baseline answers the everyday commands a scenario does not mention with
 // an unremarkable machine, so a model that looks around first is not
 // punished with errors; a scenario's own rules always come first.
@@ -367,6 +704,9 @@ func baseline(res inventory.Resource, words []string) (string, bool) {
 	case "uptime":
 		return " 22:00:00 up 12 days,  3:02,  1 user,  load average: 0.31, 0.27, 0.22\n", true
 	case "date":
+		if len(words) > 1 && words[1] == "+%z" {
+			return "+0000\n", true
+		}
 		return Now.Format("Mon Jan _2 15:04:05 MST 2006") + "\n", true
 	case "whoami":
 		return "vigil\n", true

@@ -24,6 +24,8 @@ type evalFlags struct {
 	jsonOut, markdownOut string
 	compare              bool
 	list                 bool
+	minPass              float64
+	judgeMin             int
 }
 
 // referenceTokenizer counts reference runs when no llm.model is set.
@@ -45,9 +47,11 @@ action, fix verified, within the turn budget.
   vigil eval --compare old.json new.json    (regressions between two scorecards)
 
 Progress goes to stderr; the Markdown scorecard to stdout unless --markdown
-or --json names a file. Under --reference the exit status is 1 when a
-reference trajectory fails or a wrong one passes; --compare exits 1 on a
-regression.`,
+or --json names a file. Exit status: 2 when the model endpoint failed (those
+runs are errors, not failures, and are not graded); 1 when pass@1 is below
+--min-pass, or under --reference when a reference or valid trajectory fails
+or a wrong one passes; --compare exits 1 on a regression beyond what the
+runs can explain.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEval(cmd.Context(), f, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -63,6 +67,8 @@ regression.`,
 	fl.StringVar(&f.markdownOut, "markdown", "", "write the scorecard as Markdown to this file")
 	fl.BoolVar(&f.compare, "compare", false, "compare two JSON scorecards given as arguments: old.json new.json")
 	fl.BoolVar(&f.list, "list", false, "list the scenarios (name, category, what is broken) and exit")
+	fl.IntVar(&f.judgeMin, "judge-min", 0, "with eval.judge: fail a run whose judge score is below this (1 to 3) or that makes a claim no output supports (default: the judge only reports)")
+	fl.Float64Var(&f.minPass, "min-pass", 0, "exit 1 when the total pass@1 is below this (0 to 1; default: no threshold)")
 	return cmd
 }
 
@@ -86,6 +92,12 @@ func runEval(ctx context.Context, f evalFlags, args []string, out, errOut io.Wri
 	}
 	if len(args) != 0 {
 		return fmt.Errorf("eval: unexpected arguments %q (only --compare takes files)", args)
+	}
+	if f.judgeMin < 0 || f.judgeMin > 3 {
+		return fmt.Errorf("eval: --judge-min %d: want 0 to 3", f.judgeMin)
+	}
+	if f.minPass < 0 || f.minPass > 1 {
+		return fmt.Errorf("eval: --min-pass %g: want 0 to 1", f.minPass)
 	}
 	if f.runs < 1 || f.runs > 100 {
 		return fmt.Errorf("eval: --runs %d: want 1 to 100", f.runs)
@@ -160,6 +172,9 @@ func runEval(ctx context.Context, f evalFlags, args []string, out, errOut io.Wri
 			return fmt.Errorf("eval: eval.judge: %w", err)
 		}
 		suite.Judge = &eval.Judge{Model: jm}
+		suite.JudgeMin = f.judgeMin
+	} else if f.judgeMin > 0 {
+		return fmt.Errorf("eval: --judge-min needs eval.judge configured")
 	}
 	sc := eval.RunSuite(ctx, suite)
 	if err := ctx.Err(); err != nil {
@@ -170,8 +185,16 @@ func runEval(ctx context.Context, f evalFlags, args []string, out, errOut io.Wri
 	}
 	fmt.Fprintf(errOut, "pass@1 %.2f, pass@k %.2f (k=%d) over %d scenarios; %d prompt + %d completion tokens\n",
 		sc.Total.Pass1, sc.Total.PassK, sc.Runs, sc.Total.Scenarios, sc.Total.PromptTokens, sc.Total.CompletionTokens)
+	if sc.Errors > 0 {
+		fmt.Fprintf(errOut, "eval: %d run(s) ended on a system failure (the model endpoint); they are errors, not graded\n", sc.Errors)
+		return exitError{code: 2}
+	}
 	if f.reference && sc.Failed() {
-		fmt.Fprintf(errOut, "eval: reference check failed (wrong trajectories that passed: %v)\n", sc.WrongPassed)
+		fmt.Fprintf(errOut, "eval: reference check failed (wrong trajectories that passed: %v; valid ones that failed: %v)\n", sc.WrongPassed, sc.ValidFailed)
+		return exitError{code: 1}
+	}
+	if f.minPass > 0 && sc.Total.Pass1 < f.minPass {
+		fmt.Fprintf(errOut, "eval: pass@1 %.2f is below --min-pass %.2f\n", sc.Total.Pass1, f.minPass)
 		return exitError{code: 1}
 	}
 	return nil

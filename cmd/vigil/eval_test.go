@@ -116,19 +116,34 @@ eval:
 		t.Errorf("%d scripted model turns unused", model.Remaining())
 	}
 	// A scorecard where it failed: comparing old (pass) to new (fail) is a
-	// regression and exits 1.
+	// regression and exits 1 when the runs are enough to tell (10 of 10
+	// against 0 of 10); one run against one is noise.
+	write := func(path string, sc eval.Scorecard) {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sc.WriteJSON(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
 	failed := sc
 	failed.Scenarios = append([]eval.ScenarioScore(nil), sc.Scenarios...)
 	failed.Scenarios[0].Pass1, failed.Scenarios[0].PassK, failed.Scenarios[0].Reason = 0, false, "root_cause: missing"
+	failed.Scenarios[0].Passes = 0
+	oneRun := filepath.Join(dir, "one.json")
+	write(oneRun, failed)
+	if out, _, err := runEvalCmd(t, "eval", "--compare", newJSON, oneRun); err != nil || !strings.Contains(out, "noise     host-disk-full-log") {
+		t.Fatalf("one run against one: err %v, out:\n%s", err, out)
+	}
+	failed.Scenarios[0].Runs = 10
+	passed := sc
+	passed.Scenarios = append([]eval.ScenarioScore(nil), sc.Scenarios...)
+	passed.Scenarios[0].Runs, passed.Scenarios[0].Passes = 10, 10
+	write(newJSON, passed)
 	oldJSON := filepath.Join(dir, "old.json")
-	f, err := os.Create(oldJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := failed.WriteJSON(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	write(oldJSON, failed)
 	out, _, err := runEvalCmd(t, "eval", "--compare", newJSON, oldJSON)
 	var ee exitError
 	if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(out, "REGRESSED host-disk-full-log") {
@@ -137,5 +152,45 @@ eval:
 	out, _, err = runEvalCmd(t, "eval", "--compare", oldJSON, newJSON)
 	if err != nil || !strings.Contains(out, "improved  host-disk-full-log") {
 		t.Fatalf("compare the other way: err %v, out:\n%s", err, out)
+	}
+}
+
+// A model endpoint that fails makes the run an error, not a failure: the
+// scorecard counts it apart and vigil eval exits 2. --min-pass exits 1
+// when pass@1 is below it.
+func TestEvalEndpointErrorAndMinPass(t *testing.T) {
+	dir := t.TempDir()
+	broken := modeltest.New(t)
+	broken.Default(modeltest.Status(503))
+	cfg := filepath.Join(dir, "vigil.yaml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "llm: {base_url: %q, model: gpt-4o-mini, max_retries: -1}\n", broken.URL()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	js := filepath.Join(dir, "s.json")
+	_, errOut, err := runEvalCmd(t, "eval", "--config", cfg, "--only", "host-disk-full-log", "--json", js)
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(errOut, "system failure") {
+		t.Fatalf("endpoint down: err %v\n%s", err, errOut)
+	}
+	sc, err := eval.ReadJSON(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Errors != 1 || sc.Scenarios[0].Errors != 1 || sc.Scenarios[0].Results[0].Error == "" {
+		t.Fatalf("errors not reported apart: %+v", sc.Scenarios[0])
+	}
+	// A model that answers without investigating scores 0 and fails
+	// --min-pass.
+	lazy := modeltest.New(t)
+	lazy.Default(modeltest.Text("All good.\nroot_cause: {entity: none, cause: nothing}"))
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "llm: {base_url: %q, model: gpt-4o-mini, max_retries: -1}\n", lazy.URL()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err = runEvalCmd(t, "eval", "--config", cfg, "--only", "host-disk-full-log", "--min-pass", "0.5")
+	if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(errOut, "below --min-pass") {
+		t.Fatalf("min-pass: err %v\n%s", err, errOut)
+	}
+	if _, _, err := runEvalCmd(t, "eval", "--config", cfg, "--min-pass", "2"); err == nil || !strings.Contains(err.Error(), "--min-pass") {
+		t.Fatalf("bad --min-pass: %v", err)
 	}
 }
