@@ -62,6 +62,10 @@ type Config struct {
 	APIType string
 	// APIVersion is the Azure API version; default DefaultAzureVersion.
 	APIVersion string
+	// Headers are sent with every request: what a gateway in front of the
+	// model asks for (an organisation, a project, a LiteLLM or Helicone
+	// tag). They cannot replace the authentication header the client sets.
+	Headers map[string]string
 	// BackoffBase is the first retry's backoff, doubled per retry up to
 	// BackoffMax, with jitter. Defaults DefaultBackoffBase and
 	// DefaultBackoffMax.
@@ -134,7 +138,7 @@ func New(cfg Config) (*Model, error) {
 		oc = sdk.DefaultConfig(cfg.APIKey)
 		oc.BaseURL = cfg.BaseURL
 	}
-	oc.HTTPClient = recordingDoer{next: hc}
+	oc.HTTPClient = recordingDoer{next: headerDoer{next: hc, headers: cfg.Headers}}
 
 	log := cfg.Logger
 	if log == nil {
@@ -207,6 +211,15 @@ func validateConfig(cfg *Config) error {
 	}
 	if cfg.MaxRetryAfter == 0 {
 		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	for k, v := range cfg.Headers {
+		switch http.CanonicalHeaderKey(k) {
+		case "Authorization", "Api-Key", "Content-Type", "Accept", "Content-Length", "Host":
+			return fmt.Errorf("llm.headers: %s is set by vigil itself (the key goes in llm.api_key)", k)
+		}
+		if k == "" || strings.ContainsAny(k, " \t\r\n:") || strings.ContainsAny(v, "\r\n") {
+			return fmt.Errorf("llm.headers: %q is not a header name with a one-line value", k)
+		}
 	}
 	switch strings.ToLower(cfg.APIType) {
 	case "", openAIAPITypeOpenAI:

@@ -323,6 +323,7 @@ func openAIModel(c config.LLM, log *slog.Logger) (agent.Model, error) {
 	oc.MaxTokens = c.MaxTokens
 	oc.Timeout = c.Timeout
 	oc.MaxRetries = c.MaxRetries
+	oc.APIType, oc.APIVersion, oc.Headers = c.APIType, c.APIVersion, c.Headers
 	oc.Logger = log
 	m, err := openai.New(oc)
 	if err != nil {

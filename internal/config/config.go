@@ -108,6 +108,8 @@ type LLM struct {
 	// ContextBudgetTokens bounds the prompt of each model call; older tool
 	// results are compacted to fit.
 	ContextBudgetTokens int `mapstructure:"context_budget_tokens"`
+	// APIType, APIVersion and Headers are in datasource.go.
+	ModelEndpoint `mapstructure:",squash"`
 }
 
 // Knowledge configures what vigil learns and keeps.

@@ -26,8 +26,26 @@ type DatasourceHTTP struct {
 	ProxyURL string `mapstructure:"proxy_url"`
 }
 
+// ModelEndpoint is how vigil speaks to the model's API beyond its URL and
+// key: Azure OpenAI, and the headers a gateway in front of the model asks
+// for.
+type ModelEndpoint struct {
+	// APIType is "openai" (OpenAI and compatible servers) or "azure"
+	// (llm.base_url is then the resource endpoint and llm.model the
+	// deployment name).
+	APIType string `mapstructure:"api_type"`
+	// APIVersion is Azure's api-version (empty: the client's default).
+	APIVersion string `mapstructure:"api_version"`
+	// Headers are sent with every model request (an organisation, a
+	// gateway's tags); not for secrets, which go in llm.api_key.
+	Headers map[string]string `mapstructure:"headers"`
+}
+
 func init() {
 	maps.Copy(examples, map[string]string{
+		"llm.api_type":                         "azure",
+		"llm.api_version":                      "2024-10-21",
+		"llm.headers":                          "{OpenAI-Organization: org-ops}",
 		"observability.prometheus[].headers":   "{X-Scope-OrgID: tenant-a}",
 		"observability.prometheus[].tls_cert":  "/etc/vigil/client.pem",
 		"observability.prometheus[].tls_key":   "/etc/vigil/client-key.pem",
@@ -38,6 +56,8 @@ func init() {
 		"observability.alertmanager.proxy_url": "http://proxy.internal:3128",
 	})
 	maps.Copy(defaults, map[string]any{
+		"llm.api_type":                         "openai",
+		"llm.api_version":                      "",
 		"observability.alertmanager.tls_cert":  "",
 		"observability.alertmanager.tls_key":   "",
 		"observability.alertmanager.proxy_url": "",

@@ -47,3 +47,19 @@ func TestDatasourceHTTPKeys(t *testing.T) {
 		}
 	}
 }
+
+// The model's Azure and header keys load from the file and the
+// environment.
+func TestModelEndpointKeys(t *testing.T) {
+	t.Setenv("VIGIL_LLM_API_VERSION", "2024-10-21")
+	cfg, err := Load(write(t, "llm:\n  api_type: azure\n  headers: {OpenAI-Organization: org-ops}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LLM.APIType != "azure" || cfg.LLM.APIVersion != "2024-10-21" || cfg.LLM.Headers["openai-organization"] != "org-ops" {
+		t.Fatalf("llm = %+v", cfg.LLM.ModelEndpoint)
+	}
+	if cfg, err := Load(""); err != nil || cfg.LLM.APIType != "openai" {
+		t.Fatalf("default api_type = %q, %v", cfg.LLM.APIType, err)
+	}
+}
