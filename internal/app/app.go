@@ -369,6 +369,7 @@ func connectPlugin(ctx context.Context, c config.Plugin, log *slog.Logger) (*plu
 	p, err := plugin.Connect(ctx, plugin.Config{
 		Name:          c.Name,
 		Command:       c.Command,
+		URL:           c.URL,
 		Args:          c.Args,
 		Env:           c.Env,
 		Timeout:       c.Timeout,

@@ -391,9 +391,12 @@ type Matrix struct {
 // Plugin is one MCP server started over stdio whose tools the model may
 // call as <name>_<tool> (SPEC T5).
 type Plugin struct {
-	Name    string   `mapstructure:"name"`
-	Command string   `mapstructure:"command"`
-	Args    []string `mapstructure:"args"`
+	Name    string `mapstructure:"name"`
+	Command string `mapstructure:"command"`
+	// URL reaches an MCP server already running, over streamable HTTP,
+	// instead of starting Command.
+	URL  string   `mapstructure:"url"`
+	Args []string `mapstructure:"args"`
 	// Env is KEY=value pairs for the plugin; it does not inherit vigil's
 	// environment beyond PATH and HOME.
 	Env []string `mapstructure:"env"`
@@ -689,8 +692,11 @@ func (c *Config) Validate() error {
 			bad(key+".name", "is listed twice")
 		}
 		seenPlugins[p.Name] = true
-		if p.Command == "" {
-			bad(key+".command", "is empty; give the MCP server's executable")
+		switch {
+		case p.Command == "" && p.URL == "":
+			bad(key+".command", "is empty; give the MCP server's executable, or its streamable HTTP endpoint in url")
+		case p.Command != "" && p.URL != "":
+			bad(key+".url", "is set together with command; a plugin is either started (command) or reached (url)")
 		}
 		if p.MaxResponse < 0 {
 			bad(key+".max_response", "must not be negative (0 means 64 KiB)")

@@ -43,6 +43,7 @@ type ModelEndpoint struct {
 
 func init() {
 	maps.Copy(examples, map[string]string{
+		"plugins[].url":                        "http://127.0.0.1:8811/mcp",
 		"llm.api_type":                         "azure",
 		"llm.api_version":                      "2024-10-21",
 		"llm.headers":                          "{OpenAI-Organization: org-ops}",

@@ -63,3 +63,19 @@ func TestModelEndpointKeys(t *testing.T) {
 		t.Fatalf("default api_type = %q, %v", cfg.LLM.APIType, err)
 	}
 }
+
+// A plugin is started (command) or reached (url), never both nor neither.
+func TestPluginURL(t *testing.T) {
+	cfg, err := Load(write(t, "plugins:\n  - {name: remote, url: 'http://127.0.0.1:8811/mcp'}\n"))
+	if err != nil || cfg.Plugins[0].URL != "http://127.0.0.1:8811/mcp" {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+	for yaml, want := range map[string]string{
+		"plugins:\n  - {name: remote}\n":                                       "plugins[0].command",
+		"plugins:\n  - {name: remote, command: /bin/x, url: 'http://h/mcp'}\n": "plugins[0].url",
+	} {
+		if _, err := Load(write(t, yaml)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", yaml, err, want)
+		}
+	}
+}

@@ -55,11 +55,15 @@ const (
 	maxToolName = 64
 )
 
-// Config is one plugin: an MCP server started as a command.
+// Config is one plugin: an MCP server started as a command (stdio), or
+// one already running that vigil reaches over streamable HTTP (URL).
 type Config struct {
 	// Name prefixes the plugin's tools; [a-z][a-z0-9_]*.
 	Name    string
 	Command string
+	// URL is a streamable HTTP MCP endpoint, e.g. http://127.0.0.1:8811/mcp;
+	// set it instead of Command.
+	URL     string
 	Args    []string
 	// Env is added to the small environment the plugin gets (PATH and
 	// HOME): vigil's own environment, which holds its tokens, is not passed.
@@ -109,8 +113,11 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger) (*Plugin, error)
 	if !ValidName.MatchString(cfg.Name) {
 		return nil, fmt.Errorf("%w: name %q must match [a-z][a-z0-9_]*", ErrInvalidConfig, cfg.Name)
 	}
-	if cfg.Command == "" {
-		return nil, fmt.Errorf("%w: plugin %s: command is empty", ErrInvalidConfig, cfg.Name)
+	switch {
+	case cfg.Command == "" && cfg.URL == "":
+		return nil, fmt.Errorf("%w: plugin %s: command is empty; set it, or url for a plugin reached over streamable HTTP", ErrInvalidConfig, cfg.Name)
+	case cfg.Command != "" && cfg.URL != "":
+		return nil, fmt.Errorf("%w: plugin %s: command and url are both set; a plugin is either started (command) or reached (url)", ErrInvalidConfig, cfg.Name)
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -120,6 +127,9 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger) (*Plugin, error)
 	}
 	log = log.With("plugin", cfg.Name)
 
+	if cfg.URL != "" {
+		return connectHTTP(ctx, cfg, log)
+	}
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Env = pluginEnv(cfg.Env)
 	transport := &stdioTransport{cmd: cmd, limit: frameLimit(cfg.MaxResponse), terminate: 2 * time.Second,
@@ -142,7 +152,12 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger) (*Plugin, error)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: start %s: %w", cfg.Name, cfg.Command, err)
 	}
-	p := &Plugin{cfg: cfg, session: session, cmd: cmd, log: log, exited: make(chan struct{})}
+	return start(ctx, &Plugin{cfg: cfg, session: session, cmd: cmd, log: log, exited: make(chan struct{})})
+}
+
+// start watches the session and lists the plugin's tools.
+func start(ctx context.Context, p *Plugin) (*Plugin, error) {
+	log := p.log
 	go p.watch()
 
 	ts, err := p.listTools(ctx)
