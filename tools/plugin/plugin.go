@@ -63,8 +63,8 @@ type Config struct {
 	Command string
 	// URL is a streamable HTTP MCP endpoint, e.g. http://127.0.0.1:8811/mcp;
 	// set it instead of Command.
-	URL     string
-	Args    []string
+	URL  string
+	Args []string
 	// Env is added to the small environment the plugin gets (PATH and
 	// HOME): vigil's own environment, which holds its tokens, is not passed.
 	Env []string
