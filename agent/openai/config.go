@@ -42,9 +42,14 @@ type Config struct {
 	Stream bool `mapstructure:"-"`
 	// APIType is "openai" (default: OpenAI and compatible servers such as
 	// Ollama, vLLM, LiteLLM) or "azure" (Azure OpenAI deployment URLs).
-	APIType string `mapstructure:"-"`
+	APIType string `mapstructure:"api_type"`
 	// APIVersion is the Azure API version; default DefaultAzureVersion.
-	APIVersion string `mapstructure:"-"`
+	APIVersion string `mapstructure:"api_version"`
+	// Headers are sent with every request: what a gateway in front of the
+	// model asks for (an organisation, a project, a LiteLLM or Helicone
+	// tag). They cannot replace the authentication header the client
+	// sets, and they are written in the file, so they are not for secrets.
+	Headers map[string]string `mapstructure:"headers"`
 	// BackoffBase is the first retry's backoff, doubled per retry up to
 	// BackoffMax, with jitter. Defaults DefaultBackoffBase and
 	// DefaultBackoffMax.
@@ -94,6 +99,16 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		es.AddValue("timeout", c.Timeout, "is negative")
+	}
+	switch strings.ToLower(c.APIType) {
+	case "", openAIAPITypeOpenAI, openAIAPITypeAzure:
+	default:
+		es.AddValue("api_type", c.APIType, "is unknown; use openai or azure")
+	}
+	for k, v := range c.Headers {
+		if err := checkHeader(k, v); err != nil {
+			es.AddValue("headers", k, "%v", err)
+		}
 	}
 	return es.Err()
 }

@@ -73,7 +73,7 @@ func New(cfg Config) (*Model, error) {
 		oc = sdk.DefaultConfig(cfg.APIKey.Reveal())
 		oc.BaseURL = cfg.BaseURL
 	}
-	oc.HTTPClient = recordingDoer{next: hc}
+	oc.HTTPClient = recordingDoer{next: headerDoer{next: hc, headers: cfg.Headers}}
 
 	log := cfg.Logger
 	if log == nil {
@@ -131,6 +131,11 @@ func validateConfig(cfg *Config) error {
 	if cfg.MaxRetryAfter == 0 {
 		cfg.MaxRetryAfter = DefaultMaxRetryAfter
 	}
+	for k, v := range cfg.Headers {
+		if err := checkHeader(k, v); err != nil {
+			return fmt.Errorf("llm.headers: %q: %w", k, err)
+		}
+	}
 	switch strings.ToLower(cfg.APIType) {
 	case "", openAIAPITypeOpenAI:
 		cfg.APIType = openAIAPITypeOpenAI
@@ -141,6 +146,20 @@ func validateConfig(cfg *Config) error {
 		}
 	default:
 		return fmt.Errorf("llm.api_type %q is unknown; use \"openai\" or \"azure\"", cfg.APIType)
+	}
+	return nil
+}
+
+// checkHeader refuses a header vigil sets itself (the authentication
+// above all: a header must not replace llm.api_key) and one that is not a
+// header name with a one-line value.
+func checkHeader(k, v string) error {
+	switch http.CanonicalHeaderKey(k) {
+	case "Authorization", "Api-Key", "Content-Type", "Accept", "Content-Length", "Host":
+		return errors.New("is set by vigil itself (the key goes in llm.api_key)")
+	}
+	if k == "" || strings.ContainsAny(k, " \t\r\n:") || strings.ContainsAny(v, "\r\n") {
+		return errors.New("is not a header name with a one-line value")
 	}
 	return nil
 }

@@ -520,6 +520,60 @@ func TestOpenAIAzure(t *testing.T) {
 	}
 }
 
+// Configured headers reach the server on every request, beside the key.
+func TestOpenAIHeaders(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Text("one"), modeltest.Text("two"))
+	m, _ := testModel(t, srv.URL(), func(c *Config) {
+		c.Headers = map[string]string{"OpenAI-Organization": "org-ops", "x-litellm-tags": "vigil"}
+	})
+	for range 2 {
+		if _, err := m.Complete(testCtx(t), userOnly, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, req := range srv.Requests() {
+		if req.Header.Get("OpenAI-Organization") != "org-ops" || req.Header.Get("X-Litellm-Tags") != "vigil" ||
+			req.Header.Get("Authorization") != "Bearer "+testAPIKey {
+			t.Errorf("request %d headers = %v", req.N, req.Header)
+		}
+	}
+	for _, h := range []string{"authorization", "Api-Key", "bad name"} {
+		c := DefaultConfig()
+		c.BaseURL, c.Model, c.Headers = srv.URL(), "m", map[string]string{h: "x"}
+		if _, err := New(c); err == nil || !strings.Contains(err.Error(), "llm.headers") {
+			t.Errorf("header %q: err = %v", h, err)
+		}
+	}
+}
+
+// Azure: the deployment path, the api-version query (the default and a
+// configured one), the api-key header, and the extra headers.
+func TestOpenAIAzureVersionAndHeaders(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Text("a"), modeltest.Text("b"))
+	base := strings.TrimSuffix(srv.URL(), "/v1")
+	for _, version := range []string{"", "2024-10-21"} {
+		m, _ := testModel(t, base, func(c *Config) {
+			c.APIType, c.APIVersion, c.Model = "azure", version, "ops-gpt4o"
+			c.Headers = map[string]string{"X-Ms-Useragent": "vigil"}
+		})
+		if _, err := m.Complete(testCtx(t), userOnly, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := srv.Requests()
+	for i, want := range []string{DefaultAzureVersion, "2024-10-21"} {
+		r := reqs[i]
+		if r.Path != "/openai/deployments/ops-gpt4o/chat/completions" || r.Query.Get("api-version") != want {
+			t.Errorf("request %d: %s?%s, want api-version %s", i, r.Path, r.Query.Encode(), want)
+		}
+		if r.Header.Get("Api-Key") != testAPIKey || r.Header.Get("Authorization") != "" || r.Header.Get("X-Ms-Useragent") != "vigil" {
+			t.Errorf("request %d headers = %v", i, r.Header)
+		}
+	}
+}
+
 func TestNewOpenAIModelValidation(t *testing.T) {
 	base := func() Config {
 		c := DefaultConfig()

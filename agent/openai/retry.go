@@ -78,6 +78,19 @@ func (d recordingDoer) Do(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// headerDoer adds the configured headers to every request.
+type headerDoer struct {
+	next    sdk.HTTPDoer
+	headers map[string]string
+}
+
+func (d headerDoer) Do(req *http.Request) (*http.Response, error) {
+	for k, v := range d.headers {
+		req.Header.Set(k, v)
+	}
+	return d.next.Do(req)
+}
+
 // retrier runs attempts with a per-attempt timeout and exponential backoff
 // with jitter, honouring Retry-After.
 type retrier struct {

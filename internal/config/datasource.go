@@ -28,6 +28,10 @@ type DatasourceHTTP struct {
 
 func init() {
 	maps.Copy(examples, map[string]string{
+		"plugins[].url":                        "http://127.0.0.1:8811/mcp",
+		"llm.api_type":                         "azure",
+		"llm.api_version":                      "2024-10-21",
+		"llm.headers":                          "{OpenAI-Organization: org-ops}",
 		"observability.prometheus[].headers":   "{X-Scope-OrgID: tenant-a}",
 		"observability.prometheus[].tls_cert":  "/etc/vigil/client.pem",
 		"observability.prometheus[].tls_key":   "/etc/vigil/client-key.pem",
@@ -38,6 +42,8 @@ func init() {
 		"observability.alertmanager.proxy_url": "http://proxy.internal:3128",
 	})
 	maps.Copy(defaults, map[string]any{
+		"llm.api_type":                         "openai",
+		"llm.api_version":                      "",
 		"observability.alertmanager.tls_cert":  "",
 		"observability.alertmanager.tls_key":   "",
 		"observability.alertmanager.proxy_url": "",

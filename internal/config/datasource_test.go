@@ -47,3 +47,35 @@ func TestDatasourceHTTPKeys(t *testing.T) {
 		}
 	}
 }
+
+// The model's Azure and header keys load from the file and the
+// environment.
+func TestModelEndpointKeys(t *testing.T) {
+	t.Setenv("VIGIL_LLM_API_VERSION", "2024-10-21")
+	cfg, err := Load(write(t, "llm:\n  api_type: azure\n  headers: {OpenAI-Organization: org-ops}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LLM.APIType != "azure" || cfg.LLM.APIVersion != "2024-10-21" || cfg.LLM.Headers["openai-organization"] != "org-ops" {
+		t.Fatalf("llm = %+v", cfg.LLM.Config)
+	}
+	if cfg, err := Load(""); err != nil || cfg.LLM.APIType != "openai" {
+		t.Fatalf("default api_type = %q, %v", cfg.LLM.APIType, err)
+	}
+}
+
+// A plugin is started (command) or reached (url), never both nor neither.
+func TestPluginURL(t *testing.T) {
+	cfg, err := Load(write(t, "plugins:\n  - {name: remote, url: 'http://127.0.0.1:8811/mcp'}\n"))
+	if err != nil || cfg.Plugins[0].URL != "http://127.0.0.1:8811/mcp" {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+	for yaml, want := range map[string]string{
+		"plugins:\n  - {name: remote}\n":                                       "plugins[0].command",
+		"plugins:\n  - {name: remote, command: /bin/x, url: 'http://h/mcp'}\n": "plugins[0].url",
+	} {
+		if _, err := Load(write(t, yaml)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", yaml, err, want)
+		}
+	}
+}

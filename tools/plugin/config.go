@@ -9,14 +9,18 @@ import (
 	"github.com/vigilops/vigil/confkey"
 )
 
-// Config is one plugin: an MCP server started as a command. It is also
+// Config is one plugin: an MCP server started as a command (stdio), or one
+// already running that vigil reaches over streamable HTTP (URL). It is also
 // one entry of the plugins list in vigil's configuration file (the
 // mapstructure tags are its keys), so its rules live here once: Validate.
 type Config struct {
 	// Name prefixes the plugin's tools; [a-z][a-z0-9_]*.
-	Name    string   `mapstructure:"name"`
-	Command string   `mapstructure:"command"`
-	Args    []string `mapstructure:"args"`
+	Name    string `mapstructure:"name"`
+	Command string `mapstructure:"command"`
+	// URL is a streamable HTTP MCP endpoint, e.g. http://127.0.0.1:8811/mcp;
+	// set it instead of Command.
+	URL  string   `mapstructure:"url"`
+	Args []string `mapstructure:"args"`
 	// Env is added to the small environment the plugin gets (PATH and
 	// HOME): vigil's own environment, which holds its tokens, is not passed.
 	Env []string `mapstructure:"env"`
@@ -43,8 +47,11 @@ func (c Config) Validate() error {
 	if !ValidName.MatchString(c.Name) {
 		es.Add("name", "must match [a-z][a-z0-9_]* (it prefixes the plugin's tool names)")
 	}
-	if c.Command == "" {
-		es.Add("command", "is empty; give the MCP server's executable")
+	switch {
+	case c.Command == "" && c.URL == "":
+		es.Add("command", "is empty; give the MCP server's executable, or url for a plugin reached over streamable HTTP")
+	case c.Command != "" && c.URL != "":
+		es.Add("url", "and command are both set; a plugin is either started (command) or reached (url)")
 	}
 	if c.MaxResponse < 0 {
 		es.Add("max_response", "must not be negative (0 means 64 KiB)")

@@ -93,6 +93,9 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger) (*Plugin, error)
 	}
 	log = log.With("plugin", cfg.Name)
 
+	if cfg.URL != "" {
+		return connectHTTP(ctx, cfg, log)
+	}
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Env = pluginEnv(cfg.Env)
 	transport := &stdioTransport{cmd: cmd, limit: frameLimit(cfg.MaxResponse), terminate: 2 * time.Second,
@@ -115,7 +118,12 @@ func Connect(ctx context.Context, cfg Config, log *slog.Logger) (*Plugin, error)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: start %s: %w", cfg.Name, cfg.Command, err)
 	}
-	p := &Plugin{cfg: cfg, session: session, cmd: cmd, log: log, exited: make(chan struct{})}
+	return start(ctx, &Plugin{cfg: cfg, session: session, cmd: cmd, log: log, exited: make(chan struct{})})
+}
+
+// start watches the session and lists the plugin's tools.
+func start(ctx context.Context, p *Plugin) (*Plugin, error) {
+	log := p.log
 	go p.watch()
 
 	ts, err := p.listTools(ctx)

@@ -150,7 +150,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return // client went away
 	}
 	req, err := decodeRequest(body)
-	req.N, req.Path, req.Header, req.Body = n, r.URL.Path, r.Header.Clone(), string(body)
+	req.N, req.Path, req.Query, req.Header, req.Body = n, r.URL.Path, r.URL.Query(), r.Header.Clone(), string(body)
 	if err != nil {
 		s.tb.Errorf("scripted model: request #%d is invalid: %v", n, err)
 		writeError(w, http.StatusBadRequest, "scripted model: "+err.Error())

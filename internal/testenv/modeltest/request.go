@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,8 @@ type Request struct {
 	N int
 	// Path is the URL path the client posted to.
 	Path string
+	// Query is the URL's query (Azure's api-version).
+	Query url.Values
 	// Model is the "model" field of the request.
 	Model string
 	// Stream reports whether the client asked for server-sent events.

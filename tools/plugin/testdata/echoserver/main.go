@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -107,6 +109,18 @@ func main() {
 		v, ok := os.LookupEnv(a.Text)
 		return text(fmt.Sprintf("%s set=%t value=%s", a.Text, ok, v)), nil
 	})
+	// With an address as its argument it serves MCP over streamable HTTP
+	// at /mcp and prints the URL on its first line; else over stdio.
+	if len(os.Args) > 1 {
+		ln, err := net.Listen("tcp", os.Args[1])
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("http://%s/mcp\n", ln.Addr())
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		log.Fatal(http.Serve(ln, mux))
+	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Print(err)
 		os.Exit(1)
