@@ -19,9 +19,6 @@ import (
 	"maunium.net/go/mautrix/event"
 )
 
-// e2eeBuild says how this binary was built for end-to-end encryption.
-const e2eeBuild = "goolm"
-
 // e2eeSupported reports whether E2EE can run in this binary: the pure-Go
 // Olm implementation (goolm) is compiled in, and the crypto store needs
 // mautrix's SQLite driver, which is cgo-only.

@@ -7,9 +7,6 @@ import (
 	"errors"
 )
 
-// e2eeBuild says how this binary was built for end-to-end encryption.
-const e2eeBuild = "none"
-
 // errNoE2EE explains how to get a binary that can encrypt.
 var errNoE2EE = errors.New("matrix.e2ee is true, but this binary was built without end-to-end encryption: " +
 	"rebuild with `CGO_ENABLED=1 go build -tags goolm` (pure-Go Olm plus the SQLite crypto store), " +

@@ -84,10 +84,3 @@ func (c *ttlCache[V]) remove(key string) {
 		delete(c.items, key)
 	}
 }
-
-// len counts entries, expired ones included.
-func (c *ttlCache[V]) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
-}

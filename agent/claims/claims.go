@@ -348,11 +348,12 @@ func mayClaim(text string) bool {
 		if n == 0 || long {
 			return false
 		}
-		w := string(buf[:n]) // no allocation: map keys are looked up in place
-		_, v := changeVerbs[w]
-		_, b := changeBases[w]
-		_, c := changeNouns[w]
-		return v || b || c || actionVerbs[w]
+		// string(buf[:n]) written inside each index expression does not
+		// allocate: the compiler looks the bytes up in place.
+		_, v := changeVerbs[string(buf[:n])]
+		_, b := changeBases[string(buf[:n])]
+		_, c := changeNouns[string(buf[:n])]
+		return v || b || c || actionVerbs[string(buf[:n])]
 	}
 	for i := 0; i < len(text); i++ {
 		c := text[i]

@@ -60,10 +60,10 @@ type Config struct {
 	MaxRetryAfter time.Duration `mapstructure:"-"`
 	// HTTPClient is the client to use; nil means a new http.Client. Its
 	// Timeout, if any, applies on top of Timeout.
-	HTTPClient *http.Client `mapstructure:"-"`
+	HTTPClient *http.Client `mapstructure:"-" json:"-"`
 	// Logger receives retry warnings and per-call debug lines (never
 	// prompts or keys); nil discards.
-	Logger *slog.Logger `mapstructure:"-"`
+	Logger *slog.Logger `mapstructure:"-" json:"-"`
 }
 
 // DefaultConfig returns the defaults: streaming on, DefaultModelTimeout,

@@ -175,8 +175,9 @@ func redactURL(s string) string {
 
 func (m *Model) baseRequest() sdk.ChatCompletionRequest {
 	return sdk.ChatCompletionRequest{
-		Model:               m.model,
-		Temperature:         m.temp,
+		Model:       m.model,
+		Temperature: m.temp,
+		//lint:ignore SA1019 max_tokens is what OpenAI-compatible servers (Ollama, vLLM, older Azure deployments) read; New sends max_completion_tokens instead to the models that require it.
 		MaxTokens:           m.maxTokens,
 		MaxCompletionTokens: m.maxCompletionTokens,
 	}

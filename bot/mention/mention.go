@@ -41,10 +41,9 @@ type liveResources interface {
 
 // liveRecognizer caches the recogniser over a live provider's resources.
 type liveRecognizer struct {
-	mu   sync.Mutex
-	gen  uint64
-	rec  *textmatch.Recognizer
-	byID map[string]policy.Resource
+	mu  sync.Mutex
+	gen uint64
+	rec *textmatch.Recognizer
 }
 
 // New is the resolver over inv; live, which may be nil, is asked for the

@@ -99,7 +99,10 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	}
 	var logged strings.Builder
 	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "llm", c.LLM, "key", c.LLM.APIKey)
-	j, _ := json.Marshal(c)
+	j, err := json.Marshal(c)
+	if err != nil {
+		t.Fatalf("the configuration does not marshal, so this test would see nothing of it: %v", err)
+	}
 	for _, out := range []string{fmt.Sprintf("%v %+v %#v %s", c, c, c, c.LLM.APIKey), string(j), logged.String()} {
 		if strings.Contains(out, "sk-secret-value") || strings.Contains(out, "xoxb-secret") {
 			t.Fatalf("a secret was printed: %s", out)

@@ -259,13 +259,13 @@ func TestClaimCheckEndToEnd(t *testing.T) {
 		modeltest.Text("Appended the line and checked it."),
 	)
 	h.ask("restart nginx on @localhost")
-	out := h.con.WaitFor(t, "vigil> I restarted nginx", wait)
+	h.con.WaitFor(t, "vigil> I restarted nginx", wait)
 	h.con.WaitFor(t, "Note: no change was made in this run", wait)
 
 	h.ask("when was it restarted?")
 	h.con.WaitFor(t, "vigil> nginx was restarted 3 days ago", wait)
 	h.ask("append a line on @localhost")
-	out = h.con.WaitFor(t, "vigil> Appended the line and checked it.", wait)
+	out := h.con.WaitFor(t, "vigil> Appended the line and checked it.", wait)
 	if c := strings.Count(out, "no change was made"); c != 1 {
 		t.Fatalf("the note appears %d times, want once (only for the first answer):\n%s", c, out)
 	}

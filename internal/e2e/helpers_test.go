@@ -7,7 +7,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -148,10 +147,6 @@ func mustNotContain(t *testing.T, haystack, needle, what string) {
 		t.Fatalf("%s: %q unexpectedly found in:\n%s", what, needle, haystack)
 	}
 }
-
-func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-func fmtLines(lines ...string) string { return fmt.Sprintln(strings.Join(lines, "\n")) }
 
 // waitUntil polls cond until it holds, failing the test after the usual wait.
 func waitUntil(t *testing.T, what string, cond func() bool) {

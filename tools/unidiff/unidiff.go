@@ -305,7 +305,7 @@ func render(a, b []string, eds []edit, ctx int) (lines []line, starts []int) {
 		}
 		start := max(i-ctx, prevEnd)
 		j := i
-		end := len(eds)
+		var end int
 		for {
 			for j < len(eds) && eds[j].op != opEqual {
 				j++

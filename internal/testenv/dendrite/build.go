@@ -96,7 +96,11 @@ func EnsureBinaries(ctx context.Context, logf func(format string, args ...any)) 
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		// `go test` puts its own GOROOT in the environment of the tests.
+		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+		if _, serr := os.Stat(goBin); os.Getenv("GOROOT") == "" || serr != nil {
+			return "", fmt.Errorf("dendrite: building it needs the go command: put it on PATH (%w)", err)
+		}
 	}
 	tmp, err := os.MkdirTemp(dir, ".build-")
 	if err != nil {
