@@ -6,8 +6,9 @@ import "strings"
 // without running the parser, and reports false for anything else, which
 // then goes to the parser as before. The parser runs as WebAssembly and
 // every call copies its whole stack (BENCHMARKS.md, "Issue 28"), while the
-// diagnostic reads people ask for most (SELECT 1, SHOW x, a SELECT of
-// columns and listed functions from a table) need none of its generality.
+// statements people and the model write most (SELECT 1, SHOW x, a SELECT
+// of columns and listed functions from a table, a plain DROP, TRUNCATE,
+// DELETE, UPDATE, INSERT or VACUUM) need none of its generality.
 //
 // The subset, with names that are never PostgreSQL keywords and only
 // ASCII, unquoted, outside comments:
@@ -16,6 +17,13 @@ import "strings"
 //	stmt   = "SHOW" qname
 //	       | "SELECT" target { "," target } [ "FROM" table { "," table } ]
 //	         [ "WHERE" expr ] [ "ORDER" "BY" sort { "," sort } ] [ "LIMIT" integer ]
+//	       | "DROP" ( "TABLE" | "VIEW" | "INDEX" ) [ "IF" "EXISTS" ] qname { "," qname } [ "CASCADE" | "RESTRICT" ]
+//	       | "TRUNCATE" [ "TABLE" ] qname { "," qname }
+//	       | "DELETE" "FROM" qname [ "WHERE" expr ]
+//	       | "UPDATE" qname "SET" name "=" expr { "," name "=" expr } [ "WHERE" expr ]
+//	       | "INSERT" "INTO" qname [ "(" name { "," name } ")" ] "VALUES" row { "," row }
+//	       | "VACUUM" [ "FULL" ] [ qname { "," qname } ]
+//	row    = "(" expr { "," expr } ")"
 //	target = "*" | expr [ [ "AS" ] name ]
 //	table  = qname [ [ "AS" ] name ]
 //	sort   = expr [ "ASC" | "DESC" ]
@@ -23,21 +31,29 @@ import "strings"
 //	not    = { "NOT" } cmp
 //	cmp    = arith [ ( "=" | "<>" | "!=" | "<" | ">" | "<=" | ">=" ) arith ]
 //	arith  = unary { ( "+" | "-" | "*" | "/" ) unary }
-//	unary  = { "+" | "-" } ( integer | string | "(" expr ")" | qname [ "(" [ "*" | expr { "," expr } ] ")" ] )
+//	unary  = { "+" | "-" } ( integer | string | "TRUE" | "FALSE" | "NULL" | "(" expr ")"
+//	         | qname [ "(" [ "*" | expr { "," expr } ] ")" ] )
+//	qname  = name [ "." name [ "." name ] ]
 //
-// Every node such text parses to is one the tree walk reads, except a call
-// of a function that is not on the list; the verdict is therefore the
-// walk's: the first such call in the text decides, or else the statements
-// read. The result is exactly what the parser path returns, never more
-// permissive: TestPgQuickMatchesParser and FuzzPgQuickMatchesParser
-// compare the two on generated statements, every keyword and the corpus.
+// Every node a SELECT or SHOW of the subset parses to is one the tree walk
+// reads, except a call of a function that is not on the list; the other
+// statements are refused by their own node, before the walk reaches any
+// other. The verdict is therefore the walk's: the first statement that is
+// not read-only decides, with the first unlisted call in its text or its
+// kind, or else the statements read. It is exactly what the parser path
+// returns, never more permissive: TestPgQuickMatchesParser and
+// FuzzPgQuickMatchesParser compare the two on generated statements, every
+// keyword and the corpus.
 func pgQuick(sql string) (Result, bool) {
 	toks, ok := pgLex(sql)
 	if !ok || len(toks) > pgQuickMaxTokens {
 		return Result{}, false
 	}
 	p := pgQuickParser{toks: toks}
-	var kinds []string
+	var (
+		kinds []string
+		first *Result // the first statement that is not read-only
+	)
 	n := 0
 	for {
 		for p.punct(";") {
@@ -45,21 +61,31 @@ func pgQuick(sql string) (Result, bool) {
 		if p.done() {
 			break
 		}
-		kind, ok := p.stmt()
+		p.unlisted = ""
+		kind, isRead, ok := p.stmt()
 		if !ok {
 			return Result{}, false
 		}
 		n++
+		switch {
+		case first != nil:
+		case !isRead:
+			r := writes(kind)
+			first = &r
+		case p.unlisted != "":
+			r := notListed(p.unlisted)
+			first = &r
+		}
 		kinds = addKind(kinds, kind)
 		if !p.done() && !p.punct(";") {
 			return Result{}, false
 		}
 	}
-	if n == 0 {
+	switch {
+	case n == 0:
 		return Result{}, false
-	}
-	if p.unlisted != "" {
-		return notListed(p.unlisted), true
+	case first != nil:
+		return *first, true
 	}
 	return reads(kinds, n), true
 }
@@ -236,15 +262,72 @@ func (p *pgQuickParser) qname() ([]string, bool) {
 	return parts, true
 }
 
-func (p *pgQuickParser) stmt() (string, bool) {
+// stmt reads one statement and returns its kind as the tree walk names it
+// (pgStatementNames), and whether it is a kind that reads.
+func (p *pgQuickParser) stmt() (kind string, reads, ok bool) {
 	switch {
 	case p.keyword("show"):
 		_, ok := p.qname()
-		return "SHOW", ok
+		return "SHOW", true, ok
 	case p.keyword("select"):
-		return "SELECT", p.selectBody()
+		return "SELECT", true, p.selectBody()
+	case p.keyword("drop"):
+		ok := p.keyword("table") || p.keyword("view") || p.keyword("index")
+		if ok && p.keyword("if") {
+			ok = p.keyword("exists")
+		}
+		ok = ok && p.list(p.table0)
+		if ok && !p.keyword("cascade") {
+			p.keyword("restrict")
+		}
+		return "DROP", false, ok
+	case p.keyword("truncate"):
+		p.keyword("table")
+		return "TRUNCATE", false, p.list(p.table0)
+	case p.keyword("delete"):
+		ok := p.keyword("from") && p.table0()
+		if ok && p.keyword("where") {
+			ok = p.expr()
+		}
+		return "DELETE", false, ok
+	case p.keyword("update"):
+		ok := p.table0() && p.keyword("set") && p.list(p.assign)
+		if ok && p.keyword("where") {
+			ok = p.expr()
+		}
+		return "UPDATE", false, ok
+	case p.keyword("insert"):
+		ok := p.keyword("into") && p.table0()
+		if ok && p.punct("(") {
+			ok = p.list(func() bool { _, ok := p.name(); return ok }) && p.punct(")")
+		}
+		ok = ok && p.keyword("values") && p.list(p.row)
+		return "INSERT", false, ok
+	case p.keyword("vacuum"):
+		p.keyword("full")
+		if t := p.peek(); t.kind == 'n' {
+			return "VACUUM", false, p.list(p.table0)
+		}
+		return "VACUUM", false, true
 	}
-	return "", false
+	return "", false, false
+}
+
+// table0 reads a table's name without an alias.
+func (p *pgQuickParser) table0() bool {
+	_, ok := p.qname()
+	return ok
+}
+
+// assign reads name = expr of an UPDATE.
+func (p *pgQuickParser) assign() bool {
+	_, ok := p.name()
+	return ok && p.punct("=") && p.expr()
+}
+
+// row reads a parenthesised list of values of an INSERT.
+func (p *pgQuickParser) row() bool {
+	return p.punct("(") && p.list(p.expr) && p.punct(")")
 }
 
 func (p *pgQuickParser) selectBody() bool {
@@ -372,6 +455,8 @@ func (p *pgQuickParser) unary() bool {
 	case 'i', 's':
 		p.pos++
 		return true
+	case 'k':
+		return p.keyword("true") || p.keyword("false") || p.keyword("null")
 	case 'n':
 		parts, ok := p.qname()
 		if !ok {

@@ -42,7 +42,12 @@ var pgQuickSeeds = []string{
 	"SELECT " + strings.Repeat("a", 64), "SELECT " + strings.Repeat("a", 63),
 	"SELECT pg_terminate_backend/**/(123)", "SELECT \"pg_cancel_backend\"(123)",
 	"EXPLAIN SELECT 1", "VACUUM FULL", "DROP TABLE users", "SELECT * FROM jobs FOR UPDATE",
-	"SELECT * INTO backup FROM users", "SELECT 1\t\r\n", "SELECT\f1", "SELECT\v1", "SÉLECT 1",
+	"SELECT * INTO backup FROM users", "UPDATE users SET admin=true", "TRUNCATE audit", "TRUNCATE TABLE a, b.c",
+	"DROP TABLE IF EXISTS a, b CASCADE", "DROP TABLE", "DROP SCHEMA s", "DELETE FROM t WHERE id = 1", "DELETE t",
+	"INSERT INTO t (a, b) VALUES (1, 'x'), (2, NULL)", "INSERT INTO t VALUES (DEFAULT)", "VACUUM", "VACUUM t",
+	"SELECT 1; DROP TABLE t", "SELECT pg_sleep(1); DROP TABLE t", "DROP TABLE t; SELECT pg_sleep(1)",
+	"UPDATE t SET a = pg_sleep(1) WHERE lower(b) = 'x'", "SELECT true, false, null", "SELECT 1; VACUUM FULL; SELECT",
+	"SELECT 1\t\r\n", "SELECT\f1", "SELECT\v1", "SÉLECT 1",
 }
 
 // TestPgQuickMatchesParser proves the quick path against the parser: on
@@ -56,7 +61,9 @@ func TestPgQuickMatchesParser(t *testing.T) {
 	for kw := range pgKeywords {
 		for _, tmpl := range []string{"SELECT %", "SELECT a FROM %", "SELECT %.a FROM t", "SELECT a.% FROM t",
 			"SELECT %(1)", "SELECT pg_catalog.%(1)", "SELECT a %", "SELECT a FROM t %", "SHOW %",
-			"SELECT a FROM t WHERE a = % ORDER BY 1", "SELECT 1 %"} {
+			"SELECT a FROM t WHERE a = % ORDER BY 1", "SELECT 1 %",
+			"DROP TABLE %", "TRUNCATE %", "DELETE FROM %", "UPDATE t SET % = 1", "INSERT INTO t (%) VALUES (1)",
+			"VACUUM %", "VACUUM FULL %", "UPDATE t SET a = %"} {
 			cases = append(cases, strings.ReplaceAll(tmpl, "%", kw))
 		}
 	}
@@ -131,10 +138,13 @@ func pgGenerate(rng *rand.Rand) string {
 		if i > 0 {
 			g.w(";")
 		}
-		if g.n(6) == 0 {
+		switch g.n(12) {
+		case 0, 1:
 			g.w("SHOW")
 			g.qname()
-		} else {
+		case 2, 3, 4:
+			g.writeStmt()
+		default:
 			g.selectStmt()
 		}
 	}
@@ -228,6 +238,75 @@ func (g *pgGen) selectStmt() {
 	}
 }
 
+// writeStmt writes one of the writing statements of the subset, or a
+// near miss.
+func (g *pgGen) writeStmt() {
+	where := func() {
+		if g.n(2) == 0 {
+			g.w("WHERE")
+			g.expr()
+		}
+	}
+	switch g.n(7) {
+	case 0:
+		g.w("DROP")
+		g.w([]string{"TABLE", "VIEW", "INDEX", "TABLE", "SCHEMA", "INDEX CONCURRENTLY"}[g.n(6)])
+		if g.n(3) == 0 {
+			g.w([]string{"IF EXISTS", "IF EXISTS", "IF"}[g.n(3)])
+		}
+		g.list(g.qname)
+		if g.n(3) == 0 {
+			g.w([]string{"CASCADE", "RESTRICT", "CASCADE RESTRICT"}[g.n(3)])
+		}
+	case 1:
+		g.w("TRUNCATE")
+		if g.n(2) == 0 {
+			g.w([]string{"TABLE", "TABLE", "ONLY"}[g.n(3)])
+		}
+		g.list(g.qname)
+	case 2:
+		g.w("DELETE")
+		if g.n(10) != 0 {
+			g.w("FROM")
+		}
+		g.qname()
+		where()
+	case 3:
+		g.w("UPDATE")
+		g.qname()
+		g.w("SET")
+		g.list(func() {
+			g.name()
+			g.w([]string{"=", "=", "=", "<>"}[g.n(4)])
+			g.expr()
+		})
+		where()
+	case 4:
+		g.w("INSERT")
+		g.w("INTO")
+		g.qname()
+		if g.n(2) == 0 {
+			g.w("(")
+			g.list(g.name)
+			g.w(")")
+		}
+		g.w("VALUES")
+		g.list(func() {
+			g.w("(")
+			g.list(g.expr)
+			g.w(")")
+		})
+	default:
+		g.w("VACUUM")
+		if g.n(2) == 0 {
+			g.w([]string{"FULL", "FULL", "FREEZE", "VERBOSE"}[g.n(4)])
+		}
+		if g.n(2) == 0 {
+			g.list(g.qname)
+		}
+	}
+}
+
 func (g *pgGen) list(item func()) {
 	item()
 	for range g.n(5) / 2 {
@@ -289,7 +368,7 @@ func (g *pgGen) unary() {
 		if g.n(15) == 0 {
 			g.w([]string{"1.5", "1e3", "1x", "0x10", "1_0", ".5"}[g.n(6)])
 		} else {
-			g.w([]string{"1", "42", "0", "007", "99999999999999999999"}[g.n(5)])
+			g.w([]string{"1", "42", "0", "007", "99999999999999999999", "true", "FALSE", "null"}[g.n(8)])
 		}
 	case k < 5:
 		if g.n(15) == 0 {
