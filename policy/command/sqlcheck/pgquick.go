@@ -10,8 +10,8 @@ import "strings"
 // of columns and listed functions from a table, a plain DROP, TRUNCATE,
 // DELETE, UPDATE, INSERT or VACUUM) need none of its generality.
 //
-// The subset, with names that are never PostgreSQL keywords and only
-// ASCII, unquoted, outside comments:
+// The subset, with names that are not PostgreSQL keywords (or unreserved
+// ones, except as an alias without AS), ASCII, unquoted, outside comments:
 //
 //	text   = stmt { ";" [ stmt ] }
 //	stmt   = "SHOW" qname
@@ -99,7 +99,7 @@ const pgQuickMaxTokens = 256
 // pgTok is one token of the subset: a lower-cased name or keyword, an
 // integer, a string constant, or punctuation and operators as written.
 type pgTok struct {
-	kind byte // 'n' name, 'k' keyword, 'i' integer, 's' string, 'p' punctuation or operator
+	kind byte // 'n' name, 'u' unreserved keyword, 'k' other keyword, 'i' integer, 's' string, 'p' punctuation or operator
 	text string
 }
 
@@ -131,7 +131,10 @@ func pgLex(s string) ([]pgTok, bool) {
 			}
 			w := strings.ToLower(s[i:j])
 			kind := byte('n')
-			if pgKeywords[w] {
+			switch {
+			case pgUnreserved[w] && w != "operator": // OPERATOR(op) is syntax, not a call
+				kind = 'u'
+			case pgKeywords[w]:
 				kind = 'k'
 			}
 			toks = append(toks, pgTok{kind, w})
@@ -228,20 +231,31 @@ func (p *pgQuickParser) punct(s string) bool {
 
 // keyword consumes the keyword w.
 func (p *pgQuickParser) keyword(w string) bool {
-	if t := p.peek(); t.kind == 'k' && t.text == w {
+	if t := p.peek(); (t.kind == 'k' || t.kind == 'u') && t.text == w {
 		p.pos++
 		return true
 	}
 	return false
 }
 
-// name consumes a plain name.
+// name consumes a name where the grammar takes a column, table, function
+// or setting name (ColId): a word that is no keyword, or an unreserved one.
 func (p *pgQuickParser) name() (string, bool) {
-	if t := p.peek(); t.kind == 'n' {
+	if t := p.peek(); t.kind == 'n' || t.kind == 'u' {
 		p.pos++
 		return t.text, true
 	}
 	return "", false
+}
+
+// bareName consumes a word that is no keyword at all, for an alias
+// written without AS.
+func (p *pgQuickParser) bareName() bool {
+	if t := p.peek(); t.kind == 'n' {
+		p.pos++
+		return true
+	}
+	return false
 }
 
 // qname consumes a name and up to two qualifiers, a.b.c; a fourth part is
@@ -305,7 +319,7 @@ func (p *pgQuickParser) stmt() (kind string, reads, ok bool) {
 		return "INSERT", false, ok
 	case p.keyword("vacuum"):
 		p.keyword("full")
-		if t := p.peek(); t.kind == 'n' {
+		if t := p.peek(); t.kind == 'n' || t.kind == 'u' {
 			return "VACUUM", false, p.list(p.table0)
 		}
 		return "VACUUM", false, true
@@ -385,7 +399,7 @@ func (p *pgQuickParser) alias() bool {
 		_, ok := p.name()
 		return ok
 	}
-	_, _ = p.name()
+	p.bareName()
 	return true
 }
 
@@ -457,7 +471,7 @@ func (p *pgQuickParser) unary() bool {
 		return true
 	case 'k':
 		return p.keyword("true") || p.keyword("false") || p.keyword("null")
-	case 'n':
+	case 'n', 'u':
 		parts, ok := p.qname()
 		if !ok {
 			return false

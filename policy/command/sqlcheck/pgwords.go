@@ -49,3 +49,37 @@ var pgKeywords = wordSet(`
 	values varchar variadic varying verbose version view views volatile when where whitespace
 	window with within without work wrapper write xml xmlattributes xmlconcat xmlelement
 	xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable year yes zone`)
+
+// pgUnreserved are the keywords of pgKeywords that the grammar also takes
+// as the name of a column, table, function or setting (ColId): name, type,
+// value, admin. The quick path takes them as names there, but never as an
+// alias written without AS, where many of them continue the expression.
+var pgUnreserved = wordSet(`
+	abort absent absolute access action add admin after aggregate also alter always asensitive
+	assertion assignment at atomic attach attribute backward before begin breadth by cache
+	call called cascade cascaded catalog chain characteristics checkpoint class close cluster
+	columns comment comments commit committed compression conditional configuration conflict
+	connection constraints content continue conversion copy cost csv cube current cursor
+	cycle data database day deallocate declare defaults deferred definer delete delimiter
+	delimiters depends depth detach dictionary disable discard document domain double drop
+	each empty enable encoding encrypted enum error escape event exclude excluding exclusive
+	execute explain expression extension external family filter finalize first following force
+	format forward function functions generated global granted groups handler header hold hour
+	identity if immediate immutable implicit import include including increment indent index
+	indexes inherit inherits inline input insensitive insert instead invoker isolation keep
+	key keys label language large last leakproof level listen load local location lock locked
+	logged mapping match matched materialized maxvalue merge method minute minvalue mode month
+	move name names nested new next nfc nfd nfkc nfkd no normalized nothing notify nowait nulls
+	object of off oids old omit operator option options ordinality others over overriding owned
+	owner parallel parameter parser partial partition passing password path plan plans policy
+	preceding prepare prepared preserve prior privileges procedural procedure procedures program
+	publication quote quotes range read reassign recheck recursive ref referencing refresh
+	reindex relative release rename repeatable replace replica reset restart restrict return
+	returns revoke role rollback rollup routine routines rows rule savepoint scalar schema
+	schemas scroll search second security sequence sequences serializable server session set
+	sets share show simple skip snapshot source sql stable standalone start statement statistics
+	stdin stdout storage stored strict string strip subscription support sysid system tables
+	tablespace target temp template temporary text ties transaction transform trigger truncate
+	trusted type types uescape unbounded uncommitted unconditional unencrypted unknown unlisten
+	unlogged until update vacuum valid validate validator value varying version view views
+	volatile whitespace within without work wrapper write xml year yes zone`)
