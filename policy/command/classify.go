@@ -236,9 +236,8 @@ func (c *classifier) script(src string, ctx callCtx) {
 		}
 	}
 	// Every node the substitution walk looks at is spelled with one of
-	// these bytes ($..., `...`, <(...), ((...)), [[ ]], a[i]=, @(...))
-	// or the word let; text without them has none.
-	if strings.ContainsAny(src, "$`([") || strings.Contains(src, "let") {
+	// substitutionBytes or the word let; text without them has none.
+	if hasByte(src, &substitutionBytes) || strings.Contains(src, "let") {
 		c.substitutions(f)
 	}
 	ctx.top = ctx.nest == 0
