@@ -291,11 +291,15 @@ func dialectSensitive(src string) bool {
 func (c *classifier) plainText(src string) bool {
 	ascii := true
 	for i := 0; i < len(src); i++ {
-		ch := src[i]
-		if ch >= 0x20 && ch != 0x7f || ch == '\t' || ch == '\n' {
-			ascii = ascii && ch < 0x80
+		// Printable ASCII first: almost every byte of every command.
+		switch ch := src[i]; {
+		case ch >= 0x20 && ch < 0x7f, ch == '\t', ch == '\n':
+			continue
+		case ch >= 0x80:
+			ascii = false
 			continue
 		}
+		ch := src[i]
 		name := "control character"
 		switch ch {
 		case 0:
