@@ -236,9 +236,8 @@ func (c *classifier) script(src string, ctx callCtx) {
 		}
 	}
 	// Every node the substitution walk looks at is spelled with one of
-	// these bytes ($..., `...`, <(...), ((...)), [[ ]], a[i]=, @(...))
-	// or the word let; text without them has none.
-	if strings.ContainsAny(src, "$`([") || strings.Contains(src, "let") {
+	// substitutionBytes or the word let; text without them has none.
+	if hasByte(src, &substitutionBytes) || strings.Contains(src, "let") {
 		c.substitutions(f)
 	}
 	ctx.top = ctx.nest == 0
@@ -292,11 +291,15 @@ func dialectSensitive(src string) bool {
 func (c *classifier) plainText(src string) bool {
 	ascii := true
 	for i := 0; i < len(src); i++ {
-		ch := src[i]
-		if ch >= 0x20 && ch != 0x7f || ch == '\t' || ch == '\n' {
-			ascii = ascii && ch < 0x80
+		// Printable ASCII first: almost every byte of every command.
+		switch ch := src[i]; {
+		case ch >= 0x20 && ch < 0x7f, ch == '\t', ch == '\n':
+			continue
+		case ch >= 0x80:
+			ascii = false
 			continue
 		}
+		ch := src[i]
 		name := "control character"
 		switch ch {
 		case 0:

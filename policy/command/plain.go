@@ -196,8 +196,8 @@ func (c *classifier) plainFile(src string) (*syntax.File, plainMark) {
 			i++
 			continue
 		}
-		end, _ := plainWordEnd(src, i)
-		a.args = append(a.args, c.plainWord(src, i, end))
+		w, end := c.plainWord(src, i)
+		a.args = append(a.args, w)
 		i = end
 	}
 	flush()
@@ -208,19 +208,23 @@ func (c *classifier) plainFile(src string) (*syntax.File, plainMark) {
 	return &r.file, mark
 }
 
-// plainWord builds the word src[from:to]: literal runs and quoted strings.
-func (c *classifier) plainWord(src string, from, to int) *syntax.Word {
+// plainWord builds the word starting at src[from] of text isPlain
+// accepted: literal runs and quoted strings, up to a space, a | or the
+// end, which it returns. It finds the end as it goes rather than scanning
+// the word a second time with plainWordEnd.
+func (c *classifier) plainWord(src string, from int) (*syntax.Word, int) {
 	a := &c.plain
 	first := len(a.parts)
-	for i := from; i < to; {
+	i := from
+	for i < len(src) && src[i] != ' ' && src[i] != '|' {
 		switch ch := src[i]; ch {
 		case '\'':
-			j := i + 1 + strings.IndexByte(src[i+1:to], ch)
+			j := i + 1 + strings.IndexByte(src[i+1:], ch)
 			a.sgls = append(a.sgls, syntax.SglQuoted{Left: plainPos(i), Right: plainPos(j), Value: src[i+1 : j]})
 			a.parts = append(a.parts, &a.sgls[len(a.sgls)-1])
 			i = j + 1
 		case '"':
-			j := i + 1 + strings.IndexByte(src[i+1:to], ch)
+			j := i + 1 + strings.IndexByte(src[i+1:], ch)
 			a.dbls = append(a.dbls, plainDbl{})
 			d := &a.dbls[len(a.dbls)-1]
 			d.dq = syntax.DblQuoted{Left: plainPos(i), Right: plainPos(j)}
@@ -232,8 +236,10 @@ func (c *classifier) plainWord(src string, from, to int) *syntax.Word {
 			a.parts = append(a.parts, &d.dq)
 			i = j + 1
 		default:
-			j := i
-			for j < to && plainByte[src[j]] {
+			// src[i] is a plain byte (isPlain); starting past it keeps
+			// the loop moving whatever the text.
+			j := i + 1
+			for j < len(src) && plainByte[src[j]] {
 				j++
 			}
 			a.lits = append(a.lits, syntax.Lit{ValuePos: plainPos(i), ValueEnd: plainPos(j), Value: src[i:j]})
@@ -242,7 +248,7 @@ func (c *classifier) plainWord(src string, from, to int) *syntax.Word {
 		}
 	}
 	a.words = append(a.words, syntax.Word{Parts: a.parts[first:len(a.parts):len(a.parts)]})
-	return &a.words[len(a.words)-1]
+	return &a.words[len(a.words)-1], i
 }
 
 // releasePlain frees the nodes plainFile took after mark.

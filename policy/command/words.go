@@ -38,12 +38,39 @@ type arg struct {
 // lit returns a synthetic static word.
 func lit(s string) arg { return arg{s: s, static: true, noDash: s == "" || s[0] != '-'} }
 
+// literalSpecial are the bytes that can make an unquoted literal mean
+// other than its text: an escape, a brace or glob, a tilde.
+var literalSpecial = byteSet("\\{*?[~")
+
+// substitutionBytes spell every node the substitution walk looks at:
+// $..., `...`, <(...), ((...)), [[ ]], a[i]=, @(...).
+var substitutionBytes = byteSet("$`([")
+
+// byteSet is a lookup table of the bytes of s, which the per-word checks
+// use instead of strings.ContainsAny: it builds its set on every call.
+func byteSet(s string) (t [256]bool) {
+	for i := 0; i < len(s); i++ {
+		t[s[i]] = true
+	}
+	return t
+}
+
+// hasByte reports whether s has a byte of set.
+func hasByte(s string, set *[256]bool) bool {
+	for i := 0; i < len(s); i++ {
+		if set[s[i]] {
+			return true
+		}
+	}
+	return false
+}
+
 // resolve removes quotes and escapes from w the way the shell would,
 // without expanding anything.
 func (c *classifier) resolve(w *syntax.Word) arg {
 	// Fast path: one plain unquoted literal, the common case.
 	if len(w.Parts) == 1 {
-		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\{*?[~") {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !hasByte(l.Value, &literalSpecial) {
 			return arg{s: l.Value, static: true, w: w, noDash: l.Value == "" || l.Value[0] != '-'}
 		}
 	}

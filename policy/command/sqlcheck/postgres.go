@@ -37,9 +37,18 @@ func Warm() {
 	_, _ = pgParse("SELECT 1")
 }
 
-// checkPostgres parses sql with the PostgreSQL grammar and decides every
-// statement from its syntax tree.
-func checkPostgres(sql string) (res Result) {
+// checkPostgres decides sql with the quick path when it is written in the
+// quick path's subset, or else parses it with the PostgreSQL grammar.
+func checkPostgres(sql string) Result {
+	if r, ok := pgQuick(sql); ok {
+		return r
+	}
+	return checkPostgresParsed(sql)
+}
+
+// checkPostgresParsed parses sql with the PostgreSQL grammar and decides
+// every statement from its syntax tree.
+func checkPostgresParsed(sql string) (res Result) {
 	defer func() {
 		// The parser runs as WebAssembly; a trap in it surfaces as a panic.
 		if p := recover(); p != nil {
