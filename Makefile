@@ -79,7 +79,7 @@ fuzz: ## each fuzz target for FUZZTIME (default 30s)
 	  done; \
 	done
 
-lint: vet ## go vet and gofmt (staticcheck: make staticcheck)
+lint: vet staticcheck ## go vet, staticcheck and gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 

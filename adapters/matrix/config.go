@@ -52,7 +52,7 @@ type Config struct {
 	// cut and the whole answer follows as an m.file.
 	MaxAnswerChars int `mapstructure:"max_answer_chars"`
 	// Logger receives the adapter's logs; nil discards them.
-	Logger *slog.Logger `mapstructure:"-"`
+	Logger *slog.Logger `mapstructure:"-" json:"-"`
 }
 
 // MinMaxAnswerChars is the smallest MaxAnswerChars other than zero.

@@ -49,8 +49,8 @@ type Config struct {
 	// messages (default DefaultMaxAnswerChars); past it the last message
 	// says what was cut and the whole answer follows as a file.
 	MaxAnswerChars int          `mapstructure:"max_answer_chars"`
-	Logger         *slog.Logger `mapstructure:"-"`
-	HTTPClient     *http.Client `mapstructure:"-"`
+	Logger         *slog.Logger `mapstructure:"-" json:"-"`
+	HTTPClient     *http.Client `mapstructure:"-" json:"-"`
 }
 
 // MinMaxAnswerChars is the smallest MaxAnswerChars other than zero.

@@ -107,19 +107,6 @@ type follow struct {
 
 func newFollow() follow { return follow{editable: true} }
 
-// streamsUnless reads like a read-only call that streams forever unless one
-// of flags is given; the rewrite adds insert.
-func streamsUnless(c *classifier, k *call, insert string, flags ...string) {
-	for _, a := range k.args {
-		if a.static && slices.Contains(flags, a.s) {
-			c.readOnly(k)
-			return
-		}
-	}
-	c.unbounded(k.ctx, BoundUnboundedStream, c.rebuild(k, edit{insertAfter: -1, insert: insert}))
-	c.readOnly(k)
-}
-
 // report marks the call unbounded when a follow flag was found. When the
 // flags could be removed, it offers the call rebuilt without them, with
 // extra's insert or appended text (a line count, --no-pager) added.
@@ -134,15 +121,6 @@ func (f *follow) report(c *classifier, k *call, extra edit) {
 		rewrite = c.rebuild(k, extra)
 	}
 	c.unbounded(k.ctx, BoundUnboundedStream, rewrite)
-}
-
-// dropArg marks argument i for removal.
-func (f *follow) dropArg(i int) {
-	f.found = true
-	if f.replace == nil {
-		f.replace = make(map[int]string, 2)
-	}
-	f.replace[i] = ""
 }
 
 // dropKeys marks the options with the given keys for removal: a word

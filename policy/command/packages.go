@@ -329,9 +329,6 @@ var pipGlobals = opts(
 	writes(RiskLow, "writes a file", `--log= --log-file= --cache-dir=`),
 )
 
-// pipIndexOpts select a package index (network).
-const pipIndexOpts = `-i|--index-url= --extra-index-url= --no-index -f|--find-links= --pre`
-
 var pipTool = &tool{
 	name: "pip", style: styleExact, globalsAfterVerb: true, noVerb: readVerb,
 	opts: pipGlobals,

@@ -25,8 +25,6 @@ type callCtx struct {
 	// shell itself in order (not in a subshell, branch or pipeline), so a
 	// function it defines exists for the statements after it.
 	top bool
-	// subst: depth of command and process substitutions around this one.
-	subst uint8
 }
 
 // nested returns the context for a re-parsed command string.
