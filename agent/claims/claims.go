@@ -328,8 +328,13 @@ func Find(text string) []Claim {
 	text = claimPunctuation.Replace(text)
 	var out []Claim
 	for _, line := range strings.Split(text, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), ">") {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, ">") {
 			continue // quoted material: a log line, someone else's words
+		} else if strings.HasPrefix(t, "root_cause:") {
+			// The structured cause `vigil eval` asks for states what went
+			// wrong before any fix ("the container was renamed"), not
+			// what vigil did.
+			continue
 		}
 		for _, sent := range splitSentences(line) {
 			out = append(out, sentenceClaims(sent)...)
@@ -797,6 +802,11 @@ func (ch Change) backs(c Claim) bool {
 	switch ch.Tool {
 	case "control":
 		if ch.Command != "" {
+			// The answer names the very command that ran ("I removed it
+			// with qm unlock 105").
+			if strings.Contains(c.Phrase, strings.ToLower(strings.TrimSpace(ch.Command))) {
+				return true
+			}
 			// Every part of a compound command ran.
 			if fams := commandFamilies(ch.Command); fams[anyFamily] || fams[c.Family] {
 				return true

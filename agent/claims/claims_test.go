@@ -268,3 +268,33 @@ func FuzzCommandFamilies(f *testing.F) {
 		}
 	})
 }
+
+// An answer that names the very command that ran is backed by it, even
+// when its verb belongs to no family the command's words show ("removed
+// the lock with qm unlock").
+func TestClaimNamingItsCommandIsBacked(t *testing.T) {
+	unlock := Change{Tool: "control", Action: "command", Command: "qm unlock 105", Summary: "run on pve-3: qm unlock 105"}
+	claims := Find("I removed it with qm unlock 105 (approved).")
+	if len(claims) == 0 {
+		t.Fatal("no claim found; the test needs one")
+	}
+	if u := Unbacked(claims, []Change{unlock}); len(u) != 0 {
+		t.Errorf("a claim naming the command that ran is unbacked: %+v", u)
+	}
+	other := Change{Tool: "control", Action: "command", Command: "qm unlock 106", Summary: "run on pve-3: qm unlock 106"}
+	if u := Unbacked(claims, []Change{other}); len(u) == 0 {
+		t.Error("a claim naming another command than the one that ran is backed")
+	}
+}
+
+// The structured root cause `vigil eval` asks for describes what went
+// wrong, not what vigil did.
+func TestRootCauseLineIsNoClaim(t *testing.T) {
+	line := "root_cause: {entity: REDIS_HOST, cause: the Redis container was renamed cache}"
+	if c := Find(line); len(c) != 0 {
+		t.Errorf("root_cause line read as claims: %+v", c)
+	}
+	if c := Find("The Redis container was renamed cache."); len(c) == 0 {
+		t.Error("the same words outside a root_cause line are no claim; the test above proves nothing")
+	}
+}
