@@ -3,6 +3,7 @@ package alertwebhook
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -64,16 +65,11 @@ func post(t *testing.T, url, path string, body []byte, hdr map[string]string) an
 		t.Fatalf("POST %s: %v (a dropped connection instead of an answer)", path, err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("POST %s: reading the answer: %v", path, err)
 	}
-	return answer{resp.StatusCode, resp.Header.Get("Retry-After"), b.String()}
+	return answer{resp.StatusCode, resp.Header.Get("Retry-After"), string(b)}
 }
 
 // A captured, correctly signed PagerDuty event replayed within its

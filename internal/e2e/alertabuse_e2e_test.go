@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -32,16 +33,11 @@ func postWebhook(t *testing.T, url, path string, body []byte, hdr map[string]str
 		t.Fatalf("POST %s: %v", path, err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 2048)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("POST %s: reading the answer: %v", path, err)
 	}
-	return resp.StatusCode, resp.Header.Get("Retry-After"), b.String()
+	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
 }
 
 // threadRoots are the thread-opening messages in the alert channel.
