@@ -27,4 +27,8 @@ type Action struct {
 	// Path is the file the call reads or writes, for tools that name one
 	// (file_edit), or "".
 	Path string `json:"path,omitempty"`
+	// Reaches are what the call touches besides Target, as a channel's
+	// scope sees them (a datasource, a cluster and namespace, a plugin),
+	// filled by the registry from the call's own arguments.
+	Reaches []Reach `json:"-"`
 }

@@ -46,20 +46,32 @@ type Rules struct {
 // Gate decides proposed tool calls under one set of Rules. It holds no
 // per-session state and is safe for concurrent use.
 type Gate struct {
-	rules Rules
+	rules  Rules
+	scopes ScopeResolver
 }
 
 // NewGate builds the gate for rules.
 func NewGate(r Rules) *Gate { return &Gate{rules: r} }
 
+// WithScopes has the gate place targets with r for channel scopes
+// (scope.go); without it a scoped run can only name Kubernetes objects
+// by ID and what its session resolved.
+func (g *Gate) WithScopes(r ScopeResolver) *Gate {
+	g.scopes = r
+	return g
+}
+
 // Authorize is the one choke point every tool call passes before it runs
-// (the role gate for writes, gate 1, resolution, routing, command intent,
+// (the channel's scope, the role gate for writes, gate 1, resolution, routing, command intent,
 // exit-boundedness and the channel's control level), in that order: the
 // first refusal wins. who is the person (or system) the run acts for.
 //
 // It reads the session but changes nothing; the agent reports outcomes
 // through the FSM and resolved context after the call.
 func (g *Gate) Authorize(s *SessionState, a Action, level ControlLevel, who Requester, now time.Time) Decision {
+	if b := g.scopeBlock(s, a, who.Scope); b != nil {
+		return Decision{Block: b}
+	}
 	if a.Kind != KindResolve && a.Kind != KindRead {
 		if b := who.changeBlock(); b != nil {
 			return Decision{Block: b}
@@ -278,4 +290,59 @@ func (g *Gate) classify(cmd string, d command.Dialect) command.Verdict {
 		d = command.DialectBash
 	}
 	return g.rules.Command.Classify(cmd, d)
+}
+
+// scopeBlock refuses a call that touches something outside the run's
+// channel scope: its declared reaches, and what its target names. A
+// target the gate cannot place is refused too when there is a scope.
+func (g *Gate) scopeBlock(s *SessionState, a Action, sc *Scope) *Block {
+	if sc == nil {
+		return nil
+	}
+	if b := sc.Check(a.Target, a.Reaches); b != nil {
+		return b
+	}
+	if strings.TrimSpace(a.Target) == "" {
+		return nil
+	}
+	reaches, ok := g.targetReaches(s, a.Target)
+	if !ok {
+		return sc.Unknown(a.Target)
+	}
+	return sc.Check(a.Target, reaches)
+}
+
+// targetReaches places target: by the resolver (inventory names, aliases
+// and IDs; Kubernetes objects), by a Kubernetes ID, or through the
+// resource the session resolved under that name.
+func (g *Gate) targetReaches(s *SessionState, target string) ([]Reach, bool) {
+	if g.scopes != nil {
+		if r, ok := g.scopes.Reaches(target); ok {
+			return r, true
+		}
+	}
+	if r, ok := KubeReach(ResourceID(target)); ok {
+		return []Reach{r}, true
+	}
+	if s == nil || s.Context == nil {
+		return nil, false
+	}
+	res, ok := s.Context.Peek(target)
+	if !ok {
+		return nil, false
+	}
+	if r, ok := KubeReach(res.ID); ok {
+		return []Reach{r}, true
+	}
+	if g.scopes != nil {
+		for _, n := range []string{string(res.ID), res.Name, res.Node} {
+			if n == "" {
+				continue
+			}
+			if r, ok := g.scopes.Reaches(n); ok {
+				return r, true
+			}
+		}
+	}
+	return nil, false
 }

@@ -232,6 +232,19 @@ func (c *ResolvedContext) Lookup(nameOrIDOrAlias string, now time.Time) (Resourc
 	return e.res.clone(), true
 }
 
+// Peek is Lookup without the access: it changes nothing, for checks that
+// only read the session (the scope gate).
+func (c *ResolvedContext) Peek(nameOrIDOrAlias string) (Resource, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	e := c.find(fold(nameOrIDOrAlias))
+	if e == nil || (!c.clock.IsZero() && !e.pinned && c.clock.Sub(e.last) >= c.ttl) {
+		return Resource{}, false
+	}
+	return e.res.clone(), true
+}
+
 // Len reports how many resources the context holds, counting any that have
 // expired since the last call that was given a time.
 func (c *ResolvedContext) Len() int {

@@ -63,6 +63,8 @@ type ChannelPolicy struct {
 	Operators []string `json:"operators" yaml:"operators" mapstructure:"operators"`
 	// Approvers may approve or deny pending changes.
 	Approvers []string `json:"approvers" yaml:"approvers" mapstructure:"approvers"`
+	// Scope is what the channel may touch (scope.go); nil: everything.
+	Scope *Scope `json:"scope,omitempty" yaml:"scope,omitempty" mapstructure:"-"`
 }
 
 // Subject is what the bot knows about a person when deciding their roles.
@@ -192,6 +194,10 @@ type Requester struct {
 	// Operators says who holds the operator role in the channel
 	// (ChannelPolicy.Holders), for the refusal a non-operator gets.
 	Operators string `json:"operators,omitempty"`
+	// Scope is the scope of the run's channel (ChannelPolicy.Scope),
+	// decided again from the channel when a run resumes after an
+	// approval; nil: everything.
+	Scope *Scope `json:"scope,omitempty"`
 }
 
 // Requester decides how the role gate sees s asking in this channel.
@@ -200,6 +206,7 @@ func (cp ChannelPolicy) Requester(s Subject) Requester {
 		User:      s.User,
 		Operator:  cp.RolesOf(s).Operator,
 		Operators: cp.Holders(RoleOperator, s.PlatformApprovers),
+		Scope:     cp.Scope,
 	}
 }
 
@@ -209,6 +216,14 @@ func (cp ChannelPolicy) Requester(s Subject) Requester {
 // becomes an approval, even in an autonomous channel.
 func SystemRequester(name string) Requester {
 	return Requester{User: name, System: true}
+}
+
+// SystemRequesterIn is SystemRequester for a run in a channel: it acts
+// within the channel's scope (an alert routed to a channel stays in it).
+func (cp ChannelPolicy) SystemRequesterIn(name string) Requester {
+	r := SystemRequester(name)
+	r.Scope = cp.Scope
+	return r
 }
 
 // DetailRoleRequired is the Block.Details key naming the role a refusal
