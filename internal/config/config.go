@@ -303,6 +303,8 @@ type Channel struct {
 	Viewers           []string `mapstructure:"viewers"`
 	Operators         []string `mapstructure:"operators"`
 	Approvers         []string `mapstructure:"approvers"`
+	// Scope is what the channel may touch (scope.go); nil: everything.
+	Scope *ChannelScope `mapstructure:"scope"`
 }
 
 // Bot tunes the hub.
@@ -652,6 +654,7 @@ func (c *Config) Validate() error {
 	if _, err := c.ChannelPolicies(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.validateScopes()...)
 	seenPlugins := make(map[string]bool, len(c.Plugins))
 	for i, p := range c.Plugins {
 		key := fmt.Sprintf("plugins[%d]", i)
@@ -753,6 +756,7 @@ func (c *Config) ChannelPolicies(extraPlatforms ...string) ([]policy.ChannelPoli
 		cp := policy.ChannelPolicy{
 			Match: ch.Match, Level: level, AllowSelfApproval: self,
 			Viewers: ch.Viewers, Operators: ch.Operators, Approvers: ch.Approvers,
+			Scope: ch.Scope.policyScope(ch.Match),
 		}
 		if err := cp.Validate(); err != nil {
 			e := c.problemValue(key, "", err.Error())

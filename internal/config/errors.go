@@ -55,6 +55,7 @@ func (e *Error) Error() string {
 		}
 		return "config: " + e.File + ": " + e.Problem
 	}
+	b.WriteString(scopeKeyLine(e))
 	if e.Unknown {
 		b.WriteString("unknown key ")
 	}

@@ -7,6 +7,7 @@ package inventory
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -65,6 +66,10 @@ type Resource struct {
 	// exactly that shell. "" means the default for the kind (see
 	// DefaultShell); NewInventory fills it in.
 	Shell command.Dialect
+	// Groups and Labels name the resource for channel scopes
+	// (policy.ScopeHosts).
+	Groups []string
+	Labels map[string]string
 }
 
 // DefaultShell is the shell a resource of kind k runs commands with when
@@ -138,6 +143,8 @@ func (r Resource) clone() Resource {
 	r.Facts.ConfigPaths = slices.Clone(r.Facts.ConfigPaths)
 	r.Facts.LogPaths = slices.Clone(r.Facts.LogPaths)
 	r.Facts.BindMounts = slices.Clone(r.Facts.BindMounts)
+	r.Groups = slices.Clone(r.Groups)
+	r.Labels = maps.Clone(r.Labels)
 	return r
 }
 
@@ -379,6 +386,43 @@ func (r Resource) ToPolicy() policy.Resource {
 		Node:    r.Node,
 		Target:  r.Name,
 	}
+}
+
+// ScopeReaches implements policy.ScopeResolver for the inventory: the
+// resource target names (by ID, name or alias) as a host-kind reach,
+// with the resources it runs inside as its Via.
+func (inv *Inventory) ScopeReaches(target string) ([]policy.Reach, bool) {
+	r, ok := inv.Lookup(target)
+	if !ok {
+		return nil, false
+	}
+	chain := inv.RoutingChain(r.ID)
+	if len(chain) == 0 {
+		chain = []Resource{r}
+	}
+	reach := func(x Resource) policy.Reach {
+		return policy.Reach{Kind: policy.ScopeHosts, Name: x.Name, Aliases: slices.Clone(x.Aliases),
+			Labels: maps.Clone(x.Labels), Groups: slices.Clone(x.Groups)}
+	}
+	out := reach(chain[0])
+	for _, x := range chain[1:] {
+		out.Via = append(out.Via, reach(x))
+	}
+	return []policy.Reach{out}, true
+}
+
+// Groups lists every group named in the inventory, sorted.
+func (inv *Inventory) Groups() []string {
+	var out []string
+	for _, r := range inv.list {
+		for _, g := range r.Groups {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Search returns resources whose ID, name, alias or kind contains q, ignoring

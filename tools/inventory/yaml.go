@@ -45,6 +45,11 @@ type resourceYAML struct {
 	// LXC containers, sh in docker containers and pods, the host's for a
 	// service.
 	Shell string `yaml:"shell"`
+	// Groups and Labels are what a channel's scope may name the resource
+	// by (channels[].scope.hosts: group:NAME, label:KEY=VALUE); what runs
+	// inside it is in scope with it.
+	Groups []string          `yaml:"groups"`
+	Labels map[string]string `yaml:"labels"`
 }
 
 // reachYAML accepts `reach: local`, `reach: parent` (the default for
@@ -277,6 +282,18 @@ func buildResources(ys []resourceYAML) ([]Resource, error) {
 			Reach:     y.Reach.Reach,
 			Facts:     y.Facts,
 			Shell:     command.Dialect(y.Shell),
+			Groups:    y.Groups,
+			Labels:    y.Labels,
+		}
+		for _, g := range y.Groups {
+			if !namePattern.MatchString(g) {
+				return fmt.Errorf("%s: group %q is not a name (letters, digits, '.', '_', '-')", label, g)
+			}
+		}
+		for k := range y.Labels {
+			if !namePattern.MatchString(k) {
+				return fmt.Errorf("%s: label key %q is not a name (letters, digits, '.', '_', '-')", label, k)
+			}
 		}
 		var p *Resource
 		if parent[i] >= 0 {
