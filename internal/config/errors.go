@@ -204,6 +204,7 @@ var examples = map[string]string{
 	"channels[].approvers":                 "[U0AAAAAAA, usergroup:S0BBBBBBB]",
 	"channels[].operators":                 "[U0AAAAAAA]",
 	"channels[].viewers":                   "[U0AAAAAAA]",
+	"channels[].scope":                     "{hosts: [web-*, group:web], kubernetes: [prod/shop], datasources: [main]}",
 	"plugins[].name":                       "tickets",
 	"plugins[].command":                    "/usr/local/bin/tickets-mcp",
 	"plugins[].args":                       `["--stdio"]`,
