@@ -123,6 +123,9 @@ type DailyBudget interface {
 type Agent struct {
 	model   Model
 	tools   Registry
+	// channelTools gives the registry of a channel's runs (its scope's
+	// tools and descriptions); nil, or nil from it: tools.
+	channelTools func(channel string) Registry
 	cfg     Config
 	budget  DailyBudget
 	policy  Policy
@@ -152,6 +155,24 @@ type Policy interface {
 }
 
 var _ Policy = (*policy.Gate)(nil)
+
+// WithChannelTools has each run use the registry its channel is given
+// (SPEC R8: a channel's tool descriptions list only what is in its
+// scope). The registry given to New still holds every tool: a run whose
+// channel gets nil uses it, and compaction reads tool kinds from it.
+func WithChannelTools(f func(channel string) Registry) Option {
+	return func(a *Agent) { a.channelTools = f }
+}
+
+// reg is the registry of run r's channel.
+func (a *Agent) reg(r *RunState) Registry {
+	if a.channelTools != nil && r != nil {
+		if t := a.channelTools(r.Channel); t != nil {
+			return t
+		}
+	}
+	return a.tools
+}
 
 // WithPolicy sets the policy every proposed call passes (default: the
 // strictest rules, policy.NewGate(policy.Rules{})).
@@ -318,7 +339,7 @@ func (a *Agent) Continue(ctx context.Context, s *Session, env RunEnv) (Outcome, 
 		s.Policy = policy.NewSessionState()
 	}
 	for _, c := range s.Run.InFlight {
-		if p, blk := a.tools.Propose(c.Name, json.RawMessage(c.Arguments)); blk == nil && p.Kind == policy.KindWrite {
+		if p, blk := a.reg(s.Run).Propose(c.Name, json.RawMessage(c.Arguments)); blk == nil && p.Kind == policy.KindWrite {
 			s.Policy.FSM.OnToolSuccess(policy.KindWrite, p.Tool, p.Target)
 			// It may have run: an answer saying so is not contradicted.
 			s.Run.Changes = append(s.Run.Changes, changeOf(p))
@@ -405,7 +426,7 @@ func (a *Agent) Resume(ctx context.Context, s *Session, d Decision, env RunEnv) 
 // runApproved re-checks and executes the approved call, exactly once.
 func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d Decision, sink Sink) tools.Envelope {
 	r := s.Run
-	p, blk := a.tools.Propose(call.Name, json.RawMessage(call.Arguments))
+	p, blk := a.reg(r).Propose(call.Name, json.RawMessage(call.Arguments))
 	if blk != nil {
 		return a.refuseApproved(ctx, s, call, tools.Proposal{Action: policy.Action{Tool: call.Name, Kind: policy.KindWrite}}, tools.Blocked(blk), sink)
 	}
@@ -430,7 +451,7 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	}
 	emit(ctx, sink, s, Event{Type: EventToolCall, CallID: call.ID, Proposal: &p})
 	start := a.now()
-	res := a.safeExecute(ctx, p)
+	res := a.safeExecute(ctx, a.reg(r), p)
 	dur := a.now().Sub(start)
 	a.observe(s, p, res)
 	emit(ctx, sink, s, Event{Type: EventToolResult, CallID: call.ID, Proposal: &p, Result: &res.Envelope,

@@ -108,7 +108,7 @@ func (a *Agent) complete(ctx context.Context, s *Session, textOnly bool, sink Si
 	a.learn(s)
 	req := ModelRequest{Messages: a.messages(s, textOnly)}
 	if !textOnly && a.cfg.ToolMode == ToolModeNative {
-		req.Tools = a.tools.Specs()
+		req.Tools = a.reg(s.Run).Specs()
 	}
 	start := a.now()
 	resp, err := a.model.Complete(ctx, req, nil)
@@ -231,7 +231,7 @@ func (a *Agent) runBatch(ctx context.Context, s *Session, calls []ToolCall, sink
 		}
 	}
 
-	a.execute(ctx, slots, writes)
+	a.execute(ctx, a.reg(s.Run), slots, writes)
 
 	results := make(map[string]string, len(slots))
 	for i := range slots {
@@ -284,7 +284,7 @@ func (a *Agent) precheck(s *Session, sim *policy.SessionState, sl *slot) {
 		refuse(b)
 		return
 	}
-	p, blk := a.tools.Propose(sl.call.Name, json.RawMessage(sl.call.Arguments))
+	p, blk := a.reg(r).Propose(sl.call.Name, json.RawMessage(sl.call.Arguments))
 	if blk != nil {
 		sl.prop = tools.Proposal{Action: policy.Action{Tool: sl.call.Name, Kind: policy.KindWrite}}
 		refuse(blk)
@@ -353,7 +353,7 @@ func (a *Agent) rewrite(sim *policy.SessionState, r *RunState, c ToolCall, b *po
 	if err != nil {
 		return tools.Proposal{}, policy.Decision{}, "", false
 	}
-	p, blk := a.tools.Propose(c.Name, raw)
+	p, blk := a.reg(r).Propose(c.Name, raw)
 	if blk != nil {
 		return tools.Proposal{}, policy.Decision{}, "", false
 	}
@@ -364,10 +364,10 @@ func (a *Agent) rewrite(sim *policy.SessionState, r *RunState, c ToolCall, b *po
 // execute runs the calls that passed pre-checks, at most MaxParallel at once.
 // A batch that writes runs in call order instead, so reads proposed after a
 // write observe its effect and may count as its verification.
-func (a *Agent) execute(ctx context.Context, slots []slot, sequential bool) {
+func (a *Agent) execute(ctx context.Context, reg Registry, slots []slot, sequential bool) {
 	runOne := func(sl *slot) {
 		start := a.now()
-		sl.res = a.safeExecute(ctx, sl.prop)
+		sl.res = a.safeExecute(ctx, reg, sl.prop)
 		sl.dur = a.now().Sub(start)
 	}
 	runnable := 0
@@ -402,14 +402,14 @@ func (a *Agent) execute(ctx context.Context, slots []slot, sequential bool) {
 }
 
 // safeExecute turns a panicking tool into a failed envelope.
-func (a *Agent) safeExecute(ctx context.Context, p tools.Proposal) (res tools.Result) {
+func (a *Agent) safeExecute(ctx context.Context, reg Registry, p tools.Proposal) (res tools.Result) {
 	defer func() {
 		if v := recover(); v != nil {
 			a.log.Error("tool panicked", "tool", p.Tool, "panic", v)
 			res = tools.Result{Envelope: tools.Failed(policy.CodeExecutionFailed, "the tool failed unexpectedly", false)}
 		}
 	}()
-	t, ok := a.tools.Get(p.Tool)
+	t, ok := reg.Get(p.Tool)
 	if !ok {
 		return tools.Result{Envelope: tools.Failed(policy.CodeNotFound, "no tool named "+p.Tool, false)}
 	}

@@ -21,7 +21,7 @@ const previewTimeout = 20 * time.Second
 // target and path would: the same gate, the same sandbox. Its output goes
 // to the card alone, never to the model, the history or a trace.
 func (a *Agent) preview(ctx context.Context, s *Session, p tools.Proposal) tools.Proposal {
-	t, ok := a.tools.Get(p.Tool)
+	t, ok := a.reg(s.Run).Get(p.Tool)
 	if !ok {
 		return p
 	}
@@ -37,7 +37,7 @@ func (a *Agent) preview(ctx context.Context, s *Session, p tools.Proposal) tools
 		if used.Swap(true) {
 			return tools.PreviewRead{Refused: "a preview makes one read", At: at}
 		}
-		rp, blk := a.tools.Propose(p.Tool, args)
+		rp, blk := a.reg(s.Run).Propose(p.Tool, args)
 		switch {
 		case blk != nil:
 			return tools.PreviewRead{Refused: blk.Message, At: at}
@@ -54,7 +54,7 @@ func (a *Agent) preview(ctx context.Context, s *Session, p tools.Proposal) tools
 			return tools.PreviewRead{Refused: "the read would need approval", At: at}
 		}
 		rp.Execution = dec.Execution
-		res := a.safeExecute(ctx, rp)
+		res := a.safeExecute(ctx, a.reg(s.Run), rp)
 		a.log.Info("read for an approval card", "session", s.Key, "run", s.Run.ID, "tool", rp.Tool,
 			"target", rp.Target, "path", rp.Path, "ok", res.Envelope.OK)
 		return tools.PreviewRead{Result: res, At: at}

@@ -19,7 +19,7 @@ How to work:
 - Keep answers short and concrete: what you found, what you did, what you suggest.`
 
 // systemPrompt is rebuilt for every run from the current tools.
-func (a *Agent) systemPrompt() string {
+func (a *Agent) systemPrompt(reg Registry) string {
 	var b strings.Builder
 	b.WriteString(baseSystemPrompt)
 	if a.cfg.Instructions != "" {
@@ -28,7 +28,7 @@ func (a *Agent) systemPrompt() string {
 	}
 	if a.cfg.ToolMode == ToolModeJSON {
 		b.WriteString("\n\n")
-		b.WriteString(JSONModePrompt(a.tools.Specs()))
+		b.WriteString(JSONModePrompt(reg.Specs()))
 	}
 	return b.String()
 }
@@ -41,7 +41,7 @@ const textOnlyNote = "No tools are available for this turn. Give your final answ
 // JSON mode, tool calls and results are rendered as plain text, since the
 // model has no tool roles.
 func (a *Agent) messages(s *Session, textOnly bool) []Message {
-	sys := a.systemPrompt()
+	sys := a.systemPrompt(a.reg(s.Run))
 	if a.cfg.ContextBudgetTokens >= 0 {
 		if facts := s.Knowledge.Render(); facts != "" {
 			sys += "\n\n" + facts

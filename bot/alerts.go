@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/agent"
-	"github.com/vigilops/vigil/policy"
 )
 
 // Alert-driven investigations (SPEC N1). A routed notification
@@ -691,7 +690,9 @@ func (b *alerts) investigate(ctx context.Context, t ThreadRef, held *heldLock, j
 	b.mu.Unlock()
 	labels := alertLabels(g)
 	var parts []string
-	if block := b.mentionContext(s, b.alertMentions(labels)); block != "" {
+	// The thread's channel decides the scope: an alert routed here stays
+	// within it.
+	if block, _ := b.mentionContextIn(s, b.alertMentions(labels), cp.Scope); block != "" {
 		parts = append(parts, block)
 	}
 	if ar, ok := b.opt.Runbooks.(AlertRunbooks); ok && b.opt.Runbooks != nil {
@@ -712,7 +713,7 @@ func (b *alerts) investigate(ctx context.Context, t ThreadRef, held *heldLock, j
 	in := agent.Input{
 		RunID:     newRunID(),
 		Requester: who,
-		Role:      policy.SystemRequester(who),
+		Role:      cp.SystemRequesterIn(who),
 		Channel:   cp.Match,
 		Level:     cp.Level,
 		Text:      alertQuestion(g),

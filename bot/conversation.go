@@ -188,6 +188,11 @@ func (b *conversation) handleMessage(ctx context.Context, t ThreadRef, held *hel
 		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "Nothing is running here."})
 		return
 	}
+	mctx, refused := b.messageContextIn(s, m, cp.Scope)
+	if len(refused) > 0 {
+		// Go, not the model, says what this channel cannot reach.
+		b.say(ctx, t, Reply{Kind: ReplyNotice, Text: "Not in this channel's scope: " + strings.Join(refused, "; ") + "."})
+	}
 	in := agent.Input{
 		RunID:     newRunID(),
 		Requester: m.User,
@@ -195,7 +200,7 @@ func (b *conversation) handleMessage(ctx context.Context, t ThreadRef, held *hel
 		Channel:   cp.Match,
 		Level:     cp.Level,
 		Text:      m.Text,
-		Context:   b.messageContext(s, m),
+		Context:   mctx,
 	}
 	b.startRun(ctx, t, held, s, in, nil)
 }

@@ -29,13 +29,20 @@ type Recognized struct {
 // the model: the @mentions resolved against the inventory, names
 // recognised without @, and the runbooks that may apply.
 func (b *conversation) messageContext(s *agent.Session, m Message) string {
+	c, _ := b.messageContextIn(s, m, nil)
+	return c
+}
+
+// messageContextIn is messageContext within a channel's scope; it also
+// returns why mentioned resources are not available there.
+func (b *conversation) messageContextIn(s *agent.Session, m Message, scope *policy.Scope) (string, []string) {
 	var parts []string
-	block := b.mentionContext(s, m.Mentions)
+	block, refused := b.mentionContextIn(s, m.Mentions, scope)
 	var names []string
 	for _, mm := range m.Mentions {
 		names = append(names, mm.Name)
 	}
-	if c, sure := b.recognizedContext(m, block != ""); c != "" {
+	if c, sure := b.recognizedContext(m, block != "", scope); c != "" {
 		if block != "" {
 			block += "\n"
 		}
@@ -53,7 +60,7 @@ func (b *conversation) messageContext(s *agent.Session, m Message) string {
 			parts = append(parts, offer)
 		}
 	}
-	return strings.Join(parts, "\n\n")
+	return strings.Join(parts, "\n\n"), refused
 }
 
 // recognizedContext lists the resources the message names without @. They
@@ -61,12 +68,29 @@ func (b *conversation) messageContext(s *agent.Session, m Message) string {
 // resources, so a change to one still needs a query or discover first, and
 // an ambiguous name is never guessed. It returns the block and the names
 // recognised for sure.
-func (b *conversation) recognizedContext(m Message, haveHeader bool) (string, []string) {
+func (b *conversation) recognizedContext(m Message, haveHeader bool, scope *policy.Scope) (string, []string) {
 	tr, ok := b.opt.Resolver.(TextResolver)
 	if !ok {
 		return "", nil
 	}
 	recs := tr.RecognizeMentions(m.Text)
+	if scope != nil {
+		// A name outside the channel's scope is not offered as context.
+		kept := recs[:0:0]
+		for _, r := range recs {
+			var cs [][]policy.Resource
+			for _, c := range r.Chains {
+				if len(c) > 0 && b.outOfScope(scope, c[0].Name, c[0]) == "" {
+					cs = append(cs, c)
+				}
+			}
+			if len(cs) > 0 {
+				r.Chains = cs
+				kept = append(kept, r)
+			}
+		}
+		recs = kept
+	}
 	if len(recs) == 0 {
 		return "", nil
 	}

@@ -579,11 +579,19 @@ func (b *runtime) startRun(ctx context.Context, t ThreadRef, held *heldLock, s *
 // counts before its next change. A run no person started keeps its role.
 func (b *runtime) requesterRole(ctx context.Context, t ThreadRef, r *agent.RunState) policy.Requester {
 	if r.Role.System {
-		return r.Role
+		// Its role stays; its scope is the channel's now.
+		role := r.Role
+		if cp, ok := b.opt.Channels.Lookup(r.Channel); ok {
+			role.Scope = cp.Scope
+		} else {
+			role.Scope = &policy.Scope{Channel: r.Channel}
+		}
+		return role
 	}
 	cp, ok := b.opt.Channels.Lookup(r.Channel)
 	if !ok {
-		return policy.Requester{User: r.Requester}
+		// No channel: nothing is in scope (the role gate refuses writes).
+		return policy.Requester{User: r.Requester, Scope: &policy.Scope{Channel: r.Channel}}
 	}
 	return cp.Requester(b.subject(ctx, t, r.Requester))
 }
@@ -649,10 +657,19 @@ func (b *runtime) markIdle(ctx context.Context, t ThreadRef) {
 // mentionContext resolves @mentions against the inventory, marks them as
 // explicitly accessed, and writes the authoritative context block (SPEC A8).
 func (b *runtime) mentionContext(s *agent.Session, ms []Mention) string {
+	block, _ := b.mentionContextIn(s, ms, nil)
+	return block
+}
+
+// mentionContextIn is mentionContext within a channel's scope: a mention
+// of something outside it is not resolved, its line in the block says so
+// with the reason, and the reasons are returned for the person.
+func (b *runtime) mentionContextIn(s *agent.Session, ms []Mention, scope *policy.Scope) (string, []string) {
 	if len(ms) == 0 || b.opt.Resolver == nil {
-		return ""
+		return "", nil
 	}
 	var sb strings.Builder
+	var refused []string
 	sb.WriteString("Context from vigil (authoritative):\n")
 	seen := map[string]bool{}
 	now := b.now()
@@ -668,6 +685,11 @@ func (b *runtime) mentionContext(s *agent.Session, ms []Mention) string {
 			continue
 		}
 		r := chain[0]
+		if why := b.outOfScope(scope, "@"+m.Name, r); why != "" {
+			fmt.Fprintf(&sb, "- @%s: %s; do not investigate or change it here\n", m.Name, why)
+			refused = append(refused, why)
+			continue
+		}
 		for _, p := range chain[1:] {
 			s.Policy.Context.Add(p, now)
 		}
@@ -684,7 +706,30 @@ func (b *runtime) mentionContext(s *agent.Session, ms []Mention) string {
 		}
 		sb.WriteString("\n")
 	}
-	return strings.TrimRight(sb.String(), "\n")
+	return strings.TrimRight(sb.String(), "\n"), refused
+}
+
+// outOfScope is why res (named as name) is not available under scope, or
+// "" when it is: the gate's own words, so chat and the model hear the same
+// reason.
+func (b *runtime) outOfScope(scope *policy.Scope, name string, res policy.Resource) string {
+	if scope == nil {
+		return ""
+	}
+	var reaches []policy.Reach
+	ok := false
+	if sr, is := b.opt.Resolver.(policy.ScopeResolver); is {
+		reaches, ok = sr.Reaches(string(res.ID))
+	}
+	if !ok {
+		if kr, is := policy.KubeReach(res.ID); is {
+			reaches, ok = []policy.Reach{kr}, true
+		}
+	}
+	if !ok {
+		return scope.Unknown(name).Message
+	}
+	return scope.ScopeReason(name, reaches)
 }
 
 // statusRefresh is how often a status is set again while a run works:

@@ -138,3 +138,29 @@ func (l *liveRecognizer) current(lr liveResources) *textmatch.Recognizer {
 	l.gen, l.rec = gen, textmatch.NewRecognizer(cands)
 	return l.rec
 }
+
+var _ policy.ScopeResolver = Resolver{}
+
+// Reaches implements policy.ScopeResolver: what target names, for channel
+// scopes. An inventory resource comes with what it runs inside; a live
+// resource (a Kubernetes object) is placed by its cluster and namespace.
+func (r Resolver) Reaches(target string) ([]policy.Reach, bool) {
+	if rs, ok := r.inv.ScopeReaches(target); ok {
+		return rs, true
+	}
+	if kr, ok := policy.KubeReach(policy.ResourceID(target)); ok {
+		return []policy.Reach{kr}, true
+	}
+	if r.live == nil {
+		return nil, false
+	}
+	chain, ok := r.live.ResolveMention(target)
+	if !ok || len(chain) == 0 {
+		return nil, false
+	}
+	kr, ok := policy.KubeReach(chain[0].ID)
+	if !ok {
+		return nil, false
+	}
+	return []policy.Reach{kr}, true
+}

@@ -146,6 +146,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	rules := policyRules(cfg, inv, log)
 	logSandbox(log, rules.ReadSandbox, exec)
 	all := builtin.Tools(inv, exec, extras.memory)
+	builtins := append([]tools.Tool(nil), all...)
 	obs, err := observabilityTools(ctx, cfg, inv, exec, log)
 	if err != nil {
 		return nil, err
@@ -159,7 +160,13 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 		a.closers = append(a.closers, p)
 		all = append(all, p.Tools()...)
+		obs.parts.plugins = append(obs.parts.plugins, pc.Name)
+		if obs.parts.pluginTools == nil {
+			obs.parts.pluginTools = map[string][]tools.Tool{}
+		}
+		obs.parts.pluginTools[pc.Name] = p.Tools()
 	}
+	obs.parts.builtins = builtins
 	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
@@ -168,7 +175,15 @@ func New(ctx context.Context, o Options) (*App, error) {
 
 	// Each run's checkpoints and events are the bot's, passed per run
 	// (agent.RunEnv); the agent holds only what every run shares.
-	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithPolicy(policy.NewGate(rules))}
+	// A channel's scope (SPEC R8): the gate places every target with the
+	// resolver @mentions use, and each channel's runs get the tools and
+	// descriptions of their scope.
+	resolver := mention.New(inv, obs.mentions)
+	var channels *bot.Channels
+	scoped := &channelRegistries{parts: obs.parts, byScope: map[*policy.Scope]*scopedRegistry{},
+		lookup: func(ch string) (policy.ChannelPolicy, bool) { return channels.Lookup(ch) }}
+	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithPolicy(policy.NewGate(rules).WithScopes(resolver)),
+		agent.WithChannelTools(scoped.For)}
 	if cfg.LLM.DailyTokenBudget > 0 {
 		agentOpts = append(agentOpts, agent.WithDailyBudget(extras.budget(cfg.LLM.DailyTokenBudget)))
 	}
@@ -197,7 +212,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	channels, err := bot.NewChannels(policies)
+	channels, err = bot.NewChannels(policies)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -229,7 +244,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Agent:             a.Agent,
 		Stores:            a.Stores,
 		Channels:          channels,
-		Resolver:          mention.New(inv, obs.mentions),
+		Resolver:          resolver,
 		Runbooks:          runbooks,
 		ApprovalTTL:       cfg.Policy.ApprovalTTL,
 		AuditFile:         auditFile,

@@ -25,6 +25,8 @@ type observability struct {
 	tools    []tools.Tool
 	mentions mentionSource
 	stop     func()
+	// parts are what channels with a scope narrow these tools from.
+	parts scopeParts
 }
 
 // mentionSource resolves @mentions that are not in the static inventory.
@@ -111,12 +113,14 @@ func observabilityTools(ctx context.Context, cfg *config.Config, inv *inventory.
 	for _, r := range cfg.Changes.GitRepos {
 		repos = append(repos, changes.Repo{Name: r.Name, Path: r.Path})
 	}
+	cc := changes.Config{Inventory: inv, Executor: x, Kube: kubeChanges, GitRepos: repos}
 	o.tools = []tools.Tool{
 		metrics.New(sources, nil),
 		alerts.New(ac),
 		kube.New(clusters, nil),
-		changes.New(changes.Config{Inventory: inv, Executor: x, Kube: kubeChanges, GitRepos: repos}),
+		changes.New(cc),
 	}
+	o.parts = scopeParts{sources: sources, alerts: ac, clusters: clusters, changes: cc}
 	return o, nil
 }
 
