@@ -121,18 +121,18 @@ type DailyBudget interface {
 // Agent runs the loop. It is safe for concurrent use by many sessions; all
 // per-run state lives in the Session and the RunEnv passed to each call.
 type Agent struct {
-	model   Model
-	tools   Registry
+	model Model
+	tools Registry
 	// channelTools gives the registry of a channel's runs (its scope's
 	// tools and descriptions); nil, or nil from it: tools.
 	channelTools func(channel string) Registry
-	cfg     Config
-	budget  DailyBudget
-	policy  Policy
-	counter TokenCounter
-	prompt  *promptCache
-	now     func() time.Time
-	log     *slog.Logger
+	cfg          Config
+	budget       DailyBudget
+	policy       Policy
+	counter      TokenCounter
+	prompt       *promptCache
+	now          func() time.Time
+	log          *slog.Logger
 }
 
 // Option configures an Agent.

@@ -183,7 +183,6 @@ func TestScopeTwoTeamsOnSlack(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		idle(t, st)
 	}
 	waitPost := func(ch, want string) slackfake.Call {
 		t.Helper()
@@ -203,6 +202,8 @@ func TestScopeTwoTeamsOnSlack(t *testing.T) {
 	// The shop team mentions its own host and the payments team's.
 	send("EvShop", shopChan, "1700007000.000100", "shop question: is @web-1 or @db-1 slow?")
 	notice := waitPost(shopChan, "Not in this channel's scope")
+	waitPost(shopChan, "checked")
+	idle(t, st)
 	for _, want := range []string{"@db-1", "host db-1", "is not available in this channel (slack:" + shopChan + ")", "hosts: web-*"} {
 		if !strings.Contains(notice.Text(), want) {
 			t.Errorf("the refusal in the shop channel lacks %q: %q", want, notice.Text())
@@ -212,7 +213,7 @@ func TestScopeTwoTeamsOnSlack(t *testing.T) {
 		t.Errorf("the in-scope host is refused too: %q", notice.Text())
 	}
 	shop := requestsFor(t, model, "shop question")
-	mustContain(t, shop[0].FirstUser(), "@web-1 is node", "the shop context") // resolved
+	mustContain(t, shop[0].FirstUser(), "@web-1 is host:web-1", "the shop context") // resolved
 	mustContain(t, shop[0].FirstUser(), "@db-1: \"@db-1\" (host db-1) is not available in this channel", "the shop context")
 	shopMetrics := toolDesc(t, shop[0], "metrics")
 	mustContain(t, shopMetrics, "shop-prom", "the shop channel's metrics tool")
@@ -229,6 +230,8 @@ func TestScopeTwoTeamsOnSlack(t *testing.T) {
 	// The payments team reaches its own host, and its tools list its own
 	// datasource.
 	send("EvPay", payChan, "1700007100.000100", "pay question: how is @db-1?")
+	waitPost(payChan, "checked")
+	idle(t, st)
 	pay := requestsFor(t, model, "pay question")
 	payMetrics := toolDesc(t, pay[0], "metrics")
 	mustContain(t, payMetrics, "pay-prom", "the payments channel's metrics tool")
@@ -276,7 +279,7 @@ func TestScopeTwoTeamsOnSlack(t *testing.T) {
 	idle(t, st)
 	mustContain(t, toolDesc(t, al[0], "metrics"), "pay-prom", "the alert run's metrics tool")
 	mustNotContain(t, toolDesc(t, al[0], "metrics"), "shop-prom", "the alert run's metrics tool")
-	mustContain(t, al[0].FirstUser(), "host web-1 is not available in this channel (slack:"+payChan+")", "the alert's context")
+	mustContain(t, al[0].FirstUser(), "(host web-1) is not available in this channel (slack:"+payChan+")", "the alert's context")
 	if got := code(decodeEnvelope(t, resultFor(t, al[1], "read", "db-1"))); got != "" {
 		t.Errorf("the alert run's in-scope read failed: %s", resultFor(t, al[1], "read", "db-1"))
 	}
@@ -305,7 +308,8 @@ func TestScopeApprovalCannotWiden(t *testing.T) {
 	st1 := testkit.Start(t, testkit.Options{Adapter: first, Model: model, Channels: cps, Stores: &mem, Inventory: inv, NoRun: true})
 	done1 := make(chan error, 1)
 	go func() { done1 <- st1.Bot.Run(ctx1) }()
-	model.Script(modeltest.Calls(modeltest.Call("control", testkit.Args("action", "command", "target", "db-1", "command", testkit.AppendLine(file)))))
+	model.Script(modeltest.Calls(modeltest.Call("discover", testkit.Args("resource", "db-1"))),
+		modeltest.Calls(modeltest.Call("control", testkit.Args("action", "command", "target", "db-1", "command", testkit.AppendLine(file)))))
 	first.Say(t, th, "alice", "append a line on @db-1")
 	card := first.WaitCard(t, th, wait)
 	idle(t, st1)
