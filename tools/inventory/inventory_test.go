@@ -283,3 +283,63 @@ func resourceNames(rs []Resource) []string {
 	}
 	return out
 }
+
+// Groups and labels name resources for channel scopes, and what runs
+// inside a resource reaches its scope through it.
+func TestScopeGroupsAndLabels(t *testing.T) {
+	inv, err := Parse([]byte(`resources:
+  - name: pve
+    kind: node
+    reach: local
+    groups: [hypervisors]
+    labels: {team: infra}
+  - name: media
+    kind: lxc
+    vmid: 101
+    parent: pve
+    labels: {team: media}
+  - name: jelly
+    kind: docker_container
+    parent: media
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := inv.Groups(); len(g) != 1 || g[0] != "hypervisors" {
+		t.Errorf("groups = %v", g)
+	}
+	rs, ok := inv.ScopeReaches("JELLY")
+	if !ok || len(rs) != 1 {
+		t.Fatalf("reaches = %v %v", rs, ok)
+	}
+	r := rs[0]
+	if r.Name != "jelly" || len(r.Via) != 2 || r.Via[0].Labels["team"] != "media" || r.Via[1].Groups[0] != "hypervisors" {
+		t.Fatalf("reach = %+v", r)
+	}
+	if (&policy.Scope{Hosts: []string{"label:team=media"}}).Check("jelly", rs) != nil {
+		t.Error("a container in a labelled LXC is in the label's scope")
+	}
+	if (&policy.Scope{Hosts: []string{"label:team=infra"}}).Check("media", mustReach(t, inv, "media")) != nil {
+		t.Error("an LXC on a labelled node is in the node's scope")
+	}
+	if (&policy.Scope{Hosts: []string{"label:team=media"}}).Check("pve", mustReach(t, inv, "pve")) == nil {
+		t.Error("the node above the labelled LXC is not in its scope")
+	}
+	if _, ok := inv.ScopeReaches("nothing"); ok {
+		t.Error("an unknown name is placed")
+	}
+	for _, bad := range []string{"groups: [\"a b\"]", "labels: {\"te am\": x}"} {
+		if _, err := Parse([]byte("resources:\n  - name: a\n    kind: node\n    reach: local\n    " + bad + "\n")); err == nil {
+			t.Errorf("%s: want an error", bad)
+		}
+	}
+}
+
+func mustReach(t *testing.T, inv *Inventory, name string) []policy.Reach {
+	t.Helper()
+	rs, ok := inv.ScopeReaches(name)
+	if !ok {
+		t.Fatalf("%s not placed", name)
+	}
+	return rs
+}
