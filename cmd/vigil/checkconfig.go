@@ -115,6 +115,7 @@ func checkConfig(ctx context.Context, path string, out io.Writer) error {
 			}
 			w.printf("  approve:  %s (%s)\n", holders(cp, policy.RoleApprover, platformApprovers, names), self)
 		}
+		w.printf("  scope:    %s\n", scopeLine(cp.Scope))
 	}
 	if !hasDefault {
 		w.printf("\nany other channel: read_only (no default entry); anyone there may ask, nobody may request changes\n")
@@ -175,4 +176,21 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+// scopeLine says what a channel may touch, kind by kind.
+func scopeLine(sc *policy.Scope) string {
+	if sc == nil {
+		return "everything (no scope key)"
+	}
+	var parts []string
+	for _, k := range policy.ScopeKinds() {
+		l := sc.List(k)
+		if len(l) == 0 {
+			parts = append(parts, fmt.Sprintf("no %s", k))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", k, strings.Join(l, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
