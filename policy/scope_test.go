@@ -210,3 +210,34 @@ func TestGateScope(t *testing.T) {
 		t.Fatalf("no scope, unknown target read (the scoped read bypass): %v", d.Block)
 	}
 }
+
+// BenchmarkGateScope is what a channel's scope adds to every call: the
+// gate's decision for a read of an inventory host, without a scope and
+// with a realistic one (globs, a group, a label; the host placed through
+// its parent).
+func BenchmarkGateScope(b *testing.B) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	host := Reach{Kind: ScopeHosts, Name: "jelly", Labels: map[string]string{"team": "media"},
+		Via: []Reach{{Kind: ScopeHosts, Name: "media-server", Aliases: []string{"media"}, Groups: []string{"media"}},
+			{Kind: ScopeHosts, Name: "delly", Aliases: []string{"pve"}}}}
+	g := NewGate(Rules{ReadSandbox: SandboxOff}).WithScopes(fakeScopes{"jelly": {host}})
+	s := NewSessionState()
+	s.Context.Add(Resource{ID: "docker_container:media-server:jelly", Kind: "docker_container", Name: "jelly"}, now)
+	a := Action{Tool: "read", Kind: KindRead, Target: "jelly", Command: "uptime"}
+	sc := &Scope{Hosts: []string{"web-*", "db-?", "group:frontend", "label:team=shop*", "media-server"},
+		Kubernetes: []string{"prod/shop"}, Datasources: []string{"main"}}
+	for _, c := range []struct {
+		name  string
+		scope *Scope
+	}{{"none", nil}, {"scoped", sc}} {
+		b.Run(c.name, func(b *testing.B) {
+			who := Requester{User: "U1", Scope: c.scope}
+			b.ReportAllocs()
+			for b.Loop() {
+				if d := g.Authorize(s, a, LevelControlled, who, now); d.Block != nil {
+					b.Fatal(d.Block)
+				}
+			}
+		})
+	}
+}
