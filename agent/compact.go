@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -327,9 +328,13 @@ func (c *compaction) shortForm(call ToolCall, content string) string {
 // forms of old results. It is bounded and safe for concurrent use.
 type promptCache struct {
 	specTokens func() int
-	seed       maphash.Seed
-	mu         sync.Mutex
-	shorts     map[uint64]string
+	// scoped holds the spec tokens of each channel registry
+	// (WithChannelTools), counted once each.
+	scopedMu sync.Mutex
+	scoped   map[Registry]int
+	seed     maphash.Seed
+	mu       sync.Mutex
+	shorts   map[uint64]string
 }
 
 // shortCacheSize bounds the short forms remembered.
@@ -341,6 +346,34 @@ func newPromptCache(a *Agent) *promptCache {
 		seed:       maphash.MakeSeed(),
 		shorts:     map[uint64]string{},
 	}
+}
+
+// toolTokens is the tokens of the specs run r is offered: the agent's
+// own registry's from specTokens, a channel's (WithChannelTools) counted
+// once and kept.
+func (a *Agent) toolTokens(r *RunState) int {
+	p := a.prompt
+	if a.channelTools == nil || r == nil {
+		return p.specTokens()
+	}
+	reg := a.channelTools(r.Channel)
+	switch {
+	case reg == nil:
+		return p.specTokens()
+	case !reflect.TypeOf(reg).Comparable():
+		return toolsTokens(a.counter, reg.Specs())
+	}
+	p.scopedMu.Lock()
+	defer p.scopedMu.Unlock()
+	n, ok := p.scoped[reg]
+	if !ok {
+		if p.scoped == nil {
+			p.scoped = map[Registry]int{}
+		}
+		n = toolsTokens(a.counter, reg.Specs())
+		p.scoped[reg] = n
+	}
+	return n
 }
 
 func (p *promptCache) short(call ToolCall, content string) string {

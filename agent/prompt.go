@@ -58,7 +58,7 @@ func (a *Agent) messages(s *Session, textOnly bool) []Message {
 		fixed += messageTokens(a.counter, m)
 	}
 	if !textOnly && a.cfg.ToolMode == ToolModeNative {
-		fixed += a.prompt.specTokens()
+		fixed += a.toolTokens(s.Run)
 	}
 	hist := a.compactHistory(s.History, fixed)
 	if a.cfg.ToolMode != ToolModeJSON {
