@@ -306,7 +306,11 @@ func (s *Scope) Unknown(target string) *Block {
 
 func (s *Scope) notAvailable(what string, k ScopeKind, why string) *Block {
 	ch := "this channel"
-	if s.Channel != "" {
+	switch s.Channel {
+	case "":
+	case DefaultChannel:
+		ch = "this channel (its scope is the default entry's)"
+	default:
 		ch = "this channel (" + s.Channel + ")"
 	}
 	d := map[string]any{"reason": "outside_scope"}

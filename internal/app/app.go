@@ -166,7 +166,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 		obs.parts.pluginTools[pc.Name] = p.Tools()
 	}
-	obs.parts.builtins = builtins
+	obs.parts.builtins, obs.parts.inv, obs.parts.exec = builtins, inv, exec
 	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)

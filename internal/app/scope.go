@@ -9,9 +9,12 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/alerts"
+	"github.com/vigilops/vigil/tools/builtin"
 	"github.com/vigilops/vigil/tools/changes"
+	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/kube"
 	"github.com/vigilops/vigil/tools/metrics"
+	"github.com/vigilops/vigil/tools/transport"
 )
 
 // scopeParts are what a channel's tool set is built from: the tools every
@@ -19,6 +22,10 @@ import (
 // plugins are narrowed from.
 type scopeParts struct {
 	builtins []tools.Tool
+	// inv and exec build a scope's query tool over the part of the
+	// inventory it holds.
+	inv      *inventory.Inventory
+	exec     transport.Executor
 	sources  []metrics.Datasource
 	alerts   alerts.Config
 	clusters []*kube.Cluster
@@ -75,7 +82,22 @@ func emptyRegistry() *tools.Registry {
 // so in its description), and the plugins in scope.
 func (p scopeParts) registry(sc *policy.Scope) (*scopedRegistry, error) {
 	r := &scopedRegistry{scope: sc, hidden: map[string]string{}}
-	ts := append([]tools.Tool(nil), p.builtins...)
+	var ts []tools.Tool
+	for _, t := range p.builtins {
+		if t.Spec().Name == "query" && p.inv != nil {
+			// query searches, lists and shows the topology of what the
+			// scope holds (and what that runs inside) only.
+			view, err := p.inv.Filter(func(res inventory.Resource) bool {
+				reaches, _ := p.inv.ScopeReaches(string(res.ID))
+				return sc.Check(res.Name, reaches) == nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			t = builtin.NewQueryTool(view, p.exec)
+		}
+		ts = append(ts, t)
+	}
 
 	var sources []metrics.Datasource
 	for _, s := range p.sources {

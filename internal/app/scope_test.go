@@ -11,6 +11,8 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/alerts"
+	"github.com/vigilops/vigil/tools/builtin"
+	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/changes"
 	"github.com/vigilops/vigil/tools/kube"
 	"github.com/vigilops/vigil/tools/metrics"
@@ -133,4 +135,44 @@ func slicesHas(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A scope's query tool lists, searches and shows only what the scope
+// holds, with what that runs inside.
+func TestScopedQuery(t *testing.T) {
+	inv, err := inventory.Parse([]byte(`resources:
+  - {name: pve, kind: node, reach: local}
+  - {name: media, kind: lxc, vmid: 101, parent: pve, labels: {team: media}}
+  - {name: jelly, kind: docker_container, parent: media}
+  - {name: db-1, kind: host, reach: local, labels: {team: payments}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := scopeParts{builtins: []tools.Tool{builtin.NewQueryTool(inv, nil)}, inv: inv}
+	r, err := p.registry(&policy.Scope{Hosts: []string{"label:team=media"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := func(args string) string {
+		t.Helper()
+		prop, b := r.Propose("query", json.RawMessage(args))
+		if b != nil {
+			t.Fatal(b)
+		}
+		tl, _ := r.Get("query")
+		return tl.Execute(context.Background(), prop).Envelope.JSON()
+	}
+	got := list(`{"action":"list"}`)
+	for _, want := range []string{`"media"`, `"jelly"`, `"pve"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("list lacks %s: %s", want, got)
+		}
+	}
+	if strings.Contains(got, "db-1") {
+		t.Errorf("list shows another team's host: %s", got)
+	}
+	if got := list(`{"action":"search","query":"db"}`); strings.Contains(got, "db-1") {
+		t.Errorf("search finds another team's host: %s", got)
+	}
 }

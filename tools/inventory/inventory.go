@@ -411,6 +411,28 @@ func (inv *Inventory) ScopeReaches(target string) ([]policy.Reach, bool) {
 	return []policy.Reach{out}, true
 }
 
+// Filter is the inventory of the resources keep accepts, with the
+// resources they run inside (which a resource is reached through), in
+// inventory order: a channel's view of the inventory for its scope.
+func (inv *Inventory) Filter(keep func(Resource) bool) (*Inventory, error) {
+	in := make(map[policy.ResourceID]bool, len(inv.list))
+	for _, r := range inv.list {
+		if !keep(r.clone()) {
+			continue
+		}
+		for _, c := range inv.RoutingChain(r.ID) {
+			in[c.ID] = true
+		}
+	}
+	var rs []Resource
+	for _, r := range inv.list {
+		if in[r.ID] {
+			rs = append(rs, r)
+		}
+	}
+	return New(rs)
+}
+
 // Groups lists every group named in the inventory, sorted.
 func (inv *Inventory) Groups() []string {
 	var out []string
