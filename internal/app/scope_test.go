@@ -12,8 +12,8 @@ import (
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/alerts"
 	"github.com/vigilops/vigil/tools/builtin"
-	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/changes"
+	"github.com/vigilops/vigil/tools/inventory"
 	"github.com/vigilops/vigil/tools/kube"
 	"github.com/vigilops/vigil/tools/metrics"
 )
