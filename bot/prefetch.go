@@ -40,6 +40,12 @@ func (b *conversation) messageContextIn(s *agent.Session, m Message, scope *poli
 	block, refused := b.mentionContextIn(s, m.Mentions, scope)
 	var names []string
 	for _, mm := range m.Mentions {
+		if scope != nil && b.opt.Resolver != nil {
+			// Another team's resource brings no runbooks here either.
+			if chain, ok := b.opt.Resolver.ResolveMention(mm.Name); ok && len(chain) > 0 && b.outOfScope(scope, mm.Name, chain[0]) != "" {
+				continue
+			}
+		}
 		names = append(names, mm.Name)
 	}
 	if c, sure := b.recognizedContext(m, block != "", scope); c != "" {

@@ -212,6 +212,7 @@ func Config(o Options) *config.Config {
 			cfg.Channels = append(cfg.Channels, config.Channel{
 				Match: cp.Match, ControlLevel: string(cp.Level), AllowSelfApproval: &self,
 				Viewers: cp.Viewers, Operators: cp.Operators, Approvers: cp.Approvers,
+				Scope: scopeOf(cp.Scope),
 			})
 		}
 	}
@@ -219,4 +220,13 @@ func Config(o Options) *config.Config {
 		o.Configure(cfg)
 	}
 	return cfg
+}
+
+// scopeOf is a policy scope as the configuration writes it.
+func scopeOf(sc *policy.Scope) *config.ChannelScope {
+	if sc == nil {
+		return nil
+	}
+	return &config.ChannelScope{Hosts: sc.Hosts, Kubernetes: sc.Kubernetes, Datasources: sc.Datasources,
+		Repos: sc.Repos, Plugins: sc.Plugins}
 }
