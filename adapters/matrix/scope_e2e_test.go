@@ -1,6 +1,10 @@
 package matrix_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +21,8 @@ import (
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/tools/inventory"
 )
+
+const scopeAlertToken = "scope-alert-token-0123456789"
 
 // Per-channel scope on a real Dendrite (issue 27): two rooms of two teams
 // with disjoint scopes. A mention of the other team's host is refused in
@@ -51,7 +57,7 @@ func TestE2EScopeTwoRooms(t *testing.T) {
 		return modeltest.Text("checked")
 	})
 	shopKey, payKey := "matrix:"+string(shop), "matrix:"+string(pay)
-	testkit.Start(t, testkit.Options{
+	st := testkit.Start(t, testkit.Options{
 		Adapter: a, Model: model, Inventory: inv,
 		Channels: []policy.ChannelPolicy{
 			{Match: shopKey, Level: policy.LevelReadOnly},
@@ -64,6 +70,11 @@ func TestE2EScopeTwoRooms(t *testing.T) {
 			}
 			c.Channels[0].Scope = &config.ChannelScope{Hosts: []string{"group:web"}, Datasources: []string{"shop-prom"}}
 			c.Channels[1].Scope = &config.ChannelScope{Hosts: []string{"label:team=payments"}, Datasources: []string{"pay-prom"}}
+			c.Alerts.Enabled = true
+			c.Alerts.Token = scopeAlertToken
+			c.Alerts.Default = shopKey
+			c.Alerts.Debounce = time.Second
+			c.Alerts.Routes = []config.AlertRoute{{Match: map[string]string{"team": "payments"}, Channel: payKey}}
 		},
 	})
 	select {
@@ -128,6 +139,51 @@ func TestE2EScopeTwoRooms(t *testing.T) {
 	}
 	if !strings.Contains(payReqs[0].FirstUser(), `@db-1 is host:db-1`) {
 		t.Errorf("the payments room did not resolve its own host: %s", payReqs[0].FirstUser())
+	}
+
+	// An alert routed to the payments room investigates in its scope,
+	// though it names the shop's host.
+	srv := httptest.NewServer(st.App.AlertHandler)
+	t.Cleanup(srv.Close)
+	alert, _ := json.Marshal(map[string]any{
+		"version": "4", "groupKey": `{}:{alertname="HighLatency"}`, "status": "firing", "receiver": "vigil",
+		"groupLabels": map[string]string{"alertname": "HighLatency"},
+		"alerts": []map[string]any{{"status": "firing", "fingerprint": "f1", "startsAt": time.Now().UTC().Format(time.RFC3339),
+			"labels": map[string]string{"alertname": "HighLatency", "team": "payments", "instance": "web-1:9100", "host": "db-1"}}},
+	})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/alerts/alertmanager", bytes.NewReader(alert))
+	req.Header.Set("Authorization", "Bearer "+scopeAlertToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("alert webhook: %s", resp.Status)
+	}
+	h.WaitBotMessageIn(pay, "the alert thread", func(e *event.Event) bool { return strings.Contains(body(e), "HighLatency") })
+	var alertReq *modeltest.Request
+	for deadline := time.Now().Add(60 * time.Second); alertReq == nil && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, r := range model.Requests() {
+			if strings.Contains(r.FirstUser(), "HighLatency") {
+				alertReq = &r
+				break
+			}
+		}
+	}
+	if alertReq == nil {
+		t.Fatal("the alert was not investigated")
+	}
+	if d := desc(*alertReq); !strings.Contains(d, "pay-prom") || strings.Contains(d, "shop-prom") {
+		t.Errorf("the alert run's metrics tool: %q", d)
+	}
+	if !strings.Contains(alertReq.FirstUser(), "(host web-1) is not available in this channel ("+payKey+")") {
+		t.Errorf("the alert run's context does not refuse the shop's host: %s", alertReq.FirstUser())
+	}
+	for _, e := range h.BotMessages() {
+		if strings.Contains(body(e), "HighLatency") {
+			t.Errorf("the payments alert reached the shop room: %q", body(e))
+		}
 	}
 
 }
