@@ -15,6 +15,7 @@ import (
 	"github.com/vigilops/vigil/adapters/slack"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/config"
+	"github.com/vigilops/vigil/internal/testenv/kubeapi"
 	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/slackfake"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
@@ -335,4 +336,67 @@ func TestScopeApprovalCannotWiden(t *testing.T) {
 		got += m.Content
 	}
 	mustContain(t, got, "host db-1 is not available in this channel (testchat:ops)", "the approved call's result")
+}
+
+// Kubernetes scope against the stand-in API server: the shop channel
+// holds the shop namespace, the payments channel no cluster at all; the
+// payments channel is refused the shop's @mentions, reads and changes,
+// and each channel's kube tool says what it holds.
+func TestScopeKubernetesNamespaces(t *testing.T) {
+	api := kubeapi.Start(t)
+	chat := testkit.NewChat()
+	model := modeltest.New(t)
+	model.Route(func(r modeltest.Request) modeltest.Step {
+		if strings.Contains(r.FirstUser(), "restart checkout") && r.Turns() == 0 {
+			return modeltest.Calls(
+				modeltest.Call("kube", testkit.Args("action", "rollout_restart", "namespace", "shop", "kind", "deployment", "name", "checkout")),
+				modeltest.Call("kube", testkit.Args("action", "list", "namespace", "shop", "kind", "pod")))
+		}
+		return modeltest.Text("checked")
+	})
+	cp := func(ch string, sc *policy.Scope) policy.ChannelPolicy {
+		return policy.ChannelPolicy{Match: "testchat:" + ch, Level: policy.LevelControlled,
+			Operators: []string{"alice"}, Approvers: []string{"bob"}, Scope: sc}
+	}
+	st := testkit.Start(t, testkit.Options{Adapter: chat, Model: model,
+		Channels: []policy.ChannelPolicy{
+			cp("shop", &policy.Scope{Kubernetes: []string{"prod/shop"}}),
+			cp("pay", &policy.Scope{Hosts: []string{"*"}}),
+		},
+		Configure: func(c *config.Config) {
+			c.Kubernetes.Clusters = []config.KubeCluster{{Name: "prod", Kubeconfig: api.Kubeconfig(t), Context: "vigil",
+				Namespaces: []string{"shop"}}}
+		}})
+	shopTh, payTh := testkit.Thread("shop", "t1"), testkit.Thread("pay", "t1")
+
+	chat.Say(t, payTh, "alice", "restart checkout: @checkout is returning 503s")
+	idle(t, st)
+	chat.WaitText(t, payTh, "namespace shop of cluster prod) is not available in this channel (testchat:pay)", wait)
+	chat.Say(t, shopTh, "alice", "how is @checkout?")
+	idle(t, st)
+	chat.WaitText(t, shopTh, "checked", wait)
+
+	var pay, shop []modeltest.Request
+	for _, r := range model.Requests() {
+		switch {
+		case strings.Contains(r.FirstUser(), "restart checkout"):
+			pay = append(pay, r)
+		case strings.Contains(r.FirstUser(), "how is @checkout"):
+			shop = append(shop, r)
+		}
+	}
+	if len(pay) < 2 || len(shop) < 1 {
+		t.Fatalf("model requests: pay %d, shop %d", len(pay), len(shop))
+	}
+	mustContain(t, toolDesc(t, pay[0], "kube"), "Not available in this channel: no Kubernetes cluster or namespace is in this channel's scope", "the payments channel's kube tool")
+	mustNotContain(t, toolDesc(t, pay[0], "kube"), "prod", "the payments channel's kube tool")
+	mustContain(t, toolDesc(t, shop[0], "kube"), "prod (namespaces shop)", "the shop channel's kube tool")
+	mustContain(t, shop[0].FirstUser(), "@checkout is k8s_deployment:prod:shop/checkout", "the shop channel's context")
+	for _, args := range []string{"rollout_restart", "list"} {
+		res := resultFor(t, pay[1], "kube", args)
+		mustContain(t, res, "namespace shop of cluster prod is not available in this channel (testchat:pay)", "the payments channel's kube "+args)
+	}
+	if w := api.Writes(); len(w) != 0 {
+		t.Fatalf("the cluster was changed from a channel whose scope does not hold it: %+v", w)
+	}
 }
