@@ -429,6 +429,12 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	// It acts with the approver's identity on its target, not the
 	// requester's: the approver is whose permissions the card named.
 	p.Actor = d.Actor
+	if p.Actor == nil && r.Actor != nil {
+		// The run acts under an identity mapping but nobody resolved the
+		// approver's: the call gets no identity, so tools that need one
+		// refuse rather than fall back to vigil's own credentials.
+		p.Actor = &policy.Actor{Chat: d.By, Unmapped: "the approver's identity was not resolved when the change was approved"}
+	}
 	// And the state of its target the card showed, which it must find
 	// unchanged; BeforeExecute checks the approval binds the same.
 	p.Basis = r.Pending.Basis

@@ -371,3 +371,19 @@ func (m *Identities) ApproverNote() string {
 	}
 	return s + "; an unmapped approver is refused"
 }
+
+// Describe reads "k8s user alice, groups sre; ssh user alice", or says
+// there is none.
+func (a *Actor) Describe() string {
+	var parts []string
+	if a.Kube.Set() {
+		parts = append(parts, a.Kube.String())
+	}
+	if a.SSH.Set() {
+		parts = append(parts, "ssh user "+a.SSH.User)
+	}
+	if len(parts) == 0 {
+		return "none (" + a.Unmapped + "), so calls that need one are refused"
+	}
+	return strings.Join(parts, "; ")
+}
