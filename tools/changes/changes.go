@@ -221,7 +221,7 @@ func (t *Tool) Run(ctx context.Context, a Args, p tools.Proposal) tools.Result {
 	res := tools.Result{Resolved: []policy.Resource{pl.resource}}
 
 	if pl.host != nil {
-		out, err := t.cfg.Executor.Run(ctx, *pl.host, transport.RunSpec{Command: pl.command, Execution: p.Execution}, nil)
+		out, err := t.cfg.Executor.Run(ctx, *pl.host, transport.RunSpec{Command: pl.command, Execution: p.Execution, Actor: p.Actor}, nil)
 		if out.Sandbox.Mechanism != "" {
 			sb := out.Sandbox
 			res.Sandbox = &sb
