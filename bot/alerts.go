@@ -717,9 +717,9 @@ func (b *alerts) investigate(ctx context.Context, t ThreadRef, held *heldLock, j
 		// gives the investigation an identity on targets.
 		Actor:   b.opt.Identities.Resolve(policy.Subject{User: who}, t.ChannelKey()),
 		Channel: cp.Match,
-		Level:     cp.Level,
-		Text:      alertQuestion(g),
-		Context:   strings.Join(parts, "\n\n"),
+		Level:   cp.Level,
+		Text:    alertQuestion(g),
+		Context: strings.Join(parts, "\n\n"),
 	}
 	b.alertCount(g.Source, g.Route, AlertInvestigated)
 	var firstPost func()
