@@ -242,6 +242,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		LockTTL:           o.LockTTL,
 		UserRateLimit:     cfg.Bot.UserRateLimit,
 		MaxConcurrentRuns: maxRuns,
+		Identities:        &cfg.Identities,
 
 		AlertDebounce:               cfg.Alerts.Debounce,
 		AlertSweep:                  cfg.Alerts.Enabled,

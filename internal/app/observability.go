@@ -114,7 +114,7 @@ func observabilityTools(ctx context.Context, cfg *config.Config, inv *inventory.
 	o.tools = []tools.Tool{
 		metrics.New(sources, nil),
 		alerts.New(ac),
-		kube.New(clusters, nil),
+		kube.New(clusters, nil, kube.WithIdentities(&cfg.Identities)),
 		changes.New(changes.Config{Inventory: inv, Executor: x, Kube: kubeChanges, GitRepos: repos}),
 	}
 	return o, nil
