@@ -33,6 +33,11 @@ const (
 // level in the room is at least the number ("power_level:50").
 const PowerLevelPrefix = "power_level:"
 
+// AlertSourcePrefix marks a rule entry matching the investigations vigil
+// starts on alerts from one source ("alert:alertmanager"): their
+// requester is "alert:<source>/<alert name>".
+const AlertSourcePrefix = "alert:"
+
 // KubeIdentity is a Kubernetes user and groups vigil impersonates.
 type KubeIdentity struct {
 	User   string   `json:"user,omitempty" mapstructure:"user"`
@@ -76,8 +81,9 @@ type Targets struct {
 type IdentityRule struct {
 	Name string `mapstructure:"name"`
 	// Match lists Slack user IDs (U0123…), Matrix user IDs
-	// (@alice:example.org), user groups (usergroup:S0123…) and Matrix
-	// power levels (power_level:50 matches 50 and above).
+	// (@alice:example.org), user groups (usergroup:S0123…), Matrix
+	// power levels (power_level:50 matches 50 and above) and the
+	// investigations of alerts from a source (alert:alertmanager).
 	Match []string `mapstructure:"match"`
 	// Channels limits the rule to these channel policy keys
 	// (slack:C0123…, matrix:!room:server, console); empty: every channel.
@@ -126,12 +132,16 @@ func checkMatch(e string) string {
 		if _, err := strconv.Atoi(strings.TrimPrefix(e, PowerLevelPrefix)); err != nil {
 			return "is not a power level: write power_level:<integer>, e.g. power_level:50"
 		}
+	case strings.HasPrefix(e, AlertSourcePrefix):
+		if !groupID.MatchString(strings.TrimPrefix(e, AlertSourcePrefix)) {
+			return "is not an alert source: write alert:<source>, e.g. alert:alertmanager"
+		}
 	case strings.HasPrefix(e, "@"):
 		if !matrixUserID.MatchString(e) {
 			return "is not a Matrix user ID: write @name:server, e.g. @alice:example.org"
 		}
 	case !slackUserID.MatchString(e):
-		return "is not a Slack user ID (U0123ABCD), Matrix user ID (@alice:example.org), usergroup:<id> or power_level:<n>"
+		return "is not a Slack user ID (U0123ABCD), Matrix user ID (@alice:example.org), usergroup:<id>, power_level:<n> or alert:<source>"
 	}
 	return ""
 }
@@ -253,6 +263,10 @@ func (r IdentityRule) matches(s Subject, channel string) bool {
 			}
 		case strings.HasPrefix(e, UserGroupPrefix):
 			if slices.Contains(s.Groups, e) {
+				return true
+			}
+		case strings.HasPrefix(e, AlertSourcePrefix):
+			if strings.HasPrefix(s.User, e+"/") {
 				return true
 			}
 		case e == s.User && e != "":

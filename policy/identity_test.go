@@ -19,6 +19,7 @@ func TestIdentityResolve(t *testing.T) {
 				Targets: Targets{Kube: KubeIdentity{User: "alice"}, SSH: SSHIdentity{User: "alice", KeyFile: "/k/alice"}}},
 			{Name: "sre", Match: []string{"usergroup:S0SRE"}, Targets: Targets{SSH: SSHIdentity{User: "sre"}}},
 			{Name: "mods", Match: []string{"power_level:50"}, Targets: Targets{Kube: KubeIdentity{User: "mods", Groups: []string{"admins"}}}},
+			{Name: "alerts", Match: []string{"alert:alertmanager"}, Targets: Targets{Kube: KubeIdentity{User: "vigil-alerts"}}},
 		},
 	}
 	if err := ids.Validate(); err != nil {
@@ -40,6 +41,8 @@ func TestIdentityResolve(t *testing.T) {
 		{"by user group, kube from the fallback", Subject{User: "U0BOB", Groups: []string{"usergroup:S0SRE"}}, "slack:CDEV", KubeIdentity{User: "vigil-viewer", Groups: []string{"view"}}, "fallback", "sre", "sre"},
 		{"power level at the threshold", Subject{User: "@mod:example.org", PowerLevel: p(50)}, "matrix:!r:example.org", KubeIdentity{User: "mods", Groups: []string{"admins"}}, "mods", "", ""},
 		{"power level below it", Subject{User: "@user:example.org", PowerLevel: p(49)}, "matrix:!r:example.org", KubeIdentity{User: "vigil-viewer", Groups: []string{"view"}}, "fallback", "", ""},
+		{"an alert investigation from the source", Subject{User: "alert:alertmanager/HighLatency"}, "slack:COPS", KubeIdentity{User: "vigil-alerts"}, "alerts", "", ""},
+		{"from another source", Subject{User: "alert:grafana/HighLatency"}, "slack:COPS", KubeIdentity{User: "vigil-viewer", Groups: []string{"view"}}, "fallback", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := ids.Resolve(tc.s, tc.channel)

@@ -55,6 +55,7 @@ identities:
 		{"identities:\n  rules: [{name: a, match: [\"@Alice\"], kube: {user: a}}]\n", "identities.rules[0].match[0]", "is not a Matrix user ID"},
 		{"identities:\n  rules: [{name: a, match: [power_level:high], kube: {user: a}}]\n", "identities.rules[0].match[0]", "is not a power level"},
 		{"identities:\n  rules: [{name: a, match: [\"usergroup:\"], kube: {user: a}}]\n", "identities.rules[0].match[0]", "is not a user group"},
+		{"identities:\n  rules: [{name: a, match: [\"alert:\"], kube: {user: a}}]\n", "identities.rules[0].match[0]", "is not an alert source"},
 		{"identities:\n  rules: [{name: a, kube: {user: a}}]\n", "identities.rules[0].match", "is required"},
 		{"identities:\n  rules: [{match: [U0A], kube: {user: a}}]\n", "identities.rules[0].name", "is required"},
 		{"identities:\n  rules: [{name: a, match: [U0A], kube: {user: a}}, {name: a, match: [U0B], kube: {user: b}}]\n", "identities.rules[1].name", "used by an earlier rule"},
