@@ -156,6 +156,30 @@ func TestImpersonationAgainstAPIServer(t *testing.T) {
 		}
 	})
 
+	t.Run("the changes timeline reads as the asker too", func(t *testing.T) {
+		ch := NewChanges([]*Cluster{c}, nil)
+		before := len(s.Requests())
+		if _, err := ch.Timeline(context.Background(), "k8s_deployment:prod:shop/checkout", time.Time{}, asker); err != nil {
+			t.Fatal(err)
+		}
+		reqs := s.Requests()[before:]
+		if len(reqs) == 0 {
+			t.Fatal("the timeline sent no requests")
+		}
+		for _, r := range reqs {
+			if u, g := impersonation(r); u != "alice@example.org" || !slices.Equal(g, []string{"sre", "oncall"}) {
+				t.Fatalf("%s %s impersonated %q %q", r.Method, r.Path, u, g)
+			}
+		}
+		before = len(s.Requests())
+		if _, err := ch.Timeline(context.Background(), "k8s_deployment:prod:shop/checkout", time.Time{}, stranger); !errors.Is(err, policy.ErrNoIdentity) {
+			t.Fatalf("unmapped timeline: %v", err)
+		}
+		if n := len(s.Requests()) - before; n != 0 {
+			t.Fatalf("the refused timeline sent %d requests", n)
+		}
+	})
+
 	if err := stranger.KubeRefusal(); !errors.Is(err, policy.ErrNoIdentity) {
 		t.Fatalf("KubeRefusal = %v", err)
 	}
