@@ -713,13 +713,11 @@ func (b *alerts) investigate(ctx context.Context, t ThreadRef, held *heldLock, j
 		RunID:     newRunID(),
 		Requester: who,
 		Role:      policy.SystemRequester(who),
-		// Nobody asked: only a rule naming the source, or the fallback,
-		// gives the investigation an identity on targets.
-		Actor:   b.opt.Identities.Resolve(policy.Subject{User: who}, t.ChannelKey()),
-		Channel: cp.Match,
-		Level:   cp.Level,
-		Text:    alertQuestion(g),
-		Context: strings.Join(parts, "\n\n"),
+		Actor:     b.opt.Identities.Resolve(policy.Subject{User: who}, t.ChannelKey()), // only an alert:<source> rule or the fallback maps it
+		Channel:   cp.Match,
+		Level:     cp.Level,
+		Text:      alertQuestion(g),
+		Context:   strings.Join(parts, "\n\n"),
 	}
 	b.alertCount(g.Source, g.Route, AlertInvestigated)
 	var firstPost func()
