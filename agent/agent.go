@@ -214,6 +214,9 @@ type Input struct {
 	// (policy.ChannelPolicy.Requester). Its zero value may read, not
 	// change.
 	Role policy.Requester
+	// Actor is the requester's identity on targets (policy.Identities);
+	// nil when no identity mapping is configured.
+	Actor *policy.Actor
 	// Channel is the policy key of the channel the run belongs to.
 	Channel string
 	Level   policy.ControlLevel
@@ -279,6 +282,9 @@ type Decision struct {
 	// keeps the run's. A requester who lost the operator role meanwhile
 	// sees the approved change refused before it runs.
 	Role *policy.Requester
+	// Actor is the approver's identity on targets, which an approved call
+	// runs with; nil when no identity mapping is configured.
+	Actor *policy.Actor
 }
 
 // Errors returned by Start and Resume. The Outcome still carries a message
@@ -308,6 +314,7 @@ func (a *Agent) Start(ctx context.Context, s *Session, in Input, env RunEnv) (Ou
 		ID:        in.RunID,
 		Requester: in.Requester,
 		Role:      role,
+		Actor:     in.Actor,
 		Channel:   in.Channel,
 		Level:     in.Level,
 		StartedAt: now,
@@ -440,6 +447,15 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	// The tool learns who approved it from the call itself (a silence's
 	// created_by), never from ambient state.
 	p.ApprovedBy = d.By
+	// It acts with the approver's identity on its target, not the
+	// requester's: the approver is whose permissions the card named.
+	p.Actor = d.Actor
+	if p.Actor == nil && r.Actor != nil {
+		// The run acts under an identity mapping but nobody resolved the
+		// approver's: the call gets no identity, so tools that need one
+		// refuse rather than fall back to vigil's own credentials.
+		p.Actor = &policy.Actor{Chat: d.By, Unmapped: "the approver's identity was not resolved when the change was approved"}
+	}
 	// And the state of its target the card showed, which it must find
 	// unchanged; BeforeExecute checks the approval binds the same.
 	p.Basis = r.Pending.Basis
@@ -455,7 +471,7 @@ func (a *Agent) runApproved(ctx context.Context, s *Session, call ToolCall, d De
 	dur := a.now().Sub(start)
 	a.observe(s, p, res)
 	emit(ctx, sink, s, Event{Type: EventToolResult, CallID: call.ID, Proposal: &p, Result: &res.Envelope,
-		Output: res.Output, Sandbox: res.Sandbox, Duration: dur, Code: errCode(res.Envelope)})
+		Output: res.Output, Sandbox: res.Sandbox, ActedAs: res.ActedAs, Duration: dur, Code: errCode(res.Envelope)})
 	return res.Envelope
 }
 

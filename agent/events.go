@@ -42,7 +42,10 @@ type Event struct {
 	Output string // raw command output, for traces (not yet redacted)
 	// Sandbox is how the command ran (landlock, bwrap or none and why, and
 	// the shell); nil when the call ran no command.
-	Sandbox  *tools.Sandbox
+	Sandbox *tools.Sandbox
+	// ActedAs is the identity the call used on its target when not
+	// vigil's own (tools.Result.ActedAs).
+	ActedAs  string
 	Duration time.Duration
 	// Recovery marks a call that was an automatic retry with a suggested
 	// rewrite (SPEC A12).

@@ -319,6 +319,8 @@ func (a *Agent) precheck(s *Session, sim *policy.SessionState, sl *slot) {
 	}
 	// The tool runs the call as policy says: shell, sandbox, network.
 	sl.prop.Execution = dec.Execution
+	// And with the asker's identity on its target (nil: vigil's own).
+	sl.prop.Actor = r.Actor
 	switch {
 	case dec.Block != nil:
 		if dec.Block.AutoRecoverable {
@@ -427,7 +429,7 @@ func (a *Agent) postprocess(ctx context.Context, s *Session, sl *slot, sink Sink
 		a.observe(s, sl.prop, sl.res)
 	}
 	emit(ctx, sink, s, Event{Type: EventToolResult, CallID: sl.call.ID, Proposal: &sl.prop, Result: &env,
-		Output: sl.res.Output, Sandbox: sl.res.Sandbox, Duration: sl.dur, Recovery: sl.recovery, Code: errCode(env)})
+		Output: sl.res.Output, Sandbox: sl.res.Sandbox, ActedAs: sl.res.ActedAs, Duration: sl.dur, Recovery: sl.recovery, Code: errCode(env)})
 	return env
 }
 

@@ -54,6 +54,7 @@ func (a *Agent) preview(ctx context.Context, s *Session, p tools.Proposal) tools
 			return tools.PreviewRead{Refused: "the read would need approval", At: at}
 		}
 		rp.Execution = dec.Execution
+		rp.Actor = s.Run.Actor
 		res := a.safeExecute(ctx, a.reg(s.Run), rp)
 		a.log.Info("read for an approval card", "session", s.Key, "run", s.Run.ID, "tool", rp.Tool,
 			"target", rp.Target, "path", rp.Path, "ok", res.Envelope.OK)

@@ -44,6 +44,9 @@ type RunState struct {
 	// decided by the bot from the channel's policy when the run starts, and
 	// again when it resumes. A run saved without one may read, not change.
 	Role policy.Requester `json:"role"`
+	// Actor is the requester's identity on targets (policy.Identities),
+	// resolved by the bot when the run starts; nil without a mapping.
+	Actor *policy.Actor `json:"actor,omitempty"`
 	// Channel is the policy key of the channel ("console", "slack:C123", ...).
 	Channel string `json:"channel"`
 	// Level is the channel's control level; the bot refreshes it from

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/policy"
 )
 
 // Alert-driven investigations (SPEC N1). A routed notification
@@ -714,6 +715,7 @@ func (b *alerts) investigate(ctx context.Context, t ThreadRef, held *heldLock, j
 		RunID:     newRunID(),
 		Requester: who,
 		Role:      cp.SystemRequesterIn(who),
+		Actor:     b.opt.Identities.Resolve(policy.Subject{User: who}, t.ChannelKey()), // only an alert:<source> rule or the fallback maps it
 		Channel:   cp.Match,
 		Level:     cp.Level,
 		Text:      alertQuestion(g),

@@ -213,13 +213,14 @@ func (b *approvals) decide(ctx context.Context, d Decision) {
 		return
 	}
 	now := b.now()
+	subj := b.subject(ctx, d.Thread, d.User)
 	req := policy.DecisionRequest{
 		User:              d.User,
 		Token:             d.Token,
 		FromButton:        d.FromButton,
 		Approve:           d.Approve,
 		Reason:            d.Reason,
-		Roles:             cp.RolesOf(b.subject(ctx, d.Thread, d.User)),
+		Roles:             cp.RolesOf(subj),
 		Channel:           d.Thread.ChannelKey(),
 		Level:             cp.Level,
 		AllowSelfApproval: cp.AllowSelfApproval,
@@ -262,8 +263,13 @@ func (b *approvals) decide(ctx context.Context, d Decision) {
 		b.log.Error("resume impossible", "approval", a.ID, "err", err)
 		return
 	}
+	// An approved change acts with the approver's identity on its target.
+	actor := b.opt.Identities.Resolve(subj, d.Thread.ChannelKey())
+	if d.Approve && actor != nil {
+		b.say(ctx, ref.ThreadRef, Reply{Kind: ReplyNotice, Text: fmt.Sprintf("Approved by %s. Where vigil acts as a person (Kubernetes, SSH hosts with per-person logins), the change uses %s's identity: %s.", d.User, d.User, actor.Describe())})
+	}
 	b.enqueue(ctx, ref.ThreadRef, &resumeJob{h: b, approval: decided, decision: agent.Decision{
-		Approved: d.Approve, By: d.User, Reason: decided.Reason,
+		Approved: d.Approve, By: d.User, Reason: decided.Reason, Actor: actor,
 	}})
 }
 

@@ -95,6 +95,10 @@ type Options struct {
 	// MaxConcurrentInvestigations bounds alert-started runs on this
 	// replica (default 4); the rest queue.
 	MaxConcurrentInvestigations int
+	// Identities maps people to the identities calls use on targets: a
+	// run's reads act as the person who asked, an approved change as the
+	// approver (policy.Identities). Nil or empty: vigil's own credentials.
+	Identities *policy.Identities
 }
 
 // Bot connects adapters to the agent. Create it with New, register adapters,

@@ -197,6 +197,7 @@ func (b *conversation) handleMessage(ctx context.Context, t ThreadRef, held *hel
 		RunID:     newRunID(),
 		Requester: m.User,
 		Role:      cp.Requester(subj),
+		Actor:     b.opt.Identities.Resolve(subj, t.ChannelKey()),
 		Channel:   cp.Match,
 		Level:     cp.Level,
 		Text:      m.Text,

@@ -557,6 +557,7 @@ func (b *runtime) subject(ctx context.Context, t ThreadRef, user string) policy.
 	s.Groups = facts.Groups
 	s.PlatformApprover = facts.IsApprover
 	s.PlatformApprovers = facts.ApproverSource
+	s.PowerLevel = facts.PowerLevel
 	return s
 }
 

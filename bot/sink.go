@@ -140,6 +140,10 @@ func (k *sink) audit(ctx context.Context, e agent.Event, tr *Trace) {
 		Outcome: string(tr.Outcome),
 		Reason:  tr.Message,
 		Sandbox: tr.Sandbox,
+		ActedAs: e.ActedAs,
+	}
+	if p.Actor != nil && e.ActedAs != "" {
+		rec.Identity = p.Actor.Chat // the asker's, or the approver's
 	}
 	switch {
 	case tr.Outcome == OutcomeBlocked || tr.Outcome == OutcomeApproval:

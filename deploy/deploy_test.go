@@ -912,3 +912,79 @@ func TestHelmRedisNetworkPolicy(t *testing.T) {
 		t.Error("NetworkPolicy rendered although redis.networkPolicy.enabled=false")
 	}
 }
+
+// rbac.impersonate: the service account may impersonate exactly the
+// Kubernetes users and groups config.identities maps people to, and
+// nothing else; without a mapping the chart refuses to render it.
+func TestHelmImpersonateRBAC(t *testing.T) {
+	if objs := mustRender(t); find(objs, "ClusterRole", "vigil-impersonate") != nil {
+		t.Fatal("ClusterRole rendered although rbac.impersonate.enabled is false")
+	}
+	if _, err := render(t, "--set", "rbac.impersonate.enabled=true"); err == nil || !strings.Contains(err.Error(), "names no kube.user") {
+		t.Fatalf("impersonation without a mapping: err = %v, want a refusal", err)
+	}
+	values := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(values, []byte(`rbac:
+  impersonate:
+    enabled: true
+config:
+  identities:
+    unmapped: fallback
+    fallback:
+      kube: {user: vigil-viewer, groups: [view]}
+    rules:
+      - name: alice
+        match: [U0123ALICE]
+        kube: {user: alice@example.org, groups: [sre, oncall]}
+      - name: oncall
+        match: [usergroup:S0123ONCALL]
+        kube: {user: oncall, groups: [oncall]}
+      - name: ssh-only
+        match: ["@bob:example.org"]
+        ssh: {user: bob}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	objs := mustRender(t, "-f", values)
+	role := find(objs, "ClusterRole", "vigil-impersonate")
+	if role == nil {
+		t.Fatalf("no ClusterRole vigil-impersonate in %q", kinds(objs))
+	}
+	names := map[string][]string{}
+	for _, r := range get(role, "rules").([]any) {
+		if v := toStrings(get(r, "verbs")); !slices.Equal(v, []string{"impersonate"}) {
+			t.Errorf("rule %v grants %q, want impersonate only", r, v)
+		}
+		if g := toStrings(get(r, "apiGroups")); !slices.Equal(g, []string{""}) {
+			t.Errorf("rule %v is for API groups %q", r, g)
+		}
+		res := toStrings(get(r, "resources"))
+		if len(res) != 1 || (res[0] != "users" && res[0] != "groups") {
+			t.Errorf("rule %v grants impersonating %q; want users or groups, by name", r, res)
+			continue
+		}
+		if get(r, "resourceNames") == nil {
+			t.Errorf("rule %v has no resourceNames: it would let vigil impersonate anyone", r)
+		}
+		names[res[0]] = toStrings(get(r, "resourceNames"))
+	}
+	if want := []string{"alice@example.org", "oncall", "vigil-viewer"}; !slices.Equal(names["users"], want) {
+		t.Errorf("impersonable users = %q, want %q", names["users"], want)
+	}
+	if want := []string{"oncall", "sre", "view"}; !slices.Equal(names["groups"], want) {
+		t.Errorf("impersonable groups = %q, want %q", names["groups"], want)
+	}
+	b := find(objs, "ClusterRoleBinding", "vigil-impersonate")
+	if str(b, "roleRef", "name") != "vigil-impersonate" || str(b, "subjects", 0, "name") != "vigil" {
+		t.Errorf("binding = %v, want vigil-impersonate bound to the vigil service account", b)
+	}
+	if get(find(objs, "Deployment", "vigil"), "spec", "template", "spec", "automountServiceAccountToken") != true {
+		t.Error("the service account token is not mounted, so the role cannot be used")
+	}
+	if ids := get(vigilConfig(t, objs), "identities", "rules"); ids == nil {
+		t.Error("config.identities does not reach vigil.yaml")
+	}
+	if _, err := render(t, "--set", "rbac.impersonate.enable=true"); err == nil || !strings.Contains(err.Error(), "enable") {
+		t.Errorf("a misspelt rbac.impersonate key: err = %v", err)
+	}
+}

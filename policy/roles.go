@@ -86,6 +86,9 @@ type Subject struct {
 	// more"), for messages that name who holds a role; "" when the platform
 	// has no such source.
 	PlatformApprovers string
+	// PowerLevel is the user's Matrix power level in the room, when the
+	// platform has one (identity rules match power_level:<n> on it).
+	PowerLevel *int
 }
 
 // Role is one of the channel roles (SPEC P7).

@@ -57,6 +57,11 @@ type Proposal struct {
 	// when it runs an approved call whose tool previewed it; "" otherwise.
 	// A tool given one changes nothing unless its target still matches it.
 	Basis string `json:"-"`
+	// Actor is whose identity the call uses on its target (policy
+	// identity mapping): the asker's for reads, the approver's for an
+	// approved change; set by the agent. Nil when no mapping is
+	// configured: the tool acts with vigil's own credentials.
+	Actor *policy.Actor `json:"-"`
 }
 
 // Result is what one execution produced: the envelope the model reads and the
@@ -75,6 +80,10 @@ type Result struct {
 	// Sandbox is the confinement the command ran under; nil when the tool
 	// ran no command.
 	Sandbox *Sandbox
+	// ActedAs names the identity the call used on its target when it was
+	// not vigil's own ("k8s user alice, groups sre", "ssh user alice"),
+	// for the audit record; "" otherwise.
+	ActedAs string
 }
 
 // Tool is one capability offered to the model.

@@ -142,6 +142,9 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 	}
 	a.Inventory = inv
+	if err := checkIdentities(inv, &cfg.Identities, log); err != nil {
+		return nil, err
+	}
 	exec := transport.NewRouter(inv, transport.RouterOptions{NoLocalSandbox: o.NoLocalSandbox})
 	rules := policyRules(cfg, inv, log)
 	logSandbox(log, rules.ReadSandbox, exec)
@@ -257,6 +260,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		LockTTL:           o.LockTTL,
 		UserRateLimit:     cfg.Bot.UserRateLimit,
 		MaxConcurrentRuns: maxRuns,
+		Identities:        &cfg.Identities,
 
 		AlertDebounce:               cfg.Alerts.Debounce,
 		AlertSweep:                  cfg.Alerts.Enabled,

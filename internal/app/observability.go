@@ -114,13 +114,14 @@ func observabilityTools(ctx context.Context, cfg *config.Config, inv *inventory.
 		repos = append(repos, changes.Repo{Name: r.Name, Path: r.Path})
 	}
 	cc := changes.Config{Inventory: inv, Executor: x, Kube: kubeChanges, GitRepos: repos}
+	kubeOpts := []kube.Option{kube.WithIdentities(&cfg.Identities)}
 	o.tools = []tools.Tool{
 		metrics.New(sources, nil),
 		alerts.New(ac),
-		kube.New(clusters, nil),
+		kube.New(clusters, nil, kubeOpts...),
 		changes.New(cc),
 	}
-	o.parts = scopeParts{sources: sources, alerts: ac, clusters: clusters, changes: cc}
+	o.parts = scopeParts{sources: sources, alerts: ac, clusters: clusters, kubeOpts: kubeOpts, changes: cc}
 	return o, nil
 }
 

@@ -29,6 +29,10 @@ type scopeParts struct {
 	sources  []metrics.Datasource
 	alerts   alerts.Config
 	clusters []*kube.Cluster
+	// kubeOpts are the kube tool's options every scope keeps (the
+	// identity mapping: a scope narrows what is reached, never whose
+	// permissions are used).
+	kubeOpts []kube.Option
 	changes  changes.Config
 	// plugins are each plugin's tools by plugin name, in order.
 	plugins     []string
@@ -127,13 +131,11 @@ func (p scopeParts) registry(sc *policy.Scope) (*scopedRegistry, error) {
 			if len(ns) == 0 {
 				continue
 			}
-			narrowed := *c
-			narrowed.Namespaces = ns
-			c = &narrowed
+			c = c.Narrowed(ns)
 		}
 		clusters = append(clusters, c)
 	}
-	kt := kube.New(clusters, nil)
+	kt := kube.New(clusters, nil, p.kubeOpts...)
 	if len(clusters) == 0 && len(p.clusters) > 0 {
 		kt = unavailable(kt, "no Kubernetes cluster or namespace is in this channel's scope")
 	}

@@ -62,6 +62,9 @@ type Config struct {
 	Eval Eval `mapstructure:"eval"`
 	// Alerts configures alert intake (alerts.go).
 	Alerts Alerts `mapstructure:"alerts"`
+	// Identities maps people to the identities vigil uses on targets
+	// (identity.go); empty: vigil's own credentials, as before.
+	Identities Identities `mapstructure:"identities"`
 
 	// StateDir is where vigil keeps state on this host that must survive
 	// a restart (the audit outbox); empty: none.
@@ -667,6 +670,7 @@ func (c *Config) Validate() error {
 	c.validateObservability(bad)
 	c.validateAlerts(bad)
 	c.validateAudit(bad)
+	errs = append(errs, c.validateIdentities()...)
 	if c.Slack.Enabled {
 		errs = append(errs, c.moduleErrors(c.Slack.Validate())...)
 	}

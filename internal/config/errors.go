@@ -278,6 +278,9 @@ func exampleFor(key string) string {
 	if ex, ok := examples[p]; ok {
 		return ex
 	}
+	if ex, ok := identityExamples[p]; ok {
+		return ex
+	}
 	if r, ok := durationRuleFor(p); ok {
 		return r.example
 	}

@@ -74,6 +74,12 @@ type Record struct {
 	// Sandbox is how an executed command was confined ("landlock (ABI 7,
 	// no network), bash", "none (why), bash"); "" when none ran.
 	Sandbox string `json:"sandbox,omitempty"`
+	// ActedAs is the identity an executed call used on its target when it
+	// was not vigil's own ("k8s user alice, groups sre", "ssh user
+	// alice"), and Identity the chat identity it was mapped from (the
+	// person who asked, or who approved the change); "" otherwise.
+	ActedAs  string `json:"acted_as,omitempty"`
+	Identity string `json:"identity,omitempty"`
 	// PrevHash is the previous record's Hash, "" for the first record.
 	PrevHash string `json:"prev_hash"`
 	// KeyID names the key whose HMAC Hash is; "" when the record is only
@@ -132,6 +138,13 @@ func (r Record) encode(h hash.Hash, version string) {
 		// their hashes.
 		put("sandbox")
 		put(r.Sandbox)
+	}
+	if r.ActedAs != "" || r.Identity != "" {
+		// Likewise only when set.
+		put("acted_as")
+		put(r.ActedAs)
+		put("identity")
+		put(r.Identity)
 	}
 	if r.KeyID != "" {
 		put("key_id")

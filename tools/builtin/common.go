@@ -45,7 +45,7 @@ type CommandData struct {
 
 // specOf is cmd as p's policy decision lets it run.
 func specOf(p tools.Proposal, cmd string) transport.RunSpec {
-	return transport.RunSpec{Command: cmd, Execution: p.Execution}
+	return transport.RunSpec{Command: cmd, Execution: p.Execution, Actor: p.Actor}
 }
 
 // stderrTailBytes is how much of stderr an EXECUTION_FAILED message quotes.
@@ -66,7 +66,7 @@ func runCommand(ctx context.Context, x transport.Executor, res inventory.Resourc
 		Stderr:    out.Stderr,
 		Truncated: out.Truncated,
 	}
-	r := tools.Result{Output: traceOutput(out)}
+	r := tools.Result{Output: traceOutput(out), ActedAs: out.ActedAs}
 	meta := map[string]any{"duration_ms": out.Duration.Milliseconds(), "resource_id": string(res.ID)}
 	if out.Sandbox.Mechanism != "" {
 		sb := out.Sandbox
@@ -76,6 +76,9 @@ func runCommand(ctx context.Context, x transport.Executor, res inventory.Resourc
 	switch {
 	case errors.Is(err, transport.ErrNoSandbox):
 		r.Envelope = noSandbox(err, spec)
+	case errors.Is(err, transport.ErrIdentity):
+		r.Envelope = tools.FailedWith(policy.CodeActionNotAllowed, "not run: "+err.Error(),
+			"do not retry on this host; tell the user it runs commands only as each person's own mapped login", nil)
 	case err != nil:
 		r.Envelope = execFailed(data, err)
 	case out.ExitCode != 0:

@@ -230,7 +230,7 @@ func (t *QueryTool) Run(ctx context.Context, a QueryArgs, p tools.Proposal) tool
 	case QueryTopology:
 		return t.topology(a.Resource)
 	case QueryHealth:
-		return t.health(ctx, p.Execution, a.Resource)
+		return t.health(ctx, p.Execution, p.Actor, a.Resource)
 	}
 	return tools.BadProposal("query", p, "unknown action "+string(a.Action))
 }
@@ -345,7 +345,7 @@ type HealthData struct {
 	Error     string `json:"error,omitempty"`
 }
 
-func (t *QueryTool) health(ctx context.Context, e policy.Execution, resource string) tools.Result {
+func (t *QueryTool) health(ctx context.Context, e policy.Execution, actor *policy.Actor, resource string) tools.Result {
 	r, ok := t.inv.Lookup(resource)
 	if !ok {
 		return tools.Result{Envelope: notFound(t.inv, "resource", resource)}
@@ -353,7 +353,7 @@ func (t *QueryTool) health(ctx context.Context, e policy.Execution, resource str
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	start := time.Now()
-	out, err := t.x.Run(ctx, r, transport.RunSpec{Command: healthCommand, Execution: e}, nil)
+	out, err := t.x.Run(ctx, r, transport.RunSpec{Command: healthCommand, Execution: e, Actor: actor}, nil)
 	d := HealthData{Resource: r.Name, Status: "ok", LatencyMS: time.Since(start).Milliseconds(), Route: routingText(t.inv.RoutingChain(r.ID))}
 	switch {
 	case err != nil:

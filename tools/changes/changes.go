@@ -90,7 +90,9 @@ func (a Args) window() time.Duration {
 // the names people use, and its recent changes.
 type Kube interface {
 	Resolve(target string) (policy.Resource, bool)
-	Timeline(ctx context.Context, id policy.ResourceID, start time.Time) ([]Event, error)
+	// Timeline reads as the person whose call it is when actor is set
+	// (policy identity mapping), as vigil when it is nil.
+	Timeline(ctx context.Context, id policy.ResourceID, start time.Time, actor *policy.Actor) ([]Event, error)
 }
 
 // Config wires the tool.
@@ -221,7 +223,8 @@ func (t *Tool) Run(ctx context.Context, a Args, p tools.Proposal) tools.Result {
 	res := tools.Result{Resolved: []policy.Resource{pl.resource}}
 
 	if pl.host != nil {
-		out, err := t.cfg.Executor.Run(ctx, *pl.host, transport.RunSpec{Command: pl.command, Execution: p.Execution}, nil)
+		out, err := t.cfg.Executor.Run(ctx, *pl.host, transport.RunSpec{Command: pl.command, Execution: p.Execution, Actor: p.Actor}, nil)
+		res.ActedAs = out.ActedAs
 		if out.Sandbox.Mechanism != "" {
 			sb := out.Sandbox
 			res.Sandbox = &sb
@@ -243,7 +246,10 @@ func (t *Tool) Run(ctx context.Context, a Args, p tools.Proposal) tools.Result {
 		}
 	}
 	if pl.kube {
-		evs, err := t.cfg.Kube.Timeline(ctx, pl.resource.ID, start)
+		evs, err := t.cfg.Kube.Timeline(ctx, pl.resource.ID, start, p.Actor)
+		if err == nil && p.Actor != nil {
+			res.ActedAs = p.Actor.Kube.String()
+		}
 		st := SourceStatus{Source: "kubernetes", Status: "ok", Events: len(evs)}
 		if err != nil {
 			st.Status, st.Note = "failed", err.Error()

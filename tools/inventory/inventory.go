@@ -111,7 +111,20 @@ type SSHConfig struct {
 	KeyFile string `yaml:"key_file"`
 	// KnownHosts is a known_hosts file holding the host's key.
 	KnownHosts string `yaml:"known_hosts"`
+	// Identity is whose login commands use: "" (User, always) or
+	// per_person: the SSH user the identity mapping gives the person whose
+	// call it is (the asker for reads, the approver for a change), so the
+	// host's own sudoers and audit see who acted. A person without one is
+	// refused on this host.
+	Identity string `yaml:"identity"`
+	// AllowedUsers limits the logins a per_person host accepts; empty:
+	// any mapped login.
+	AllowedUsers []string `yaml:"allowed_users"`
 }
+
+// SSHIdentityPerPerson is SSHConfig.Identity of a host that acts as the
+// person.
+const SSHIdentityPerPerson = "per_person"
 
 // Facts are what is known about a resource without asking it: from the
 // inventory file, merged by discover with what a live probe reads.
@@ -136,6 +149,7 @@ func (r Resource) clone() Resource {
 	r.Aliases = slices.Clone(r.Aliases)
 	if r.Reach.SSH != nil {
 		c := *r.Reach.SSH
+		c.AllowedUsers = slices.Clone(c.AllowedUsers)
 		r.Reach.SSH = &c
 	}
 	r.Facts.Ports = slices.Clone(r.Facts.Ports)
@@ -224,6 +238,20 @@ func (inv *Inventory) add(r Resource) error {
 		}
 		if s.Port < 0 || s.Port > 65535 {
 			return fmt.Errorf("%s: reach.ssh.port %d is out of range", label, s.Port)
+		}
+		switch s.Identity {
+		case "":
+			if len(s.AllowedUsers) > 0 {
+				return fmt.Errorf("%s: reach.ssh.allowed_users needs reach.ssh.identity: %s", label, SSHIdentityPerPerson)
+			}
+		case SSHIdentityPerPerson:
+		default:
+			return fmt.Errorf("%s: reach.ssh.identity %q is not %s (leave it out to log in as reach.ssh.user)", label, s.Identity, SSHIdentityPerPerson)
+		}
+		for _, u := range s.AllowedUsers {
+			if u == "" || strings.ContainsAny(u, " \t@:/") {
+				return fmt.Errorf("%s: reach.ssh.allowed_users entry %q is not a login name", label, u)
+			}
 		}
 	}
 	switch r.Shell {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -28,6 +29,13 @@ type Cluster struct {
 	Namespaces []string
 	// Timeout bounds each call (30s when zero).
 	Timeout time.Duration
+
+	// rest is the connection Connect built Client from; clients acting as
+	// a person (impersonation) are built from it. Nil for a cluster made
+	// from a ready client (tests), which then cannot act as anyone.
+	rest *rest.Config
+	mu   sync.Mutex
+	as   map[string]*Cluster // impersonating views, by identity
 }
 
 // ClusterConfig describes a cluster to connect to.
@@ -66,8 +74,50 @@ func Connect(c ClusterConfig) (*Cluster, error) {
 	}
 	return &Cluster{
 		Name: c.Name, Client: cs, Metrics: restMetrics{cs.Discovery().RESTClient()},
-		Namespaces: slices.Clone(c.Namespaces), Timeout: c.Timeout,
+		Namespaces: slices.Clone(c.Namespaces), Timeout: c.Timeout, rest: rc,
 	}, nil
+}
+
+// maxIdentityClients bounds the impersonating clients a cluster keeps; past
+// it they are built again as needed.
+const maxIdentityClients = 64
+
+// actingAs is the cluster as seen through a client that impersonates id:
+// client-go sends Impersonate-User and one Impersonate-Group per group
+// with every request, so the API server authorises each call as that
+// person (vigil's own account needs only the impersonate verb for them).
+func (c *Cluster) actingAs(id policy.KubeIdentity) (*Cluster, error) {
+	if c.rest == nil {
+		return nil, fmt.Errorf("cluster %s was not connected from a kubeconfig, so it cannot act as %s", c.Name, id)
+	}
+	key := id.User + "\x00" + strings.Join(id.Groups, "\x00")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.as[key]; ok {
+		return v, nil
+	}
+	rc := rest.CopyConfig(c.rest)
+	rc.Impersonate = rest.ImpersonationConfig{UserName: id.User, Groups: slices.Clone(id.Groups)}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s as %s: %w", c.Name, id, err)
+	}
+	v := &Cluster{Name: c.Name, Client: cs, Metrics: restMetrics{cs.Discovery().RESTClient()},
+		Namespaces: c.Namespaces, Timeout: c.Timeout}
+	if c.as == nil || len(c.as) >= maxIdentityClients {
+		c.as = map[string]*Cluster{}
+	}
+	c.as[key] = v
+	return v, nil
+}
+
+// Narrowed is the cluster with its namespace allowlist replaced by ns (a
+// channel's scope). It keeps the connection but none of the cluster's
+// impersonating clients: those carry the allowlist they were made with,
+// so a narrowed cluster builds its own.
+func (c *Cluster) Narrowed(ns []string) *Cluster {
+	return &Cluster{Name: c.Name, Client: c.Client, Metrics: c.Metrics, Namespaces: slices.Clone(ns),
+		Timeout: c.Timeout, rest: c.rest}
 }
 
 // allows reports whether ns is in the cluster's allowlist.

@@ -32,6 +32,19 @@ type Tool struct {
 	clusters []*Cluster
 	now      func() time.Time
 	spec     tools.Spec
+	// runsAs is the card line saying whose permissions an approved change
+	// uses (policy.Identities.ApproverNote); "" without identity mapping.
+	runsAs string
+}
+
+// Option adjusts the tool.
+type Option func(*Tool)
+
+// WithIdentities tells the tool the identity mapping its calls act under,
+// so a change's approval card says whose permissions it will use. The
+// identity of each call comes with the call (tools.Proposal.Actor).
+func WithIdentities(ids *policy.Identities) Option {
+	return func(t *Tool) { t.runsAs = ids.ApproverNote() }
 }
 
 var _ tools.ToolOf[Args] = (*Tool)(nil)
@@ -39,7 +52,7 @@ var _ tools.ToolOf[Args] = (*Tool)(nil)
 // New returns the tool over the configured clusters. Without any it is
 // still offered, says so in its description, and answers every call with
 // NOT_FOUND naming the setting to configure.
-func New(clusters []*Cluster, now func() time.Time) tools.Tool {
+func New(clusters []*Cluster, now func() time.Time, opts ...Option) tools.Tool {
 	if now == nil {
 		now = time.Now
 	}
@@ -67,9 +80,13 @@ func New(clusters []*Cluster, now func() time.Time) tools.Tool {
 		}
 		desc += " Clusters: " + strings.Join(cs, "; ") + "."
 	}
-	return tools.Typed[Args](&Tool{clusters: clusters, now: now, spec: tools.Spec{
+	t := &Tool{clusters: clusters, now: now, spec: tools.Spec{
 		Name: "kube", Description: desc, Kinds: policy.ActionKinds{Actions: kinds},
-	}})
+	}}
+	for _, o := range opts {
+		o(t)
+	}
+	return tools.Typed[Args](t)
 }
 
 // Spec implements tools.Tool.
@@ -118,6 +135,9 @@ func (t *Tool) Plan(a Args) (tools.Proposal, *policy.Block) {
 		// Strict resolution and routing apply to the object itself.
 		p.Target = string(ref.ID())
 		p.Details = changeDetails(a, ref)
+		if t.runsAs != "" {
+			p.Details = append(p.Details, policy.ChangeDetail{Label: "runs as", Value: t.runsAs})
+		}
 	}
 	return p, nil
 }
@@ -205,22 +225,43 @@ func (t *Tool) Run(ctx context.Context, a Args, p tools.Proposal) tools.Result {
 	if writes[a.Action] && p.Target != string(ref.ID()) {
 		return tools.BadProposal("kube", p, "target differs from the object the arguments name")
 	}
+	// With an identity mapping the call acts as the person whose call it
+	// is (the asker's read, the approver's change), never as vigil; a
+	// person without a Kubernetes identity is refused before anything is
+	// sent.
+	on, who := c, "vigil's credentials"
+	if p.Actor != nil {
+		if err := p.Actor.KubeRefusal(); err != nil {
+			return tools.Result{Envelope: tools.FailedWith(policy.CodeActionNotAllowed,
+				"not run: "+err.Error(),
+				"do not retry; tell the user vigil acts on Kubernetes with each person's own mapped identity and they have none (identities in vigil's configuration)", nil)}
+		}
+		var err error
+		if on, err = c.actingAs(p.Actor.Kube); err != nil {
+			return tools.Result{Envelope: tools.FailedWith(policy.CodeExecutionFailed, err.Error(), "tell the user; do not retry", nil)}
+		}
+		who = p.Actor.Kube.String() + " (for " + p.Actor.Chat + ")"
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	start := t.now()
 	var res tools.Result
 	var err error
 	if writes[a.Action] {
-		res, err = t.write(ctx, c, a, ref)
+		res, err = t.write(ctx, on, a, ref)
 	} else {
-		res, err = t.read(ctx, c, a, ref)
+		res, err = t.read(ctx, on, a, ref)
 	}
 	if err != nil {
-		res = tools.Result{Envelope: failure(c, a, ref, err)}
+		res = tools.Result{Envelope: failure(c, who, a, ref, err)}
 	} else {
 		res.Envelope = tools.CapData(res.Envelope, 0)
 	}
 	res.Envelope.Meta = map[string]any{"cluster": c.Name, "duration_ms": t.now().Sub(start).Milliseconds()}
+	if p.Actor != nil {
+		res.ActedAs = p.Actor.Kube.String()
+		res.Envelope.Meta["acted_as"] = res.ActedAs
+	}
 	return res
 }
 
@@ -235,7 +276,7 @@ func refused(hint, format string, args ...any) error {
 }
 
 // failure turns an API error into an envelope.
-func failure(c *Cluster, a Args, ref ObjectRef, err error) tools.Envelope {
+func failure(c *Cluster, who string, a Args, ref ObjectRef, err error) tools.Envelope {
 	var r *errRefused
 	var ne net.Error
 	switch {
@@ -251,10 +292,10 @@ func failure(c *Cluster, a Args, ref ObjectRef, err error) tools.Envelope {
 		}
 		return tools.FailedWith(policy.CodeNotFound, fmt.Sprintf("%s does not exist", ref), "list the kind in that namespace to find the right name", nil)
 	case apierrors.IsForbidden(err):
-		return tools.FailedWith(policy.CodeActionNotAllowed, fmt.Sprintf("cluster %s refused vigil's credentials for this: %s", c.Name, apiMessage(err)),
-			"tell the user vigil's service account lacks this permission", nil)
+		return tools.FailedWith(policy.CodeActionNotAllowed, fmt.Sprintf("cluster %s refused %s for this: %s", c.Name, who, apiMessage(err)),
+			"tell the user the identity vigil used lacks this permission", nil)
 	case apierrors.IsUnauthorized(err):
-		return tools.FailedWith(policy.CodeExecutionFailed, fmt.Sprintf("cluster %s did not accept vigil's credentials", c.Name),
+		return tools.FailedWith(policy.CodeExecutionFailed, fmt.Sprintf("cluster %s did not accept vigil's credentials (acting as %s)", c.Name, who),
 			"tell the user vigil's kubeconfig credentials are not accepted", nil)
 	case apierrors.IsConflict(err):
 		e := tools.FailedWith(policy.CodeExecutionFailed, fmt.Sprintf("%s changed while vigil changed it: %s", ref, apiMessage(err)), "read it again, then decide", nil)

@@ -54,7 +54,7 @@ func (k *Changes) Resolve(target string) (policy.Resource, bool) {
 }
 
 // Timeline reads the object's changes since start.
-func (k *Changes) Timeline(ctx context.Context, id policy.ResourceID, start time.Time) ([]changes.Event, error) {
+func (k *Changes) Timeline(ctx context.Context, id policy.ResourceID, start time.Time, actor *policy.Actor) ([]changes.Event, error) {
 	ref, ok := ParseID(string(id))
 	if !ok {
 		return nil, fmt.Errorf("%s is not a Kubernetes object ID", id)
@@ -65,6 +65,16 @@ func (k *Changes) Timeline(ctx context.Context, id policy.ResourceID, start time
 	}
 	if ref.Namespace != "" && !c.allows(ref.Namespace) {
 		return nil, fmt.Errorf("namespace %s is not allowed in cluster %s", ref.Namespace, c.Name)
+	}
+	if actor != nil {
+		// Like the kube tool: the person's own identity, or nothing.
+		if err := actor.KubeRefusal(); err != nil {
+			return nil, err
+		}
+		var err error
+		if c, err = c.actingAs(actor.Kube); err != nil {
+			return nil, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()

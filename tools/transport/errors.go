@@ -16,4 +16,8 @@ var (
 	// ErrNoSandbox: policy required the command to run confined and the
 	// machine that would run it offers no sandbox; nothing ran.
 	ErrNoSandbox = errors.New("no read sandbox available")
+	// ErrIdentity: the host acts as the person (reach.ssh.identity:
+	// per_person) and the call has no login it accepts for them; nothing
+	// ran.
+	ErrIdentity = errors.New("no login for this person on the host")
 )

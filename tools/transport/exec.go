@@ -88,6 +88,9 @@ func (r *Router) Run(ctx context.Context, res inventory.Resource, spec RunSpec, 
 	case route.Via.Reach.Local:
 	case route.Via.Reach.SSH != nil:
 		remote = &SSHTransport{Limits: r.limits, Config: *route.Via.Reach.SSH, DialTimeout: r.dialTimeout}
+		if err := remote.actAs(route.Via.Name, spec.Actor); err != nil {
+			return ExecResult{ExitCode: -1}, err
+		}
 	default:
 		return ExecResult{ExitCode: -1}, fmt.Errorf("%w: %s has no transport", ErrNoRoute, route.Via.Name)
 	}
@@ -123,6 +126,9 @@ func (r *Router) Run(ctx context.Context, res inventory.Resource, spec RunSpec, 
 		out, err = r.local.Run(ctx, job, stdin)
 	}
 	out.Sandbox.Shell = shell
+	if remote != nil && remote.actedAs != "" {
+		out.ActedAs = remote.actedAs
+	}
 	if !out.Sandbox.Confined() && out.Sandbox.Detail == "" {
 		out.Sandbox = unconfined(shell, "%s", why)
 	}

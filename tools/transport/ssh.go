@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/policy/command"
 	"github.com/vigilops/vigil/tools"
 	"github.com/vigilops/vigil/tools/inventory"
@@ -34,6 +36,36 @@ type SSHTransport struct {
 	// Bwrap is the path of bubblewrap on the remote machine, found by
 	// ProbeBwrap; a confined job needs it.
 	Bwrap string
+	// actedAs names the person's login actAs chose; "" for the
+	// inventory's.
+	actedAs string
+}
+
+// actAs makes a host that acts as the person (Config.Identity per_person)
+// log in as a's mapped SSH user, with its key when the mapping gives one;
+// other hosts keep the inventory's login. The login must be one the host
+// accepts (Config.AllowedUsers). Without a (allowing) login nothing runs:
+// the error matches ErrIdentity and names why.
+func (t *SSHTransport) actAs(host string, a *policy.Actor) error {
+	if t.Config.Identity != inventory.SSHIdentityPerPerson {
+		return nil
+	}
+	if a == nil {
+		return fmt.Errorf("%w: %s logs in as the person who asked (reach.ssh.identity: per_person) and vigil has no identity mapping (identities)", ErrIdentity, host)
+	}
+	if err := a.SSHRefusal(); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrIdentity, host, err)
+	}
+	if len(t.Config.AllowedUsers) > 0 && !slices.Contains(t.Config.AllowedUsers, a.SSH.User) {
+		return fmt.Errorf("%w: %s does not accept login %s for %s (reach.ssh.allowed_users: %s)",
+			ErrIdentity, host, a.SSH.User, a.Chat, strings.Join(t.Config.AllowedUsers, ", "))
+	}
+	t.Config.User = a.SSH.User
+	if a.SSH.KeyFile != "" {
+		t.Config.KeyFile = a.SSH.KeyFile
+	}
+	t.actedAs = "ssh user " + a.SSH.User + " on " + host
+	return nil
 }
 
 // Run runs the job with bash -c or sh -c on the remote machine (confined

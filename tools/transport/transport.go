@@ -33,6 +33,10 @@ type Executor interface {
 type RunSpec struct {
 	// Command is one shell command line, exactly the string policy saw.
 	Command string
+	// Actor is whose identity the command uses on hosts that act as the
+	// person (reach.ssh.identity: per_person); nil when no identity
+	// mapping is configured (tools.Proposal.Actor). Other hosts ignore it.
+	Actor *policy.Actor
 	// Execution is policy's instruction: the shell (the target's when
 	// empty), the sandbox requirement and whether it may use the network.
 	policy.Execution
@@ -54,6 +58,9 @@ type ExecResult struct {
 	Duration    time.Duration
 	// Sandbox is the confinement the command ran under.
 	Sandbox tools.Sandbox
+	// ActedAs is the login used when the host acts as the person ("ssh
+	// user alice on web1"); "" when it was the inventory's.
+	ActedAs string
 }
 
 // unconfined is the Sandbox of a command that ran without one.

@@ -36,6 +36,9 @@ const Token = "test-bearer-token"
 type Request struct {
 	Method, Path, Query, ContentType string
 	Body                             []byte
+	// Header is every header the request carried (impersonation
+	// headers among them).
+	Header http.Header
 }
 
 // Server is a running stand-in API server.
@@ -111,7 +114,7 @@ func Start(t testing.TB) *Server {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	s.reqs = append(s.reqs, Request{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), body})
+	s.reqs = append(s.reqs, Request{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), body, r.Header.Clone()})
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	if r.Header.Get("Authorization") != "Bearer "+Token {

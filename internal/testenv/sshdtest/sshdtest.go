@@ -55,6 +55,9 @@ type Server struct {
 	// KnownHosts records HostKey for [Host]:Port.
 	KnownHosts string
 	HostKey    ssh.PublicKey
+	// UserKeys holds the private key of each account of Options.Users
+	// (and of User), each authorized for that account only.
+	UserKeys map[string]string
 }
 
 // Addr is host:port.
@@ -64,6 +67,12 @@ func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.
 type Options struct {
 	// Config lines are appended to sshd_config, e.g. `SetEnv PATH=/x:/usr/bin:/bin`.
 	Config []string
+	// Users are further accounts the server lets in, each with its own
+	// key (Server.UserKeys), so a test can see which one a command ran
+	// as. Accounts that do not exist are created (useradd, removed when
+	// the test ends), which needs root, as does an sshd that logs anyone
+	// in as another user.
+	Users []string
 }
 
 // Start runs sshd in the foreground on a free loopback port and stops it when
@@ -98,6 +107,9 @@ func Start(t testing.TB, opts Options) *Server {
 	authorized := filepath.Join(dir, "authorized_keys")
 	if err := os.WriteFile(authorized, ssh.MarshalAuthorizedKey(clientKey), 0o600); err != nil {
 		t.Fatalf("sshdtest: %v", err)
+	}
+	if len(opts.Users) > 0 {
+		authorized = s.addUsers(t, opts.Users, clientKey)
 	}
 
 	// Another process may take the free port before sshd binds it; try again
@@ -201,6 +213,49 @@ func config(s *Server, hostKey, authorized string, extra []string) string {
 		"LogLevel ERROR",
 	}
 	return strings.Join(append(lines, extra...), "\n") + "\n"
+}
+
+// addUsers gives each account its own key, authorized for it alone, in
+// authorized_keys.<user> files (the current user's holds the client key),
+// creating accounts that do not exist; it returns the AuthorizedKeysFile
+// pattern.
+func (s *Server) addUsers(t testing.TB, users []string, clientKey ssh.PublicKey) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatalf("sshdtest: logins as other accounts (%s) need the tests to run as root, as CI does (.ci/run)", strings.Join(users, ", "))
+	}
+	s.UserKeys = map[string]string{s.User: s.KeyFile}
+	if err := os.WriteFile(filepath.Join(s.Dir, "authorized_keys."+s.User), ssh.MarshalAuthorizedKey(clientKey), 0o644); err != nil {
+		t.Fatalf("sshdtest: %v", err)
+	}
+	for _, u := range users {
+		if _, err := user.Lookup(u); err != nil {
+			// "*": no password, but not locked (sshd without PAM refuses
+			// locked accounts).
+			if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/bin/sh", "--password", "*", u).CombinedOutput(); err != nil {
+				t.Fatalf("sshdtest: useradd %s: %v: %s", u, err, out)
+			}
+			t.Cleanup(func() { _ = exec.Command("userdel", u).Run() })
+		}
+		key := filepath.Join(s.Dir, "id_ed25519."+u)
+		pub, err := writeKey(key)
+		if err != nil {
+			t.Fatalf("sshdtest: key of %s: %v", u, err)
+		}
+		if err := os.WriteFile(filepath.Join(s.Dir, "authorized_keys."+u), ssh.MarshalAuthorizedKey(pub), 0o644); err != nil {
+			t.Fatalf("sshdtest: %v", err)
+		}
+		s.UserKeys[u] = key
+	}
+	// The other accounts must reach the files through the test's
+	// directory.
+	if err := os.Chmod(filepath.Dir(s.Dir), 0o755); err != nil {
+		t.Fatalf("sshdtest: %v", err)
+	}
+	if err := os.Chmod(s.Dir, 0o755); err != nil {
+		t.Fatalf("sshdtest: %v", err)
+	}
+	return filepath.Join(s.Dir, "authorized_keys.%u")
 }
 
 // banner reports whether an SSH server greets on addr. It greets back before
