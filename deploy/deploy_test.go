@@ -1,8 +1,8 @@
 // Package deploy holds vigil's deployment artifacts. These tests check that
 // they parse and agree with each other: the image runs as a non-root user,
 // the compose file wires Redis and the probes, the systemd unit is
-// hardened, and the Helm chart renders (when helm is available; `make
-// deploy-check` installs it).
+// hardened, and the Helm chart lints and renders (through Helm's own
+// packages, helm_test.go).
 package deploy
 
 import (
@@ -12,7 +12,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -352,26 +351,6 @@ func TestSlackManifestParses(t *testing.T) {
 
 const chart = "helm/vigil"
 
-// helmBin finds helm: $VIGIL_HELM, then PATH, then the cache `make
-// deploy-check` installs into.
-func helmBin(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("VIGIL_HELM"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("helm"); err == nil {
-		return p
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(home, ".cache", "vigil", "bin", "helm")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Fatal("helm not found (VIGIL_HELM, PATH or ~/.cache/vigil/bin): `make deploy-check` installs it")
-	return ""
-}
-
 // object is one rendered Kubernetes manifest. An alias, not a named type:
 // yaml decodes nested mappings into the type of the outermost one.
 type object = map[string]any
@@ -404,15 +383,12 @@ func str(v any, path ...any) string { s, _ := get(v, path...).(string); return s
 
 func render(t *testing.T, args ...string) ([]object, error) {
 	t.Helper()
-	cmd := exec.Command(helmBin(t), append([]string{"template", "vigil", chart}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := helmTemplate(args...)
 	if err != nil {
-		return nil, errors.New(strings.TrimSpace(stderr.String()))
+		return nil, err
 	}
 	var objs []object
-	dec := yaml.NewDecoder(bytes.NewReader(out))
+	dec := yaml.NewDecoder(strings.NewReader(out))
 	for {
 		var o object
 		if err := dec.Decode(&o); errors.Is(err, io.EOF) {
@@ -824,9 +800,8 @@ func TestHelmSchemaRejectsTypos(t *testing.T) {
 			t.Errorf("helm template --set %s: err = %v, want a schema error naming %q", tc.set, err, tc.want)
 		}
 	}
-	lint := exec.Command(helmBin(t), "lint", "--strict", chart, "--set", "redis.enabeld=true")
-	if out, err := lint.CombinedOutput(); err == nil || !strings.Contains(string(out), "enabeld") {
-		t.Errorf("helm lint --set redis.enabeld=true: err = %v, want a failure naming enabeld:\n%s", err, out)
+	if err := helmLint("--set", "redis.enabeld=true"); err == nil || !strings.Contains(err.Error(), "enabeld") {
+		t.Errorf("helm lint --set redis.enabeld=true: err = %v, want a failure naming enabeld", err)
 	}
 	// vigil's own configuration is vigil's to check, not the schema's.
 	mustRender(t, "--set", "config.log.level=debug")

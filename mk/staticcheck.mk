@@ -1,6 +1,6 @@
 # staticcheck for `make lint`, built once from the module proxy with
 # `go install` into a cache outside the repository, keyed by version (like
-# helm, Prometheus and Dendrite). Included by the Makefile.
+# Prometheus and Dendrite). Included by the Makefile.
 #
 # It runs with GOFLAGS=-race: staticcheck loads packages through `go list
 # -export`, which compiles what it needs; with the same flags as `go vet

@@ -24,7 +24,11 @@ func BuildEchoServer(tb testing.TB, dir string) string {
 	}
 	src := filepath.Join(filepath.Dir(file), "..", "testdata", "echoserver")
 	bin := filepath.Join(dir, "echoserver")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
+	args := []string{"build", "-o", bin}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, ".")...)
 	cmd.Dir = src
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("plugintest: build echoserver: %v\n%s", err, out)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package plugintest
+
+const raceBuild = false
