@@ -29,19 +29,44 @@ const (
 	releaseNamespace = "default"
 )
 
-// setValues parses helm's command-line value flags; only --set is used here.
+// setValues parses helm's command-line value flags as helm does: values
+// files (-f, in order, each merged over the ones before), then --set.
 func setValues(args []string) (map[string]any, error) {
 	vals := map[string]any{}
-	for i := 0; i < len(args); i++ {
-		if args[i] != "--set" || i+1 == len(args) {
-			return nil, fmt.Errorf("helm flags: only --set KEY=VALUE is supported here, got %q", args[i:])
+	for i := 0; i < len(args); i += 2 {
+		if i+1 == len(args) {
+			return nil, fmt.Errorf("helm flags: %q has no value", args[i])
 		}
-		i++
-		if err := strvals.ParseInto(args[i], vals); err != nil {
-			return nil, fmt.Errorf("--set %s: %w", args[i], err)
+		switch flag, v := args[i], args[i+1]; flag {
+		case "-f", "--values":
+			file, err := chartutil.ReadValuesFile(v)
+			if err != nil {
+				return nil, fmt.Errorf("-f %s: %w", v, err)
+			}
+			vals = mergeValues(vals, file)
+		case "--set":
+			if err := strvals.ParseInto(v, vals); err != nil {
+				return nil, fmt.Errorf("--set %s: %w", v, err)
+			}
+		default:
+			return nil, fmt.Errorf("helm flags: only -f FILE and --set KEY=VALUE are supported here, got %q", flag)
 		}
 	}
 	return vals, nil
+}
+
+// mergeValues merges over into base, recursing into maps; over wins.
+func mergeValues(base, over map[string]any) map[string]any {
+	for k, v := range over {
+		if vm, ok := v.(map[string]any); ok {
+			if bm, ok := base[k].(map[string]any); ok {
+				base[k] = mergeValues(bm, vm)
+				continue
+			}
+		}
+		base[k] = v
+	}
+	return base
 }
 
 // helmTemplate renders the chart as `helm template vigil helm/vigil ARGS`
