@@ -25,6 +25,8 @@ import "strings"
 //	       | "VACUUM" [ "FULL" ] [ qname { "," qname } ]
 //	       | "EXPLAIN" [ ( "ANALYZE" | "ANALYSE" ) [ "VERBOSE" ] | "VERBOSE" | "(" option { "," option } ")" ]
 //	         ( select | delete | update | insert )
+//	       | "WITH" name "AS" "(" dml ")" { "," name "AS" "(" dml ")" } dml
+//	dml    = select | delete | update | insert
 //	option = name | "ANALYZE" | "ANALYSE" | "VERBOSE"
 //	row    = "(" expr { "," expr } ")"
 //	target = "*" | expr [ [ "AS" ] name ]
@@ -47,7 +49,11 @@ import "strings"
 // other. EXPLAIN is refused by its own node when an option is ANALYZE
 // (EXPLAIN ANALYZE runs the statement), before the statement it explains;
 // otherwise that statement decides as it would alone, EXPLAIN naming the
-// kind when it reads. The verdict is therefore the walk's: the first statement that is
+// kind when it reads. WITH's statements come after the main one's own
+// clauses in the walk: a writing main statement decides first, then an
+// unlisted call in the main SELECT, then the common table expressions in
+// order, each as it would alone. DELETE, UPDATE and INSERT may end in
+// RETURNING with a SELECT's targets. The verdict is therefore the walk's: the first statement that is
 // not read-only decides, with the first unlisted call in its text or its
 // kind, or else the statements read. It is exactly what the parser path
 // returns, never more permissive: TestPgQuickMatchesParser and
@@ -339,22 +345,24 @@ func (p *pgQuickParser) stmt() (kind string, reads, ok bool) {
 		if ok && p.keyword("where") {
 			ok = p.expr()
 		}
-		return "DELETE", false, ok
+		return "DELETE", false, ok && p.returning()
 	case p.keyword("update"):
 		ok := p.table0() && p.keyword("set") && p.list(p.assign)
 		if ok && p.keyword("where") {
 			ok = p.expr()
 		}
-		return "UPDATE", false, ok
+		return "UPDATE", false, ok && p.returning()
 	case p.keyword("insert"):
 		ok := p.keyword("into") && p.table0()
 		if ok && p.punct("(") {
 			ok = p.list(func() bool { _, ok := p.name(); return ok }) && p.punct(")")
 		}
 		ok = ok && p.keyword("values") && p.list(p.row)
-		return "INSERT", false, ok
+		return "INSERT", false, ok && p.returning()
 	case p.keyword("explain"):
 		return p.explain()
+	case p.keyword("with"):
+		return p.with()
 	case p.keyword("vacuum"):
 		p.keyword("full")
 		if t := p.peek(); t.kind == 'n' || t.kind == 'u' {
@@ -363,6 +371,55 @@ func (p *pgQuickParser) stmt() (kind string, reads, ok bool) {
 		return "VACUUM", false, true
 	}
 	return "", false, false
+}
+
+// returning reads an optional RETURNING clause.
+func (p *pgQuickParser) returning() bool {
+	return !p.keyword("returning") || p.list(p.target)
+}
+
+// dml reads a SELECT, DELETE, UPDATE or INSERT, the statements that may
+// stand in a WITH and be explained (PreparableStmt, ExplainableStmt).
+func (p *pgQuickParser) dml() (kind string, reads, ok bool) {
+	if t := p.peek(); t.kind != 'k' && t.kind != 'u' ||
+		t.text != "select" && t.text != "delete" && t.text != "update" && t.text != "insert" {
+		return "", false, false
+	}
+	return p.stmt()
+}
+
+// with reads the rest of a statement with common table expressions.
+func (p *pgQuickParser) with() (kind string, reads, ok bool) {
+	var cte *Result // the first common table expression that does not read
+	item := func() bool {
+		if _, ok := p.name(); !ok || !p.keyword("as") || !p.punct("(") {
+			return false
+		}
+		p.unlisted = ""
+		inner, innerReads, ok := p.dml()
+		if !ok || !p.punct(")") {
+			return false
+		}
+		switch {
+		case cte != nil:
+		case !innerReads:
+			r := writes(inner)
+			cte = &r
+		case p.unlisted != "":
+			r := notListed(p.unlisted)
+			cte = &r
+		}
+		return true
+	}
+	if !p.list(item) {
+		return "", false, false
+	}
+	p.unlisted = ""
+	kind, reads, ok = p.dml()
+	if ok && reads && p.unlisted == "" && cte != nil {
+		p.res = cte
+	}
+	return kind, reads, ok
 }
 
 // explain reads the rest of an EXPLAIN: its options and the statement it
@@ -391,11 +448,7 @@ func (p *pgQuickParser) explain() (kind string, reads, ok bool) {
 			return "", false, false
 		}
 	}
-	if t := p.peek(); t.kind != 'k' && t.kind != 'u' ||
-		t.text != "select" && t.text != "delete" && t.text != "update" && t.text != "insert" {
-		return "", false, false
-	}
-	inner, innerReads, ok := p.stmt()
+	inner, innerReads, ok := p.dml()
 	switch {
 	case !ok:
 		return "", false, false

@@ -68,6 +68,24 @@ var pgQuickSeeds = []string{
 	"SELECT $Tag$x$tag$ $Tag$", "SELECT $$a$$$$b$$", "SELECT $$ $ $$", "SELECT lower($$X$$)", "SELECT 'a' $$b$$",
 	"SELECT $$a$$ || 'b'", "SELECT $a$$a$", "SELECT $ab$x$a$ab$", "SELECT $a$ $ab$ $a$", "SELECT 1$$x$$",
 	"SELECT $$\n$$", "SELECT $$é$$", "SELECT x FROM t WHERE y = $$-- no comment$$", "SELECT $$/*$$",
+	// WITH and RETURNING.
+	"WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "WITH d AS (DELETE FROM t RETURNING *) SELECT count(*) FROM d",
+	"WITH a AS (SELECT 1) SELECT * FROM a", "WITH a AS (SELECT pg_sleep(1)) SELECT * FROM a",
+	"WITH a AS (SELECT pg_sleep(1)) SELECT lo_unlink(1) FROM a", "WITH a AS (SELECT 1), b AS (DELETE FROM t) SELECT 1",
+	"WITH a AS (UPDATE t SET x = 1 RETURNING x), b AS (SELECT pg_sleep(1)) SELECT 1",
+	"WITH a AS (SELECT pg_sleep(1)), b AS (DELETE FROM t) SELECT 1", "WITH a AS (SELECT 1) DELETE FROM t",
+	"WITH a AS (DELETE FROM t) DELETE FROM u", "WITH a AS (SELECT 1) INSERT INTO t VALUES (1) RETURNING *",
+	"WITH a AS (INSERT INTO t VALUES (1) RETURNING id) SELECT id FROM a", "WITH a AS (SELECT 1) SELECT 1; DROP TABLE t",
+	"WITH a AS (SELECT 1)", "WITH AS (SELECT 1) SELECT 1", "WITH a (x) AS (SELECT 1) SELECT 1",
+	"WITH a AS MATERIALIZED (SELECT 1) SELECT 1", "WITH RECURSIVE a AS (SELECT 1) SELECT 1",
+	"WITH a AS (SELECT 1) WITH b AS (SELECT 1) SELECT 1", "WITH a AS (WITH b AS (SELECT 1) SELECT 1) SELECT 1",
+	"WITH a AS (EXPLAIN SELECT 1) SELECT 1", "WITH a AS (SHOW x) SELECT 1", "EXPLAIN WITH a AS (SELECT 1) SELECT 1",
+	"WITH a AS (SELECT 1) EXPLAIN SELECT 1", "DELETE FROM t RETURNING *", "DELETE FROM t RETURNING pg_sleep(1)",
+	"UPDATE t SET a = 1 RETURNING a, b AS c", "INSERT INTO t VALUES (1) RETURNING", "DELETE FROM t RETURNING * , *",
+	"WITH select AS (SELECT 1) SELECT 1", "WITH a AS (SELECT 1), a AS (SELECT 2) SELECT 1", "WITH a AS (SELECT 1) SELECT * FROM a, a",
+	"WITH a AS (DELETE FROM t RETURNING WITH (OLD AS o) *) SELECT 1", "WITH a AS (SELECT 1) SELECT 1 FOR UPDATE",
+	"WITH a AS (SELECT lower('x')), b AS (SELECT pg_sleep(1)), c AS (INSERT INTO t VALUES (1)) SELECT upper('y') FROM a",
+	"EXPLAIN ANALYZE DELETE FROM t RETURNING *", "EXPLAIN UPDATE t SET a = 1 RETURNING pg_sleep(1)",
 }
 
 // TestPgQuickMatchesParser proves the quick path against the parser: on
@@ -89,7 +107,8 @@ func TestPgQuickMatchesParser(t *testing.T) {
 			"SELECT a FROM t WHERE a = 1 %", "SELECT count(*) % FROM t", "DROP TABLE a, %", "TRUNCATE a.%",
 			"SELECT a.b.% FROM t", "SELECT -% FROM t", "SELECT a FROM t WHERE NOT %", "SELECT 1 FROM t ORDER BY a %",
 			"EXPLAIN (%) SELECT 1", "EXPLAIN % SELECT 1", "EXPLAIN (verbose, %) DELETE FROM t", "EXPLAIN %",
-			"SELECT $%$x$%$"} {
+			"SELECT $%$x$%$", "WITH % AS (SELECT 1) SELECT 1", "WITH a AS (SELECT 1) SELECT % FROM a",
+			"DELETE FROM t RETURNING %", "WITH a AS (SELECT %) SELECT 1", "WITH a AS (SELECT 1) % SELECT 1"} {
 			cases = append(cases, strings.ReplaceAll(tmpl, "%", kw))
 		}
 	}
@@ -172,6 +191,8 @@ func pgGenerate(rng *rand.Rand) string {
 			g.writeStmt()
 		case 5:
 			g.explain()
+		case 6:
+			g.with()
 		default:
 			g.selectStmt()
 		}
@@ -338,6 +359,42 @@ func (g *pgGen) writeStmt() {
 		if g.n(2) == 0 {
 			g.list(g.qname)
 		}
+	}
+}
+
+// with writes a statement with common table expressions, or a near miss.
+func (g *pgGen) with() {
+	g.w("WITH")
+	if g.n(20) == 0 {
+		g.w("RECURSIVE")
+	}
+	g.list(func() {
+		g.name()
+		if g.n(20) == 0 {
+			g.w("(a)")
+		}
+		g.w("AS")
+		if g.n(20) == 0 {
+			g.w("MATERIALIZED")
+		}
+		g.w("(")
+		g.dml()
+		g.w(")")
+	})
+	g.dml()
+}
+
+// dml writes a SELECT, or a writing statement ending in RETURNING now and
+// then.
+func (g *pgGen) dml() {
+	if g.n(2) == 0 {
+		g.selectStmt()
+		return
+	}
+	g.writeStmt()
+	if g.n(2) == 0 {
+		g.w("RETURNING")
+		g.list(g.target)
 	}
 }
 
