@@ -14,7 +14,9 @@ import (
 // only when it is words of plain bytes and quoted strings with nothing
 // that expands or escapes in them, separated by spaces and single |, and
 // the first word of each command is neither an assignment nor a word the
-// parser treats specially; so the tree is exactly the parser's. Anything
+// parser treats specially; after its first word a command may redirect
+// (>, >>, <, >& with an optional one-digit descriptor) to a plain word. So
+// the tree is exactly the parser's. Anything
 // else goes to the parser. TestPlainMatchesParser and
 // FuzzPlainMatchesParser compare the two trees node by node.
 
@@ -54,6 +56,12 @@ type plainDbl struct {
 	lit  syntax.Lit
 }
 
+// plainRedir is the nodes of one redirection and its descriptor.
+type plainRedir struct {
+	r syntax.Redirect
+	n syntax.Lit
+}
+
 // plainNode is the nodes of one statement: a call, or a pipe of two.
 type plainNode struct {
 	stmt syntax.Stmt
@@ -79,10 +87,12 @@ type plainArena struct {
 	lits  []syntax.Lit
 	sgls  []syntax.SglQuoted
 	dbls  []plainDbl
+	rdrs  []plainRedir
+	rptrs []*syntax.Redirect
 }
 
 // plainMark is where the arenas stood before a plainFile.
-type plainMark struct{ roots, nodes, words, args, parts, lits, sgls, dbls int }
+type plainMark struct{ roots, nodes, words, args, parts, lits, sgls, dbls, rdrs, rptrs int }
 
 // plainQuoted reports whether b may stand inside quotes of the given kind
 // on the plain path: printable ASCII, and in double quotes none of the
@@ -96,11 +106,11 @@ func plainQuoted(b byte, quote byte) bool {
 
 // plainWordEnd returns the end of the plain word starting at src[i]: runs
 // of plain bytes and whole single- or double-quoted strings, up to a
-// space, a | or the end. ok is false for anything else.
+// space, a |, a < or > or the end. ok is false for anything else.
 func plainWordEnd(src string, i int) (end int, ok bool) {
 	for i < len(src) {
 		switch ch := src[i]; {
-		case ch == ' ' || ch == '|':
+		case ch == ' ' || ch == '|' || ch == '<' || ch == '>':
 			return i, true
 		case plainByte[ch]:
 			i++
@@ -123,9 +133,52 @@ func plainWordEnd(src string, i int) (end int, ok bool) {
 	return i, true
 }
 
+// plainRedirOp returns the length of the redirection operator at src[i]
+// that the plain path takes (>, >>, >&, <), or 0.
+func plainRedirOp(src string, i int) int {
+	next := byte(0)
+	if i+1 < len(src) {
+		next = src[i+1]
+	}
+	switch {
+	case src[i] == '<' && next != '<' && next != '&' && next != '>' && next != '(':
+		return 1
+	case src[i] != '>':
+		return 0
+	case next == '>' || next == '&':
+		return 2
+	case next != '|' && next != '(':
+		return 1
+	}
+	return 0
+}
+
+// plainRedirEnd returns the end of the redirection at src[i] (its
+// operator, blanks and a plain word), ok false if it is none the plain
+// path takes.
+func plainRedirEnd(src string, i int) (end int, ok bool) {
+	op := plainRedirOp(src, i)
+	if op == 0 {
+		return 0, false
+	}
+	i += op
+	for i < len(src) && src[i] == ' ' {
+		i++
+	}
+	end, ok = plainWordEnd(src, i)
+	return end, ok && end > i && !plainDigitsBefore(src, i, end)
+}
+
+// plainDigitsBefore reports a word src[i:end] that ends in a digit right
+// before a < or >: the lexer may read those digits as a descriptor.
+func plainDigitsBefore(src string, i, end int) bool {
+	return end < len(src) && (src[end] == '<' || src[end] == '>') && src[end-1] >= '0' && src[end-1] <= '9'
+}
+
 // isPlain reports whether src is a plain simple command or a pipeline of
 // them joined by single |: words of plain bytes and quoted strings, the
-// first word of each command neither an assignment nor reserved.
+// first word of each command neither an assignment nor reserved, and
+// after it plain redirections.
 func isPlain(src string) bool {
 	words := 0 // in the current command
 	for i := 0; i < len(src); {
@@ -140,10 +193,29 @@ func isPlain(src string) bool {
 			words = 0
 			i++
 			continue
+		case '<', '>':
+			end, ok := plainRedirEnd(src, i)
+			if !ok || words == 0 {
+				return false
+			}
+			i = end
+			continue
 		}
 		end, ok := plainWordEnd(src, i)
 		if !ok {
 			return false
+		}
+		if plainDigitsBefore(src, i, end) {
+			// One digit is the descriptor of the redirection that follows.
+			if end != i+1 || words == 0 {
+				return false
+			}
+			end, ok = plainRedirEnd(src, end)
+			if !ok {
+				return false
+			}
+			i = end
+			continue
 		}
 		if words == 0 {
 			w := src[i:end]
@@ -163,14 +235,17 @@ func isPlain(src string) bool {
 // it: a | b | c is (a | b) | c.
 func (c *classifier) plainFile(src string) (*syntax.File, plainMark) {
 	a := &c.plain
-	mark := plainMark{len(a.roots), len(a.nodes), len(a.words), len(a.args), len(a.parts), len(a.lits), len(a.sgls), len(a.dbls)}
+	mark := plainMark{len(a.roots), len(a.nodes), len(a.words), len(a.args), len(a.parts), len(a.lits), len(a.sgls), len(a.dbls), len(a.rdrs), len(a.rptrs)}
 	var top *syntax.Stmt
-	start := len(a.args)
+	start, rstart := len(a.args), len(a.rptrs)
 	pipe := -1 // offset of the | before the current command
 	flush := func() {
 		a.nodes = append(a.nodes, plainNode{})
 		n := &a.nodes[len(a.nodes)-1]
 		n.call.Args = a.args[start:len(a.args):len(a.args)]
+		if len(a.rptrs) > rstart {
+			n.stmt.Redirs = a.rptrs[rstart:len(a.rptrs):len(a.rptrs)]
+		}
 		n.stmt.Position = n.call.Args[0].Pos()
 		n.stmt.Cmd = &n.call
 		s := &n.stmt
@@ -183,7 +258,7 @@ func (c *classifier) plainFile(src string) (*syntax.File, plainMark) {
 			s = &b.stmt
 		}
 		top = s
-		start = len(a.args)
+		start, rstart = len(a.args), len(a.rptrs)
 	}
 	for i := 0; i < len(src); {
 		switch src[i] {
@@ -194,6 +269,13 @@ func (c *classifier) plainFile(src string) (*syntax.File, plainMark) {
 			flush()
 			pipe = i
 			i++
+			continue
+		case '<', '>':
+			i = c.plainRedirect(src, -1, i)
+			continue
+		}
+		if i+1 < len(src) && (src[i+1] == '<' || src[i+1] == '>') && src[i] >= '0' && src[i] <= '9' {
+			i = c.plainRedirect(src, i, i+1)
 			continue
 		}
 		w, end := c.plainWord(src, i)
@@ -208,15 +290,47 @@ func (c *classifier) plainFile(src string) (*syntax.File, plainMark) {
 	return &r.file, mark
 }
 
+// plainRedirect builds the redirection whose operator is at src[op], with
+// the one-digit descriptor at src[fd] when fd >= 0, and returns its end.
+func (c *classifier) plainRedirect(src string, fd, op int) int {
+	a := &c.plain
+	a.rdrs = append(a.rdrs, plainRedir{})
+	r := &a.rdrs[len(a.rdrs)-1]
+	if fd >= 0 {
+		r.n = syntax.Lit{ValuePos: plainPos(fd), ValueEnd: plainPos(fd + 1), Value: src[fd : fd+1]}
+		r.r.N = &r.n
+	}
+	r.r.OpPos = plainPos(op)
+	n := plainRedirOp(src, op)
+	switch {
+	case src[op] == '<':
+		r.r.Op = syntax.RdrIn
+	case n == 1:
+		r.r.Op = syntax.RdrOut
+	case src[op+1] == '>':
+		r.r.Op = syntax.AppOut
+	default:
+		r.r.Op = syntax.DplOut
+	}
+	i := op + n
+	for src[i] == ' ' {
+		i++
+	}
+	w, end := c.plainWord(src, i)
+	r.r.Word = w
+	a.rptrs = append(a.rptrs, &r.r)
+	return end
+}
+
 // plainWord builds the word starting at src[from] of text isPlain
-// accepted: literal runs and quoted strings, up to a space, a | or the
-// end, which it returns. It finds the end as it goes rather than scanning
+// accepted: literal runs and quoted strings, up to a space, a |, a < or >
+// or the end, which it returns. It finds the end as it goes rather than scanning
 // the word a second time with plainWordEnd.
 func (c *classifier) plainWord(src string, from int) (*syntax.Word, int) {
 	a := &c.plain
 	first := len(a.parts)
 	i := from
-	for i < len(src) && src[i] != ' ' && src[i] != '|' {
+	for i < len(src) && src[i] != ' ' && src[i] != '|' && src[i] != '<' && src[i] != '>' {
 		switch ch := src[i]; ch {
 		case '\'':
 			j := i + 1 + strings.IndexByte(src[i+1:], ch)
@@ -262,6 +376,8 @@ func (c *classifier) releasePlain(mark plainMark) {
 	a.lits = release(a.lits, mark.lits)
 	a.sgls = release(a.sgls, mark.sgls)
 	a.dbls = release(a.dbls, mark.dbls)
+	a.rdrs = release(a.rdrs, mark.rdrs)
+	a.rptrs = release(a.rptrs, mark.rptrs)
 }
 
 // release zeroes s from n on, so the pool keeps no old command text, and

@@ -68,6 +68,8 @@ func treeText(f *syntax.File) string {
 			fmt.Fprintf(&b, " %q", x.Value)
 		case *syntax.SglQuoted:
 			fmt.Fprintf(&b, " left=%d right=%d dollar=%v %q", x.Left.Offset(), x.Right.Offset(), x.Dollar, x.Value)
+		case *syntax.Redirect:
+			fmt.Fprintf(&b, " op=%v oppos=%d n=%v hdoc=%v", x.Op, x.OpPos.Offset(), x.N != nil, x.Hdoc != nil)
 		case *syntax.DblQuoted:
 			fmt.Fprintf(&b, " left=%d right=%d dollar=%v parts=%d", x.Left.Offset(), x.Right.Offset(), x.Dollar, len(x.Parts))
 		default:
@@ -90,6 +92,11 @@ func TestPlainMatchesParser(t *testing.T) {
 		"sh -c ls", "bash -c uptime", "sudo -u web ls", "env A=1 ls",
 		"ps aux | grep nginx | head -n 5", `grep 'a b' f`, `grep "a b" f`, `echo "" '' a""b''c`, `'ls' -l`, `"ls"`,
 		`x --format='{{.Names}}' | y "a|b" '|'`, `echo "it's" 'say "hi"'`, `'if' x`, `"time" ls`, "ls|wc", "a | b|c  |  d", "x | time y", "x | a=b y", "cat f | sh",
+		"ls > f", "ls >f", "ls>f", "ls 2>/dev/null", "ls 2>&1", "ls 2>&1 | wc -l", "ls >> f", "ls < f", "ls 1>f 2>g",
+		"ls >a>b", "ls > 'a b'", `ls >"a"b`, "ls 2> f x", "ls >&2", "ls >&-", "ls 10>f", "ls a2>f", "ls 2>3>f", "ls >2>f",
+		"ls x>f", "ls 'x'>f", "ls \"2\">f", "ls 2 >f", "ls 2< f", "ls <f | grep x > g", "> f ls", "2>f ls", "ls >", "ls > |",
+		"ls >| f", "ls <> f", "ls << f", "ls <<< f", "ls <& 0", "ls >(x)", "ls <(x)", "ls &> f", "ls 2>&1|wc", "ls >f|wc",
+		"if >f", "ls >if", "a=b >f", "ls | >f x", "ls 9>f", "ls 0<f", "exec >f", "ls >>f 2>>g", "ls >> >f",
 	}
 	for _, f := range allCorpusFiles {
 		for _, r := range mustLoad(t, "testdata/commands/"+f) {
@@ -120,7 +127,7 @@ func TestPlainMatchesParser(t *testing.T) {
 // FuzzPlainMatchesParser: any text the plain path takes parses to the
 // same tree and gets the same verdict as through the parser.
 func FuzzPlainMatchesParser(f *testing.F) {
-	for _, s := range []string{"ls -la /etc", "kubectl get pods -n x=y", "a b", "if x", "@test", "x%y +z", "a|b | c", `a 'b c' "d|e"f`, `"" x`} {
+	for _, s := range []string{"ls -la /etc", "kubectl get pods -n x=y", "a b", "if x", "@test", "x%y +z", "a|b | c", `a 'b c' "d|e"f`, `"" x`, "ls 2>/dev/null", "a >f | b <g 2>&1", "x 1>>'y z'"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {

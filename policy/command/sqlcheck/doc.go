@@ -20,8 +20,10 @@
 //     that costs about 60-250 µs, four to five times the cgo build's cost.
 //     Short statements in a small subset of the grammar (SELECT of columns
 //     and calls from tables, SHOW, a plain DROP, TRUNCATE, DELETE, UPDATE,
-//     INSERT or VACUUM) are decided without it by pgQuick, with the verdict
+//     INSERT or VACUUM, EXPLAIN of one of them, WITH of them) are decided without it by pgQuick, with the verdict
 //     the parser path gives, which tests compare on generated statements.
+//     Every syntax error leaves the parser instance's stack larger, so the
+//     instance is replaced after pgRecycleAfter of them (pgrecycle.go).
 //   - MySQL and MariaDB: TiDB's MySQL parser (github.com/pingcap/tidb/pkg/parser),
 //     read under every SQL mode that changes how text splits into tokens
 //     (NO_BACKSLASH_ESCAPES, ANSI_QUOTES), since the server's mode is unknown.

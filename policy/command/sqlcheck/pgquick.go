@@ -23,6 +23,11 @@ import "strings"
 //	       | "UPDATE" qname "SET" name "=" expr { "," name "=" expr } [ "WHERE" expr ]
 //	       | "INSERT" "INTO" qname [ "(" name { "," name } ")" ] "VALUES" row { "," row }
 //	       | "VACUUM" [ "FULL" ] [ qname { "," qname } ]
+//	       | "EXPLAIN" [ ( "ANALYZE" | "ANALYSE" ) [ "VERBOSE" ] | "VERBOSE" | "(" option { "," option } ")" ]
+//	         ( select | delete | update | insert )
+//	       | "WITH" name "AS" "(" dml ")" { "," name "AS" "(" dml ")" } dml
+//	dml    = select | delete | update | insert
+//	option = name | "ANALYZE" | "ANALYSE" | "VERBOSE"
 //	row    = "(" expr { "," expr } ")"
 //	target = "*" | expr [ [ "AS" ] name ]
 //	table  = qname [ [ "AS" ] name ]
@@ -35,10 +40,20 @@ import "strings"
 //	         | qname [ "(" [ "*" | expr { "," expr } ] ")" ] )
 //	qname  = name [ "." name [ "." name ] ]
 //
+// Strings are single-quoted without backslashes, or dollar-quoted ($$...$$,
+// $tag$...$tag$) of printable ASCII without backslashes.
+//
 // Every node a SELECT or SHOW of the subset parses to is one the tree walk
 // reads, except a call of a function that is not on the list; the other
 // statements are refused by their own node, before the walk reaches any
-// other. The verdict is therefore the walk's: the first statement that is
+// other. EXPLAIN is refused by its own node when an option is ANALYZE
+// (EXPLAIN ANALYZE runs the statement), before the statement it explains;
+// otherwise that statement decides as it would alone, EXPLAIN naming the
+// kind when it reads. WITH's statements come after the main one's own
+// clauses in the walk: a writing main statement decides first, then an
+// unlisted call in the main SELECT, then the common table expressions in
+// order, each as it would alone. DELETE, UPDATE and INSERT may end in
+// RETURNING with a SELECT's targets. The verdict is therefore the walk's: the first statement that is
 // not read-only decides, with the first unlisted call in its text or its
 // kind, or else the statements read. It is exactly what the parser path
 // returns, never more permissive: TestPgQuickMatchesParser and
@@ -61,7 +76,7 @@ func pgQuick(sql string) (Result, bool) {
 		if p.done() {
 			break
 		}
-		p.unlisted = ""
+		p.unlisted, p.res = "", nil
 		kind, isRead, ok := p.stmt()
 		if !ok {
 			return Result{}, false
@@ -69,6 +84,8 @@ func pgQuick(sql string) (Result, bool) {
 		n++
 		switch {
 		case first != nil:
+		case p.res != nil:
+			first = p.res
 		case !isRead:
 			r := writes(kind)
 			first = &r
@@ -168,6 +185,30 @@ func pgLex(s string) ([]pgTok, bool) {
 			}
 			toks = append(toks, pgTok{'s', s[i:j]})
 			i = j
+		case c == '$':
+			// A dollar-quoted string, $$...$$ or $tag$...$tag$ (a $ with
+			// anything else, a parameter $1, leaves the subset). The
+			// scanner ends it at the first copy of its opening delimiter.
+			j := i + 1
+			for j < len(s) && (pgNameStart(s[j]) || j > i+1 && pgDigit(s[j])) {
+				j++
+			}
+			if j >= len(s) || s[j] != '$' {
+				return nil, false
+			}
+			delim := s[i : j+1]
+			k := strings.Index(s[j+1:], delim)
+			if k < 0 {
+				return nil, false
+			}
+			for _, b := range []byte(s[j+1 : j+1+k]) {
+				if b == '\\' || b > 0x7e || b < 0x20 && b != '\t' && b != '\n' {
+					return nil, false
+				}
+			}
+			end := j + 1 + k + len(delim)
+			toks = append(toks, pgTok{'s', s[i:end]})
+			i = end
 		case c == '.':
 			// Only between two names written together: a.b.
 			if i == 0 || !pgNameStart(s[i-1]) && !pgDigit(s[i-1]) || len(toks) == 0 || toks[len(toks)-1].kind != 'n' ||
@@ -207,7 +248,8 @@ func pgDigit(c byte) bool { return c >= '0' && c <= '9' }
 type pgQuickParser struct {
 	toks     []pgTok
 	pos      int
-	unlisted string // the first call of a function not on the list
+	unlisted string  // the first call of a function not on the list
+	res      *Result // the statement's verdict when its kind does not give it (EXPLAIN)
 	depth    int
 }
 
@@ -303,20 +345,24 @@ func (p *pgQuickParser) stmt() (kind string, reads, ok bool) {
 		if ok && p.keyword("where") {
 			ok = p.expr()
 		}
-		return "DELETE", false, ok
+		return "DELETE", false, ok && p.returning()
 	case p.keyword("update"):
 		ok := p.table0() && p.keyword("set") && p.list(p.assign)
 		if ok && p.keyword("where") {
 			ok = p.expr()
 		}
-		return "UPDATE", false, ok
+		return "UPDATE", false, ok && p.returning()
 	case p.keyword("insert"):
 		ok := p.keyword("into") && p.table0()
 		if ok && p.punct("(") {
 			ok = p.list(func() bool { _, ok := p.name(); return ok }) && p.punct(")")
 		}
 		ok = ok && p.keyword("values") && p.list(p.row)
-		return "INSERT", false, ok
+		return "INSERT", false, ok && p.returning()
+	case p.keyword("explain"):
+		return p.explain()
+	case p.keyword("with"):
+		return p.with()
 	case p.keyword("vacuum"):
 		p.keyword("full")
 		if t := p.peek(); t.kind == 'n' || t.kind == 'u' {
@@ -325,6 +371,95 @@ func (p *pgQuickParser) stmt() (kind string, reads, ok bool) {
 		return "VACUUM", false, true
 	}
 	return "", false, false
+}
+
+// returning reads an optional RETURNING clause.
+func (p *pgQuickParser) returning() bool {
+	return !p.keyword("returning") || p.list(p.target)
+}
+
+// dml reads a SELECT, DELETE, UPDATE or INSERT, the statements that may
+// stand in a WITH and be explained (PreparableStmt, ExplainableStmt).
+func (p *pgQuickParser) dml() (kind string, reads, ok bool) {
+	if t := p.peek(); t.kind != 'k' && t.kind != 'u' ||
+		t.text != "select" && t.text != "delete" && t.text != "update" && t.text != "insert" {
+		return "", false, false
+	}
+	return p.stmt()
+}
+
+// with reads the rest of a statement with common table expressions.
+func (p *pgQuickParser) with() (kind string, reads, ok bool) {
+	var cte *Result // the first common table expression that does not read
+	item := func() bool {
+		if _, ok := p.name(); !ok || !p.keyword("as") || !p.punct("(") {
+			return false
+		}
+		p.unlisted = ""
+		inner, innerReads, ok := p.dml()
+		if !ok || !p.punct(")") {
+			return false
+		}
+		switch {
+		case cte != nil:
+		case !innerReads:
+			r := writes(inner)
+			cte = &r
+		case p.unlisted != "":
+			r := notListed(p.unlisted)
+			cte = &r
+		}
+		return true
+	}
+	if !p.list(item) {
+		return "", false, false
+	}
+	p.unlisted = ""
+	kind, reads, ok = p.dml()
+	if ok && reads && p.unlisted == "" && cte != nil {
+		p.res = cte
+	}
+	return kind, reads, ok
+}
+
+// explain reads the rest of an EXPLAIN: its options and the statement it
+// explains, one of those the grammar can explain (ExplainableStmt).
+func (p *pgQuickParser) explain() (kind string, reads, ok bool) {
+	analyze := false
+	switch {
+	case p.keyword("analyze") || p.keyword("analyse"):
+		analyze = true
+		p.keyword("verbose")
+	case p.keyword("verbose"):
+	case p.punct("("):
+		option := func() bool {
+			t := p.peek()
+			switch {
+			case t.kind == 'n' || t.kind == 'u':
+			case t.kind == 'k' && (t.text == "analyze" || t.text == "analyse" || t.text == "verbose"):
+				analyze = analyze || t.text != "verbose"
+			default:
+				return false
+			}
+			p.pos++
+			return true
+		}
+		if !p.list(option) || !p.punct(")") {
+			return "", false, false
+		}
+	}
+	inner, innerReads, ok := p.dml()
+	switch {
+	case !ok:
+		return "", false, false
+	case analyze:
+		r := unknown("EXPLAIN ANALYZE executes the statement")
+		p.res = &r
+	case !innerReads:
+		r := writes(inner)
+		p.res = &r
+	}
+	return "EXPLAIN", p.res == nil, true
 }
 
 // table0 reads a table's name without an alias.

@@ -48,6 +48,44 @@ var pgQuickSeeds = []string{
 	"SELECT 1; DROP TABLE t", "SELECT pg_sleep(1); DROP TABLE t", "DROP TABLE t; SELECT pg_sleep(1)",
 	"UPDATE t SET a = pg_sleep(1) WHERE lower(b) = 'x'", "SELECT true, false, null", "SELECT 1; VACUUM FULL; SELECT",
 	"SELECT 1\t\r\n", "SELECT\f1", "SELECT\v1", "SÉLECT 1",
+	// EXPLAIN and its options.
+	"EXPLAIN ANALYZE DELETE FROM t", "EXPLAIN ANALYSE SELECT 1", "EXPLAIN (ANALYZE) DELETE FROM t",
+	"EXPLAIN (ANALYZE, VERBOSE) SELECT 1", "EXPLAIN (VERBOSE) SELECT pg_sleep(1)", "EXPLAIN (FORMAT JSON) SELECT 1",
+	"EXPLAIN (format) SELECT 1", "EXPLAIN (costs, buffers) SELECT a FROM t", "EXPLAIN VERBOSE SELECT 1",
+	"EXPLAIN VERBOSE ANALYZE SELECT 1", "EXPLAIN ANALYZE VERBOSE SELECT 1", "EXPLAIN DELETE FROM t",
+	"EXPLAIN UPDATE t SET a = 1", "EXPLAIN INSERT INTO t VALUES (1)", "EXPLAIN SHOW x", "EXPLAIN DROP TABLE t",
+	"EXPLAIN EXPLAIN SELECT 1", "EXPLAIN", "EXPLAIN ()", "EXPLAIN (ANALYZE true) SELECT 1",
+	"EXPLAIN (ANALYZE) SELECT pg_sleep(1)", "EXPLAIN SELECT pg_sleep(1)", "EXPLAIN DELETE FROM t WHERE pg_sleep(1) = 1",
+	"EXPLAIN ANALYZE SELECT 1; DROP TABLE t", "SELECT 1; EXPLAIN ANALYZE SELECT 1", "EXPLAIN (select) SELECT 1",
+	"EXPLAIN (analyze, analyze) SELECT 1", "EXPLAIN VACUUM", "EXPLAIN TRUNCATE t", "EXPLAIN ANALYZE",
+	"EXPLAIN (ANALYZE) UPDATE t SET a = lo_unlink(1)", "EXPLAIN (verbose, analyse) INSERT INTO t VALUES (pg_sleep(1))",
+	"EXPLAIN (VERBOSE,) SELECT 1", "EXPLAIN (,VERBOSE) SELECT 1", "EXPLAIN (VERBOSE VERBOSE) SELECT 1",
+	"EXPLAIN (user) SELECT 1", "EXPLAIN (\"analyze\") SELECT 1", "EXPLAIN SELECT 1 FOR UPDATE",
+	// Dollar quotes.
+	"SELECT $$x$$", "SELECT $a$x$a$", "SELECT $a$x$b$ $a$", "SELECT $a$x$ab$y$a$", "SELECT $$$$", "SELECT $$a$$b",
+	"SELECT $$a$$ AS b", "SELECT $1", "SELECT $a", "SELECT $_1$x$_1$", "SELECT $1a$x$1a$", "SELECT a$$x$$",
+	"SELECT $$it's$$", "SELECT $$a\\b$$", "SELECT $$unterminated", "SELECT $q$;$q$; DROP TABLE t",
+	"SELECT $Tag$x$tag$ $Tag$", "SELECT $$a$$$$b$$", "SELECT $$ $ $$", "SELECT lower($$X$$)", "SELECT 'a' $$b$$",
+	"SELECT $$a$$ || 'b'", "SELECT $a$$a$", "SELECT $ab$x$a$ab$", "SELECT $a$ $ab$ $a$", "SELECT 1$$x$$",
+	"SELECT $$\n$$", "SELECT $$é$$", "SELECT x FROM t WHERE y = $$-- no comment$$", "SELECT $$/*$$",
+	// WITH and RETURNING.
+	"WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "WITH d AS (DELETE FROM t RETURNING *) SELECT count(*) FROM d",
+	"WITH a AS (SELECT 1) SELECT * FROM a", "WITH a AS (SELECT pg_sleep(1)) SELECT * FROM a",
+	"WITH a AS (SELECT pg_sleep(1)) SELECT lo_unlink(1) FROM a", "WITH a AS (SELECT 1), b AS (DELETE FROM t) SELECT 1",
+	"WITH a AS (UPDATE t SET x = 1 RETURNING x), b AS (SELECT pg_sleep(1)) SELECT 1",
+	"WITH a AS (SELECT pg_sleep(1)), b AS (DELETE FROM t) SELECT 1", "WITH a AS (SELECT 1) DELETE FROM t",
+	"WITH a AS (DELETE FROM t) DELETE FROM u", "WITH a AS (SELECT 1) INSERT INTO t VALUES (1) RETURNING *",
+	"WITH a AS (INSERT INTO t VALUES (1) RETURNING id) SELECT id FROM a", "WITH a AS (SELECT 1) SELECT 1; DROP TABLE t",
+	"WITH a AS (SELECT 1)", "WITH AS (SELECT 1) SELECT 1", "WITH a (x) AS (SELECT 1) SELECT 1",
+	"WITH a AS MATERIALIZED (SELECT 1) SELECT 1", "WITH RECURSIVE a AS (SELECT 1) SELECT 1",
+	"WITH a AS (SELECT 1) WITH b AS (SELECT 1) SELECT 1", "WITH a AS (WITH b AS (SELECT 1) SELECT 1) SELECT 1",
+	"WITH a AS (EXPLAIN SELECT 1) SELECT 1", "WITH a AS (SHOW x) SELECT 1", "EXPLAIN WITH a AS (SELECT 1) SELECT 1",
+	"WITH a AS (SELECT 1) EXPLAIN SELECT 1", "DELETE FROM t RETURNING *", "DELETE FROM t RETURNING pg_sleep(1)",
+	"UPDATE t SET a = 1 RETURNING a, b AS c", "INSERT INTO t VALUES (1) RETURNING", "DELETE FROM t RETURNING * , *",
+	"WITH select AS (SELECT 1) SELECT 1", "WITH a AS (SELECT 1), a AS (SELECT 2) SELECT 1", "WITH a AS (SELECT 1) SELECT * FROM a, a",
+	"WITH a AS (DELETE FROM t RETURNING WITH (OLD AS o) *) SELECT 1", "WITH a AS (SELECT 1) SELECT 1 FOR UPDATE",
+	"WITH a AS (SELECT lower('x')), b AS (SELECT pg_sleep(1)), c AS (INSERT INTO t VALUES (1)) SELECT upper('y') FROM a",
+	"EXPLAIN ANALYZE DELETE FROM t RETURNING *", "EXPLAIN UPDATE t SET a = 1 RETURNING pg_sleep(1)",
 }
 
 // TestPgQuickMatchesParser proves the quick path against the parser: on
@@ -67,7 +105,10 @@ func TestPgQuickMatchesParser(t *testing.T) {
 			"SELECT %(1) FROM t", "SELECT a FROM t WHERE % = 1", "SELECT a FROM t AS %", "SELECT a AS %",
 			"SELECT a FROM %.b", "SHOW %.a", "SELECT a FROM t ORDER BY %", "SELECT % FROM t", "SELECT %, a",
 			"SELECT a FROM t WHERE a = 1 %", "SELECT count(*) % FROM t", "DROP TABLE a, %", "TRUNCATE a.%",
-			"SELECT a.b.% FROM t", "SELECT -% FROM t", "SELECT a FROM t WHERE NOT %", "SELECT 1 FROM t ORDER BY a %"} {
+			"SELECT a.b.% FROM t", "SELECT -% FROM t", "SELECT a FROM t WHERE NOT %", "SELECT 1 FROM t ORDER BY a %",
+			"EXPLAIN (%) SELECT 1", "EXPLAIN % SELECT 1", "EXPLAIN (verbose, %) DELETE FROM t", "EXPLAIN %",
+			"SELECT $%$x$%$", "WITH % AS (SELECT 1) SELECT 1", "WITH a AS (SELECT 1) SELECT % FROM a",
+			"DELETE FROM t RETURNING %", "WITH a AS (SELECT %) SELECT 1", "WITH a AS (SELECT 1) % SELECT 1"} {
 			cases = append(cases, strings.ReplaceAll(tmpl, "%", kw))
 		}
 	}
@@ -148,6 +189,10 @@ func pgGenerate(rng *rand.Rand) string {
 			g.qname()
 		case 2, 3, 4:
 			g.writeStmt()
+		case 5:
+			g.explain()
+		case 6:
+			g.with()
 		default:
 			g.selectStmt()
 		}
@@ -317,6 +362,63 @@ func (g *pgGen) writeStmt() {
 	}
 }
 
+// with writes a statement with common table expressions, or a near miss.
+func (g *pgGen) with() {
+	g.w("WITH")
+	if g.n(20) == 0 {
+		g.w("RECURSIVE")
+	}
+	g.list(func() {
+		g.name()
+		if g.n(20) == 0 {
+			g.w("(a)")
+		}
+		g.w("AS")
+		if g.n(20) == 0 {
+			g.w("MATERIALIZED")
+		}
+		g.w("(")
+		g.dml()
+		g.w(")")
+	})
+	g.dml()
+}
+
+// dml writes a SELECT, or a writing statement ending in RETURNING now and
+// then.
+func (g *pgGen) dml() {
+	if g.n(2) == 0 {
+		g.selectStmt()
+		return
+	}
+	g.writeStmt()
+	if g.n(2) == 0 {
+		g.w("RETURNING")
+		g.list(g.target)
+	}
+}
+
+// explain writes an EXPLAIN of a SELECT or a writing statement, or a near
+// miss.
+func (g *pgGen) explain() {
+	g.w("EXPLAIN")
+	switch g.n(6) {
+	case 0:
+		g.w([]string{"ANALYZE", "ANALYSE", "ANALYZE VERBOSE", "VERBOSE", "VERBOSE ANALYZE"}[g.n(5)])
+	case 1, 2:
+		g.w("(")
+		g.list(func() {
+			g.w([]string{"ANALYZE", "VERBOSE", "costs", "buffers", "format", "ANALYSE", "settings", "FORMAT JSON", "analyze false", ""}[g.n(10)])
+		})
+		g.w(")")
+	}
+	if g.n(2) == 0 {
+		g.selectStmt()
+	} else {
+		g.writeStmt()
+	}
+}
+
 func (g *pgGen) list(item func()) {
 	item()
 	for range g.n(5) / 2 {
@@ -384,7 +486,7 @@ func (g *pgGen) unary() {
 		if g.n(15) == 0 {
 			g.w([]string{"E'x'", "$$x$$", "'x'  'y'", "'x'\n'y'", "'a\\b'", "'open"}[g.n(6)])
 		} else {
-			g.w([]string{"'idle'", "'it''s'", "''", "'a;b'", "'--'", "'/*'"}[g.n(6)])
+			g.w([]string{"'idle'", "'it''s'", "''", "'a;b'", "'--'", "'/*'", "$$x$$", "$q$a;b$q$", "$$$$", "$a$$$a$"}[g.n(10)])
 		}
 	case k < 8 && g.depth < 3:
 		g.qname()

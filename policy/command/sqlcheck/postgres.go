@@ -15,18 +15,27 @@ import (
 // adds to its pool, which costs seconds of CPU and tens of megabytes each,
 // so every use goes through pgMu: one instance per process, compiled once,
 // reused by every call. A parse takes well under a millisecond, far less
-// than a second compile would.
+// than a second compile would. The instance is replaced after
+// pgRecycleAfter syntax errors (see pgrecycle.go).
 var (
 	pgMu    sync.Mutex
 	pgParse = func(sql string) (*pg.ParseResult, error) {
 		pgMu.Lock()
 		defer pgMu.Unlock()
-		return pgquery.Parse(sql)
+		tree, err := pgquery.Parse(sql)
+		if err != nil {
+			pgNoteError()
+		}
+		return tree, err
 	}
 	pgScan = func(sql string) (*pg.ScanResult, error) {
 		pgMu.Lock()
 		defer pgMu.Unlock()
-		return pgquery.Scan(sql)
+		scan, err := pgquery.Scan(sql)
+		if err != nil {
+			pgNoteError()
+		}
+		return scan, err
 	}
 )
 
