@@ -102,6 +102,9 @@ type Rule struct {
 	// matches the rule.
 	Sets   []string `yaml:"sets"`
 	Clears []string `yaml:"clears"`
+	// Raw answers Out as written: no everyday state of the machine is
+	// added around it (see noise.go).
+	Raw bool `yaml:"raw"`
 
 	pat commandPattern
 }

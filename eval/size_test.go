@@ -1,0 +1,146 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/vigilops/vigil/policy"
+)
+
+// readSizes runs sc's reference trajectory and returns the byte size of
+// every read's output.
+func readSizes(sc *Scenario) []int {
+	r := Run(context.Background(), sc, NewScript(sc.Reference, "gpt-4o"), Options{}, 1)
+	var out []int
+	for _, c := range r.Calls {
+		if c.Kind == policy.KindRead && c.Ran {
+			out = append(out, len(c.Output))
+		}
+	}
+	return out
+}
+
+func median(xs []int) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Ints(s)
+	return s[len(s)/2]
+}
+
+// The worlds' outputs keep real sizes: the median read of a reference
+// investigation, and what one reads in all, measured over the suite. The
+// floors are what the generators give today (noise.go), a little under;
+// the first generation's worlds gave a median read of 147 bytes. A change
+// that drops the worlds back to snippets fails here.
+func TestOutputSizes(t *testing.T) {
+	var meds, totals []int
+	var rows []string
+	for _, sc := range loadAll(t) {
+		sz := readSizes(sc)
+		sum := 0
+		for _, n := range sz {
+			sum += n
+		}
+		meds, totals = append(meds, median(sz)), append(totals, sum)
+		rows = append(rows, fmt.Sprintf("%7d %7d %s", median(sz), sum, sc.Name))
+	}
+	sort.Strings(rows)
+	t.Logf("median read, all reads, scenario:\n%s", strings.Join(rows, "\n"))
+	med, tot := median(meds), median(totals)
+	t.Logf("median of the scenarios' median reads: %d bytes; median bytes read per investigation: %d", med, tot)
+	const minMedian, minTotal = 250, 3000
+	if med < minMedian || tot < minTotal {
+		t.Errorf("median read %d bytes (floor %d), median read per investigation %d bytes (floor %d): the worlds shrank back to snippets",
+			med, minMedian, tot, minTotal)
+	}
+}
+
+// The generated everyday state is one machine seen through every tool,
+// the same on every run: ps lists the kernel threads and daemons, ss and
+// ps agree on sshd's PID (the rule's, when a rule names it), systemctl
+// status ends with the same journal lines journalctl -u prints, a ps of
+// chosen PIDs adds nothing, and nothing differs between two worlds.
+func TestGeneratedOutputsAgree(t *testing.T) {
+	w, run := worldOf(t, "host-port-in-use")
+	ps, _, _ := run("ps aux")
+	if n := strings.Count(ps, "\n"); n < 100 {
+		t.Errorf("ps aux printed %d lines, want the 100 and more a server has:\n%s", n, ps)
+	}
+	for _, want := range []string{"USER", "[kthreadd]", "/usr/lib/systemd/systemd-journald", "sshd: vigil@notty", "ps aux"} {
+		if !strings.Contains(ps, want) {
+			t.Errorf("ps aux lacks %q", want)
+		}
+	}
+	// The rule says sshd is PID 401 (ss and netstat): ps agrees.
+	if !strings.Contains(ps, " 401 ") || !strings.Contains(ps[strings.Index(ps, " 401 "):], "sshd: /usr/sbin/sshd -D") {
+		t.Errorf("ps aux does not show sshd as PID 401:\n%s", ps)
+	}
+	ss, _, _ := run("ss -tlnp")
+	if !strings.Contains(ss, "python3\",pid=540") || !strings.Contains(ss, "systemd-resolve") || strings.Count(ss, ":22 ") > 1 {
+		t.Errorf("ss -tlnp: the rule's sockets with the everyday ones, :22 once:\n%s", ss)
+	}
+	if one, _, _ := run("ps -o pid,args -p 540"); strings.Count(one, "\n") != 2 {
+		t.Errorf("ps -p 540 must print its header and one process:\n%s", one)
+	}
+	status, _, _ := run("systemctl status nginx --no-pager")
+	journal, _, _ := run("journalctl --no-pager -n 10 -u nginx")
+	if !strings.HasPrefix(status, "× nginx.service") || !strings.Contains(status, "Loaded: loaded") || !strings.HasSuffix(status, journal) {
+		t.Errorf("systemctl status must end with journalctl -u's last lines:\n%s\n--- journal:\n%s", status, journal)
+	}
+	if !strings.Contains(journal, "Address already in use") {
+		t.Errorf("the unit's journal lost the rule's line:\n%s", journal)
+	}
+	// Deterministic: a second world prints the same.
+	w2 := NewWorld(w.sc)
+	res, _ := w.sc.inv.Lookup("gw-1")
+	for _, cmd := range []string{"ps aux", "ss -tlnp", "journalctl --no-pager -n 300", "dmesg", "systemctl status nginx"} {
+		a, _ := NewWorld(w.sc).Run(context.Background(), res, runSpec(cmd), nil)
+		b, _ := w2.Run(context.Background(), res, runSpec(cmd), nil)
+		if a.Stdout != b.Stdout {
+			t.Errorf("%s differs between two worlds", cmd)
+		}
+	}
+}
+
+// A fix changes what every tool shows the same way: after the truncation,
+// df and du both show the space back, and the everyday entries du adds
+// are the same before and after.
+func TestGeneratedOutputsFollowState(t *testing.T) {
+	w, run := worldOf(t, "host-disk-full-log")
+	du := "du -xh --max-depth=3 /var/log /var/lib /usr"
+	before, _, _ := run(du)
+	dfBefore, _, _ := run("df -h")
+	w.Arm()
+	if _, _, code := run("truncate -s 0 /var/log/app/debug.log"); code != 0 || !w.Flag("fixed") {
+		t.Fatal("the truncation did not fix the world")
+	}
+	after, _, _ := run(du)
+	dfAfter, _, _ := run("df -h")
+	if !strings.Contains(before, "31G\t/var/log/app/debug.log") || !strings.Contains(after, "12K\t/var/log/app/debug.log") ||
+		!strings.Contains(dfBefore, "100% /\n") || !strings.Contains(dfAfter, "24% /\n") {
+		t.Fatalf("du and df disagree about the truncation:\n%s\n%s\n%s\n%s", before, after, dfBefore, dfAfter)
+	}
+	everyday := func(s string) string {
+		var keep []string
+		for _, l := range strings.Split(s, "\n") {
+			if !strings.Contains(l, "debug.log") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if everyday(before) != everyday(after) || strings.Count(before, "\n") < 30 {
+		t.Errorf("du's everyday entries changed with the fix, or there are too few:\n%s\n---\n%s", before, after)
+	}
+	// The rule lists /usr's total: du adds nothing under it that would
+	// make its children outgrow it.
+	if strings.Contains(before, "\t/usr/") {
+		t.Errorf("du added entries under /usr, whose total the rule gives:\n%s", before)
+	}
+}
