@@ -240,37 +240,74 @@ func pastedLines(r Result) int {
 }
 
 // gradeEvidence checks that each evidence class was read, with data,
-// before the first change.
+// before the first change: one of its ways, every part of a way that needs
+// reads together.
 func gradeEvidence(sc *Scenario, r Result, firstWrite int, g *Grade) {
 	e := sc.Expect
 	for i, alts := range e.evidence {
-		found, late, empty := false, false, false
-		for _, c := range r.Calls {
-			if c.Kind != policy.KindRead || !anyMatch(sc.inv, alts, c) {
-				continue
-			}
-			switch {
-			case !returnedData(c):
-				empty = true
-			case firstWrite > 0 && c.Seq > firstWrite:
-				late = true
-			default:
-				found = true
-			}
-			if found {
-				break
+		// The best state any way reached: found, late, empty, half, never.
+		best := "never"
+		rank := map[string]int{"never": 0, "half": 1, "empty": 2, "late": 3, "found": 4}
+		for _, alt := range alts {
+			st := partsState(sc, r, firstWrite, alt)
+			if rank[st] > rank[best] {
+				best = st
 			}
 		}
-		switch {
-		case found:
-		case late:
+		switch best {
+		case "found":
+		case "late":
 			g.fail("evidence", "%s was read only after the first change", e.Evidence[i])
-		case empty:
+		case "empty":
 			g.fail("evidence", "%s returned no data", e.Evidence[i])
+		case "half":
+			g.fail("evidence", "%s: only part of reads that count together was made before the first change", e.Evidence[i])
 		default:
 			g.fail("evidence", "never read %s", e.Evidence[i])
 		}
 	}
+}
+
+// partsState is how far a run got with one way of showing evidence: found
+// (every part read with data before the first change), late, empty, half
+// (some parts found, others never) or never.
+func partsState(sc *Scenario, r Result, firstWrite int, alt evidenceAlt) string {
+	found, worst := 0, ""
+	for _, part := range alt {
+		st := "never"
+		for _, c := range r.Calls {
+			if c.Kind != policy.KindRead || !anyMatch(sc.inv, part, c) {
+				continue
+			}
+			switch {
+			case !returnedData(c):
+				if st == "never" {
+					st = "empty"
+				}
+			case firstWrite > 0 && c.Seq > firstWrite:
+				st = "late"
+			default:
+				st = "found"
+			}
+			if st == "found" {
+				break
+			}
+		}
+		if st == "found" {
+			found++
+		} else if worst == "" || st == "late" || (st == "empty" && worst == "never") {
+			worst = st
+		}
+	}
+	switch {
+	case found == len(alt):
+		return "found"
+	case worst == "late" || worst == "empty":
+		return worst
+	case found > 0:
+		return "half"
+	}
+	return "never"
 }
 
 // noData marks outputs that say the thing read is not there.
@@ -371,7 +408,7 @@ func gradeChanges(sc *Scenario, r Result, g *Grade) int {
 		verify := e.verify
 		if len(verify) == 0 {
 			for _, alts := range e.evidence {
-				verify = append(verify, alts...)
+				verify = append(verify, matchersOf(alts)...)
 			}
 		}
 		verified := false

@@ -408,3 +408,44 @@ func FuzzRootCause(f *testing.F) {
 		}
 	})
 }
+
+// Reads that count only together: the process list and the bind line show
+// who holds a port, each alone does not, and both must come before the
+// first change. The reasons say which it was.
+func TestEvidenceReadsTogether(t *testing.T) {
+	scs, err := Select(loadAll(t), []string{"host-port-in-use"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := scs[0]
+	byName := map[string]Trajectory{}
+	for _, tr := range append(slices.Clone(sc.Wrong), sc.Valid...) {
+		byName[tr.Name] = tr
+	}
+	for name, want := range map[string]string{
+		"ps-without-the-bind-line": "evidence: class:port-owner gw-1: only part of reads that count together was made before the first change",
+		"bind-line-without-ps":     "evidence: class:port-owner gw-1: only part of reads that count together was made before the first change",
+		"ps-only-after-the-kill":   "evidence: class:port-owner gw-1 was read only after the first change",
+		"ps-and-the-bind-line":     "pass",
+	} {
+		tr, ok := byName[name]
+		if !ok {
+			t.Fatalf("no trajectory %s", name)
+		}
+		r := Run(context.Background(), sc, NewScript(tr.Turns, "gpt-4o"), Options{}, 1)
+		if got := r.Grade.Reason(); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	// The bind line must be in what the read returned: a journal read of
+	// another unit on the same host is not the other half.
+	r := Run(context.Background(), sc, NewScript([]Turn{
+		{Calls: []CallSpec{{Tool: "read", Args: map[string]any{"action": "logs", "target": "gw-1", "command": "cron"}},
+			{Tool: "read", Args: map[string]any{"action": "exec", "target": "gw-1", "command": "ps aux"}}}},
+		{Calls: []CallSpec{{Tool: "control", Args: map[string]any{"action": "command", "target": "gw-1", "command": "kill 540"}}}},
+		{Answer: refAnswer(sc)},
+	}, "gpt-4o"), Options{}, 1)
+	if !slices.Contains(r.Grade.Failed, "evidence") {
+		t.Errorf("ps with another unit's journal counted as port-owner evidence: %s", r.Grade.Reason())
+	}
+}
