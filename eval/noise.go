@@ -317,7 +317,11 @@ func (p proc) render(col string) (string, bool) {
 	case "COMMAND", "CMD", "ARGS":
 		return p.cmd, true
 	case "COMM":
-		c := strings.Trim(strings.Fields(p.cmd)[0], "[]:")
+		f := strings.Fields(p.cmd)
+		if len(f) == 0 {
+			return "", true
+		}
+		c := strings.Trim(f[0], "[]:")
 		if i := strings.LastIndexByte(c, '/'); i >= 0 && !strings.HasPrefix(p.cmd, "[") {
 			c = c[i+1:]
 		}
