@@ -1134,6 +1134,8 @@ func (w *World) dress(res inventory.Resource, r *Rule, words []string, out strin
 		}
 	case "du":
 		return dressDu(out, words)
+	case "free":
+		return dressFree(out, words)
 	}
 	return out
 }
@@ -1511,5 +1513,99 @@ func (m *machine) dressInspect(out string, words []string) string {
     }
 ]
 `, img, id, id, id, id, id, name, id, id, id, id, id[:12], name, rng.Uint64(), rng.Uint64(), rng.Uint64()>>16, name, id[:12], 2+rng.IntN(40), 2+rng.IntN(200))
+	return b.String()
+}
+
+// freeUnits are free's unit suffixes in KiB.
+var freeUnits = map[string]float64{"B": 1.0 / 1024, "Ki": 1, "K": 1, "Mi": 1024, "M": 1024, "Gi": 1024 * 1024, "G": 1024 * 1024, "Ti": 1024 * 1024 * 1024, "T": 1024 * 1024 * 1024}
+
+// parseFreeValue reads one of free's figures in KiB; plain numbers are
+// KiB, as free prints them by default.
+func parseFreeValue(v string) (float64, bool) {
+	i := strings.IndexFunc(v, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
+	if i < 0 {
+		f, err := strconv.ParseFloat(v, 64)
+		return f, err == nil
+	}
+	f, err := strconv.ParseFloat(v[:i], 64)
+	mul, ok := freeUnits[v[i:]]
+	return f * mul, err == nil && ok
+}
+
+// freeHuman prints KiB as free -h does: 7.8Gi, 412Mi, 0B.
+func freeHuman(kib float64) string {
+	if kib <= 0 {
+		return "0B"
+	}
+	v, units := kib, []string{"Ki", "Mi", "Gi", "Ti"}
+	u := 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 1, 64) + units[u]
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + units[u]
+}
+
+// dressFree prints a rule's free table in the unit the command asks for
+// (-h, -m, -g, -k by default, -b) and free's layout, with the Swap line a
+// rule left out (no swap): `free -m` and `free -h` show one machine.
+func dressFree(out string, words []string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[0], "total") {
+		return out
+	}
+	header := strings.Fields(lines[0])
+	rows := map[string][]float64{}
+	var order []string
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) < 2 || !strings.HasSuffix(f[0], ":") || len(f)-1 > len(header) {
+			return out
+		}
+		var vals []float64
+		for _, v := range f[1:] {
+			k, ok := parseFreeValue(v)
+			if !ok {
+				return out
+			}
+			vals = append(vals, k)
+		}
+		rows[f[0]] = vals
+		order = append(order, f[0])
+	}
+	if _, ok := rows["Swap:"]; !ok {
+		rows["Swap:"] = []float64{0, 0, 0}
+		order = append(order, "Swap:")
+	}
+	flags, _ := splitFlags(flagCommands["free"], words[1:])
+	render := func(kib float64) string {
+		switch {
+		case flags["-h"]:
+			return freeHuman(kib)
+		case flags["-m"]:
+			return strconv.FormatFloat(kib/1024, 'f', 0, 64)
+		case flags["-g"]:
+			return strconv.FormatFloat(kib/1024/1024, 'f', 0, 64)
+		case flags["-b"]:
+			return strconv.FormatFloat(kib*1024, 'f', 0, 64)
+		}
+		return strconv.FormatFloat(kib, 'f', 0, 64)
+	}
+	var b strings.Builder
+	b.WriteString("        ")
+	for _, h := range header {
+		fmt.Fprintf(&b, "%12s", h)
+	}
+	b.WriteString("\n")
+	for _, name := range order {
+		fmt.Fprintf(&b, "%-8s", name)
+		for _, v := range rows[name] {
+			fmt.Fprintf(&b, "%12s", render(v))
+		}
+		b.WriteString("\n")
+	}
 	return b.String()
 }
