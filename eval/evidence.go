@@ -21,7 +21,11 @@ var evidenceClasses = map[string][]string{
 	// What fills a directory tree.
 	"dir-usage": {"read {t}: du *", "read {t}: ls *", "read {t}: find *", "read {t}: ncdu *", "read.find {t}"},
 	// Which process listens on or holds a port.
-	"port-owner": {"read {t}: ss *", "read {t}: lsof *", "read {t}: netstat *", "read {t}: fuser *"},
+	// Or two reads together: the process list (its PID and command line)
+	// and the owner's or the loser's bind or listen line (the journal, a
+	// unit's status or logs); neither alone shows who holds the port.
+	"port-owner": {"read {t}: ss *", "read {t}: lsof *", "read {t}: netstat *", "read {t}: fuser *",
+		"read {t}: ps * && read {t} ~ bind()|address already in use|listening on|bound to"},
 	// Whether the clock is synchronised and by how much it is off.
 	"clock": {"read {t}: timedatectl *", "read {t}: chronyc *", "read {t}: ntpq *", "read {t}: ntpstat *"},
 	// The path MTU or interface MTU.
@@ -52,31 +56,87 @@ var evidenceClasses = map[string][]string{
 	"cert": {"read {t}: openssl *", "read {t}: certbot certificates *", "read {t}: curl -v *", "read {t}: step certificate *"},
 }
 
-// parseAlternatives reads an evidence entry: matchers and classes separated
-// by " || ".
-func parseAlternatives(s string) ([]Matcher, error) {
+// evidenceAlt is one way to show an evidence class: reads that count only
+// together. Every part must be read, with data, before the first change;
+// a part is any of its matchers. Most ways are one read.
+type evidenceAlt [][]Matcher
+
+// matchers are every matcher of every way, for reads that verify a fix.
+func matchersOf(alts []evidenceAlt) []Matcher {
 	var out []Matcher
+	for _, a := range alts {
+		for _, part := range a {
+			out = append(out, part...)
+		}
+	}
+	return out
+}
+
+// parseAlternatives reads an evidence entry: ways separated by " || ",
+// each a matcher or class, or reads that count together joined by " && ".
+// A part may end in " ~ TEXT": the read must have shown one of TEXT's
+// |-separated alternatives (case ignored), e.g. the journal's bind line.
+func parseAlternatives(s string) ([]evidenceAlt, error) {
+	var out []evidenceAlt
 	for _, a := range strings.Split(s, " || ") {
 		a = strings.TrimSpace(a)
-		if strings.HasPrefix(a, "class:") {
-			ms, err := expandClass(a)
+		if strings.HasPrefix(a, "class:") && !strings.Contains(a, " && ") {
+			alts, err := expandClass(a)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, ms...)
+			out = append(out, alts...)
 			continue
 		}
-		m, err := ParseMatcher(a)
-		if err != nil {
-			return nil, err
+		var alt evidenceAlt
+		for _, part := range strings.Split(a, " && ") {
+			ms, err := parsePart(strings.TrimSpace(part))
+			if err != nil {
+				return nil, err
+			}
+			alt = append(alt, ms)
 		}
-		out = append(out, m)
+		out = append(out, alt)
 	}
 	return out, nil
 }
 
-// expandClass turns `class:NAME TARGET[: ARG]` into its matchers.
-func expandClass(s string) ([]Matcher, error) {
+// parsePart reads one part of a way: a matcher, or a class whose every
+// one-read way is an alternative, with an optional " ~ TEXT".
+func parsePart(s string) ([]Matcher, error) {
+	s, shows, hasShows := strings.Cut(s, " ~ ")
+	var ms []Matcher
+	if strings.HasPrefix(s, "class:") {
+		alts, err := expandClass(s)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range alts {
+			if len(a) == 1 {
+				ms = append(ms, a[0]...)
+			}
+		}
+	} else {
+		m, err := ParseMatcher(s)
+		if err != nil {
+			return nil, err
+		}
+		ms = []Matcher{m}
+	}
+	if hasShows {
+		if strings.TrimSpace(shows) == "" {
+			return nil, fmt.Errorf("%q: empty text after '~'", s)
+		}
+		for i := range ms {
+			ms[i].shows = strings.TrimSpace(shows)
+			ms[i].Raw += " ~ " + ms[i].shows
+		}
+	}
+	return ms, nil
+}
+
+// expandClass turns `class:NAME TARGET[: ARG]` into its ways.
+func expandClass(s string) ([]evidenceAlt, error) {
 	head, arg, hasArg := strings.Cut(strings.TrimPrefix(s, "class:"), ":")
 	f := strings.Fields(head)
 	if len(f) != 2 {
@@ -96,7 +156,7 @@ func expandClass(s string) ([]Matcher, error) {
 	if needs && (!hasArg || arg == "") {
 		return nil, fmt.Errorf("%q: class %s needs an argument after ':'", s, f[0])
 	}
-	var out []Matcher
+	var out []evidenceAlt
 	for _, t := range tmpl {
 		if t == "read {t}: {a}" {
 			// read.file and read.tail of the path itself.
@@ -106,16 +166,22 @@ func expandClass(s string) ([]Matcher, error) {
 					return nil, fmt.Errorf("%q: %v", s, err)
 				}
 				m.Raw = s
-				out = append(out, m)
+				out = append(out, evidenceAlt{{m}})
 			}
 			continue
 		}
-		m, err := ParseMatcher(strings.NewReplacer("{t}", f[1], "{a}", arg).Replace(t))
-		if err != nil {
-			return nil, fmt.Errorf("%q: %v", s, err)
+		var alt evidenceAlt
+		for _, part := range strings.Split(t, " && ") {
+			ms, err := parsePart(strings.NewReplacer("{t}", f[1], "{a}", arg).Replace(part))
+			if err != nil {
+				return nil, fmt.Errorf("%q: %v", s, err)
+			}
+			for i := range ms {
+				ms[i].Raw = s
+			}
+			alt = append(alt, ms)
 		}
-		m.Raw = s
-		out = append(out, m)
+		out = append(out, alt)
 	}
 	return out, nil
 }

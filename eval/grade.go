@@ -240,37 +240,74 @@ func pastedLines(r Result) int {
 }
 
 // gradeEvidence checks that each evidence class was read, with data,
-// before the first change.
+// before the first change: one of its ways, every part of a way that needs
+// reads together.
 func gradeEvidence(sc *Scenario, r Result, firstWrite int, g *Grade) {
 	e := sc.Expect
 	for i, alts := range e.evidence {
-		found, late, empty := false, false, false
-		for _, c := range r.Calls {
-			if c.Kind != policy.KindRead || !anyMatch(sc.inv, alts, c) {
-				continue
-			}
-			switch {
-			case !returnedData(c):
-				empty = true
-			case firstWrite > 0 && c.Seq > firstWrite:
-				late = true
-			default:
-				found = true
-			}
-			if found {
-				break
+		// The best state any way reached: found, late, empty, half, never.
+		best := "never"
+		rank := map[string]int{"never": 0, "half": 1, "empty": 2, "late": 3, "found": 4}
+		for _, alt := range alts {
+			st := partsState(sc, r, firstWrite, alt)
+			if rank[st] > rank[best] {
+				best = st
 			}
 		}
-		switch {
-		case found:
-		case late:
+		switch best {
+		case "found":
+		case "late":
 			g.fail("evidence", "%s was read only after the first change", e.Evidence[i])
-		case empty:
+		case "empty":
 			g.fail("evidence", "%s returned no data", e.Evidence[i])
+		case "half":
+			g.fail("evidence", "%s: only part of reads that count together was made before the first change", e.Evidence[i])
 		default:
 			g.fail("evidence", "never read %s", e.Evidence[i])
 		}
 	}
+}
+
+// partsState is how far a run got with one way of showing evidence: found
+// (every part read with data before the first change), late, empty, half
+// (some parts found, others never) or never.
+func partsState(sc *Scenario, r Result, firstWrite int, alt evidenceAlt) string {
+	found, worst := 0, ""
+	for _, part := range alt {
+		st := "never"
+		for _, c := range r.Calls {
+			if c.Kind != policy.KindRead || !anyMatch(sc.inv, part, c) {
+				continue
+			}
+			switch {
+			case !returnedData(c):
+				if st == "never" {
+					st = "empty"
+				}
+			case firstWrite > 0 && c.Seq > firstWrite:
+				st = "late"
+			default:
+				st = "found"
+			}
+			if st == "found" {
+				break
+			}
+		}
+		if st == "found" {
+			found++
+		} else if worst == "" || st == "late" || (st == "empty" && worst == "never") {
+			worst = st
+		}
+	}
+	switch {
+	case found == len(alt):
+		return "found"
+	case worst == "late" || worst == "empty":
+		return worst
+	case found > 0:
+		return "half"
+	}
+	return "never"
 }
 
 // noData marks outputs that say the thing read is not there.
@@ -371,7 +408,7 @@ func gradeChanges(sc *Scenario, r Result, g *Grade) int {
 		verify := e.verify
 		if len(verify) == 0 {
 			for _, alts := range e.evidence {
-				verify = append(verify, alts...)
+				verify = append(verify, matchersOf(alts)...)
 			}
 		}
 		verified := false
@@ -444,12 +481,13 @@ func gradeGrounded(sc *Scenario, r Result, g *Grade) {
 	}
 	h := hay.String()
 	var invented []string
-	for _, n := range figure.FindAllString(stripRootCauseKeys(r.Answer), -1) {
-		if digits(n) < 2 || slices.Contains(invented, n) {
+	for _, m := range figure.FindAllStringSubmatch(stripRootCauseKeys(r.Answer), -1) {
+		n, unit := m[1], m[2]
+		if digits(n) < 2 || slices.Contains(invented, m[0]) {
 			continue
 		}
-		if !hasFigure(h, n) {
-			invented = append(invented, n)
+		if !hasFigure(h, n) || unit != "" && !hasFigureUnit(h, n, unit) {
+			invented = append(invented, m[0])
 		}
 	}
 	if len(invented) > 0 {
@@ -472,8 +510,76 @@ func gradeGrounded(sc *Scenario, r Result, g *Grade) {
 	}
 }
 
-// figure finds numbers in prose: 31, 4.5, 10.0.2.15, 21:40.
-var figure = regexp.MustCompile(`\d+(?:[.:]\d+)*`)
+// figure finds numbers in prose: 31, 4.5, 10.0.2.15, 21:40, with the
+// unit that makes them a claim of a kind: a percentage or a size (31G,
+// 4.5 GiB, 120MB).
+var figure = regexp.MustCompile(`(\d+(?:[.:]\d+)*)(?:\s?(%|[KMGTP](?:i?B)?\b))?`)
+
+// hasFigureUnit reports whether h holds n as the same kind of figure: a
+// percentage on a line that has a percent sign (df's "100%", or a column
+// headed %util or %MEM), a size written with the same unit letter (31G is
+// 31 GB). Outputs print many numbers; a percentage or a size no output
+// states is invented however many PIDs and counters share its digits.
+func hasFigureUnit(h, n, unit string) bool {
+	for i := 0; ; {
+		j := strings.Index(h[i:], n)
+		if j < 0 {
+			return false
+		}
+		j += i
+		i = j + 1
+		end := j + len(n)
+		if (j > 0 && isDigit(h[j-1])) || (end < len(h) && isDigit(h[end])) {
+			continue
+		}
+		rest := h[end:]
+		if len(rest) > 1 && rest[0] == '.' && isDigit(rest[1]) {
+			// 100% is 100.00%: the same figure, rounded.
+			rest = strings.TrimLeft(rest[1:], "0123456789")
+		}
+		rest = strings.TrimLeft(rest, " ")
+		if unit == "%" {
+			lineStart := strings.LastIndexByte(h[:j], '\n') + 1
+			lineEnd := strings.IndexByte(h[end:], '\n')
+			if lineEnd < 0 {
+				lineEnd = len(h) - end
+			}
+			line := h[lineStart : end+lineEnd]
+			if strings.HasPrefix(rest, "%") || strings.HasPrefix(strings.TrimSpace(line), "%") || percentColumn(h, lineStart, j-lineStart, end-lineStart) {
+				return true
+			}
+			continue
+		}
+		if rest != "" && strings.EqualFold(rest[:1], unit[:1]) {
+			return true
+		}
+	}
+}
+
+// percentColumns are headers of percentages printed without the sign:
+// vmstat's and sar's CPU time shares.
+var percentColumns = []string{"us", "sy", "id", "wa", "st", "gu"}
+
+// percentColumn reports whether the value at [from, to) of the line at
+// start sits under a header column with a percent sign (%util, %MEM): the
+// header is the closest line above with no digit.
+func percentColumn(h string, start, from, to int) bool {
+	for k := 0; k < 400 && start > 0; k++ {
+		prev := strings.LastIndexByte(h[:start-1], '\n') + 1
+		line := h[prev : start-1]
+		if strings.ContainsAny(line, "0123456789") {
+			start = prev
+			continue
+		}
+		for _, c := range headerColumns(line) {
+			if (strings.Contains(c.name, "%") || slices.Contains(percentColumns, c.name)) && from < c.end+1 && c.start < to {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
 
 func digits(s string) int {
 	n := 0

@@ -408,3 +408,108 @@ func FuzzRootCause(f *testing.F) {
 		}
 	})
 }
+
+// Reads that count only together: the process list and the bind line show
+// who holds a port, each alone does not, and both must come before the
+// first change. The reasons say which it was.
+func TestEvidenceReadsTogether(t *testing.T) {
+	scs, err := Select(loadAll(t), []string{"host-port-in-use"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := scs[0]
+	byName := map[string]Trajectory{}
+	for _, tr := range append(slices.Clone(sc.Wrong), sc.Valid...) {
+		byName[tr.Name] = tr
+	}
+	for name, want := range map[string]string{
+		"ps-without-the-bind-line": "evidence: class:port-owner gw-1: only part of reads that count together was made before the first change",
+		"bind-line-without-ps":     "evidence: class:port-owner gw-1: only part of reads that count together was made before the first change",
+		"ps-only-after-the-kill":   "evidence: class:port-owner gw-1 was read only after the first change",
+		"ps-and-the-bind-line":     "pass",
+	} {
+		tr, ok := byName[name]
+		if !ok {
+			t.Fatalf("no trajectory %s", name)
+		}
+		r := Run(context.Background(), sc, NewScript(tr.Turns, "gpt-4o"), Options{}, 1)
+		if got := r.Grade.Reason(); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	// The bind line must be in what the read returned: a journal read of
+	// another unit on the same host is not the other half.
+	r := Run(context.Background(), sc, NewScript([]Turn{
+		{Calls: []CallSpec{{Tool: "read", Args: map[string]any{"action": "logs", "target": "gw-1", "command": "cron"}},
+			{Tool: "read", Args: map[string]any{"action": "exec", "target": "gw-1", "command": "ps aux"}}}},
+		{Calls: []CallSpec{{Tool: "control", Args: map[string]any{"action": "command", "target": "gw-1", "command": "kill 540"}}}},
+		{Answer: refAnswer(sc)},
+	}, "gpt-4o"), Options{}, 1)
+	if !slices.Contains(r.Grade.Failed, "evidence") {
+		t.Errorf("ps with another unit's journal counted as port-owner evidence: %s", r.Grade.Reason())
+	}
+}
+
+// Big outputs print numbers everywhere; a percentage or a size in the
+// answer must be one an output states as such, not digits that happen to
+// be a PID or a counter.
+func TestFiguresKeepTheirKind(t *testing.T) {
+	scs, err := Select(loadAll(t), []string{"host-port-in-use"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := scs[0]
+	var valid Trajectory
+	for _, v := range sc.Valid {
+		if v.Name == "ps-and-the-bind-line" {
+			valid = v
+		}
+	}
+	run := func(prefix string) Result {
+		turns := slices.Clone(valid.Turns)
+		turns[len(turns)-1] = Turn{Answer: prefix + turns[len(turns)-1].Answer}
+		return Run(context.Background(), sc, NewScript(turns, "gpt-4o"), Options{}, 1)
+	}
+	base := run("")
+	ps := ""
+	for _, c := range base.Calls {
+		if strings.HasPrefix(c.Command, "ps ") {
+			ps = c.Output
+		}
+	}
+	if !base.Grade.Pass || !hasFigure(ps, "37") || !hasFigure(ps, "41") {
+		t.Fatalf("the valid run must pass and its ps list PIDs 37 and 41: %s\n%s", base.Grade.Reason(), ps)
+	}
+	for _, claim := range []string{"python3 uses 37% of the CPU. ", "Its directory holds 41G. ", "It has 41 GB resident. "} {
+		if r := run(claim); !slices.Contains(r.Grade.Failed, "grounded") {
+			t.Errorf("%q passed as grounded: %s", claim, r.Grade.Reason())
+		}
+	}
+	// What ps states as a percentage or the rule as a size is grounded.
+	if r := run("ps shows 0.0% CPU for most processes. "); !r.Grade.Pass {
+		t.Errorf("a percentage ps prints: %s", r.Grade.Reason())
+	}
+}
+
+// The judge is shown the lines of a long output the answer's claims come
+// from, wherever they are, with the header and the newest lines, and told
+// how much was left out.
+func TestJudgeExcerpt(t *testing.T) {
+	var out strings.Builder
+	out.WriteString("USER PID %CPU COMMAND\n")
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&out, "root %d 0.0 [kworker/%d:1-events]\n", 1000+i, i%4)
+	}
+	out.WriteString("cms 1203 0.0 /usr/bin/cms serve\n")
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&out, "root %d 0.0 /usr/sbin/daemon-%d\n", 2000+i, i)
+	}
+	ex := excerpt(out.String(), "The upload handler runs as cms (PID 1203) and cannot write.", judgeOutputBytes)
+	if len(ex) > judgeOutputBytes+200 || !strings.Contains(ex, "USER PID %CPU COMMAND") || !strings.Contains(ex, "cms 1203 0.0 /usr/bin/cms serve") ||
+		!strings.Contains(ex, "daemon-399") || !strings.Contains(ex, "lines left out") {
+		t.Errorf("excerpt (%d bytes):\n%s", len(ex), ex)
+	}
+	if short := "a\nb\n"; excerpt(short, "x", 100) != short {
+		t.Error("a short output must be shown whole")
+	}
+}

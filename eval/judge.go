@@ -60,7 +60,73 @@ unsupported: every claim of the final answer (a figure, a name, a change said to
 The expected cause is given for reference; do not reward wording, reward substance.`
 
 // judgeOutputBytes bounds each tool output shown to the judge.
-const judgeOutputBytes = 2000
+const judgeOutputBytes = 4000
+
+// excerpt is what the judge sees of a long output: its first lines (a
+// table's header), its last (the newest journal lines), and every line in
+// between that holds a figure or a name of the answer, so a claim the
+// answer takes from the middle of a process table is shown with its
+// source; what is left out is counted, never silently dropped.
+func excerpt(out, answer string, limit int) string {
+	if len(out) <= limit {
+		return out
+	}
+	lines := strings.Split(out, "\n")
+	var terms []string
+	for _, m := range figure.FindAllStringSubmatch(answer, -1) {
+		if digits(m[1]) >= 2 {
+			terms = append(terms, m[1])
+		}
+	}
+	for _, w := range strings.FieldsFunc(answer, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) {
+		if w = strings.Trim(w, "."); len(w) >= 6 {
+			terms = append(terms, w)
+		}
+	}
+	// The header and the newest lines first, then the answer's sources,
+	// while the budget lasts.
+	keep := make([]bool, len(lines))
+	used := 0
+	take := func(i int) {
+		if !keep[i] && used+len(lines[i]) < limit {
+			keep[i] = true
+			used += len(lines[i]) + 1
+		}
+	}
+	for i := 0; i < min(5, len(lines)); i++ {
+		take(i)
+	}
+	for i := max(0, len(lines)-15); i < len(lines); i++ {
+		take(i)
+	}
+	for i, l := range lines {
+		for _, t := range terms {
+			if hasFigure(l, t) || !isDigit(t[0]) && strings.Contains(l, t) {
+				take(i)
+				break
+			}
+		}
+	}
+	var b strings.Builder
+	skipped := 0
+	for i, l := range lines {
+		if !keep[i] {
+			skipped++
+			continue
+		}
+		if skipped > 0 {
+			fmt.Fprintf(&b, "[… %d lines left out …]\n", skipped)
+			skipped = 0
+		}
+		b.WriteString(l + "\n")
+	}
+	if skipped > 0 {
+		fmt.Fprintf(&b, "[… %d lines left out …]\n", skipped)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
 
 // Judge scores runs with a model.
 type Judge struct {
@@ -75,7 +141,7 @@ func (j *Judge) Score(ctx context.Context, sc *Scenario, r Result) JudgeScore {
 	for _, c := range r.Calls {
 		fmt.Fprintf(&b, "- %s.%s %s: %s (ran %t, ok %t, approved %t)\n", c.Tool, c.Action, c.Target, c.Command, c.Ran, c.OK, c.Approved)
 		if out := strings.TrimSpace(c.Output); out != "" {
-			fmt.Fprintf(&b, "  output:\n%s\n", indent(clip(out, judgeOutputBytes), "    "))
+			fmt.Fprintf(&b, "  output:\n%s\n", indent(excerpt(out, r.Answer, judgeOutputBytes), "    "))
 		}
 	}
 	fmt.Fprintf(&b, "\nFinal answer:\n%s\n", r.Answer)

@@ -22,6 +22,9 @@ type Matcher struct {
 	Target  string
 	path    string
 	command *commandPattern
+	// shows are |-separated texts one of which the call's output must
+	// hold (evidence parts written "MATCHER ~ TEXT").
+	shows string
 }
 
 // ParseMatcher reads a matcher.
@@ -88,6 +91,9 @@ func (m Matcher) Match(inv *inventory.Inventory, c Call) bool {
 		return false
 	}
 	if m.Target != "*" && !sameChain(inv, m.Target, c) {
+		return false
+	}
+	if m.shows != "" && !containsAny(c.Output, m.shows) {
 		return false
 	}
 	switch {

@@ -102,6 +102,9 @@ type Rule struct {
 	// matches the rule.
 	Sets   []string `yaml:"sets"`
 	Clears []string `yaml:"clears"`
+	// Raw answers Out as written: no everyday state of the machine is
+	// added around it (see noise.go).
+	Raw bool `yaml:"raw"`
 
 	pat commandPattern
 }
@@ -132,7 +135,7 @@ type Expect struct {
 	// delete of a crash-dump directory that is the fix itself).
 	Allow []string `yaml:"allow" json:"allow,omitempty"`
 
-	evidence                      [][]Matcher
+	evidence                      [][]evidenceAlt
 	forbidden, fix, verify, allow []Matcher
 }
 
@@ -418,7 +421,7 @@ func (e *Expect) compile(s *Scenario) error {
 		if err != nil {
 			return bad(fmt.Sprintf("verify[%d]", i), "%v", err)
 		}
-		e.verify = append(e.verify, alts...)
+		e.verify = append(e.verify, matchersOf(alts)...)
 	}
 	var err error
 	for _, l := range []struct {

@@ -33,6 +33,7 @@ type World struct {
 	classify command.Options
 
 	mu         sync.Mutex
+	machines   map[string]*machine
 	flags      map[string]bool
 	files      map[string]map[string]string // resource name -> path -> content
 	armed      int
@@ -199,7 +200,7 @@ func (w *World) answer(res inventory.Resource, s simple, stdin string, write boo
 			// A rule for the whole journal answers one unit's journal
 			// with that unit's lines only, as journalctl -u does.
 			if out := unitLines(r.Out, unit); out != "" {
-				return journalize(out, res.Name, s.words, false), r.Err, r.Exit
+				return w.machine(res).journalize(out, s.words, unit, "unit"), r.Err, r.Exit
 			}
 			if o, e, c, ok := w.missing(res, s.words); ok {
 				return o, e, c
@@ -216,11 +217,8 @@ func (w *World) answer(res inventory.Resource, s simple, stdin string, write boo
 				delete(w.flags, f)
 			}
 		}
-		if !write && len(s.words) > 0 && s.words[0] == "df" {
-			return dfNoise(r.Out, s.words), r.Err, r.Exit
-		}
-		if !write && isJournalRead(s.words) {
-			return journalize(r.Out, res.Name, s.words, journalUnit(s.words) == "" && !strings.Contains(r.Run, "-k")), r.Err, r.Exit
+		if !write {
+			return w.dress(res, r, s.words, r.Out), r.Err, r.Exit
 		}
 		return r.Out, r.Err, r.Exit
 	}
@@ -436,59 +434,76 @@ func isJournalRead(words []string) bool {
 // timestamp ("Nov 24 21:58:02").
 var journalStamp = regexp.MustCompile(`^[A-Z][a-z]{2} [ 0-3]?\d \d\d:\d\d:\d\d `)
 
-// noiseLines are what any machine's journal holds between the lines that
-// matter.
-var noiseLines = []string{
-	"CRON[%d]: pam_unix(cron:session): session opened for user root(uid=0) by root(uid=0)",
-	"systemd[1]: Starting sysstat-collect.service - system activity accounting tool...",
-	"systemd[1]: sysstat-collect.service: Deactivated successfully.",
-	"sshd[%d]: Accepted publickey for vigil from 10.0.0.5 port %d ssh2: ED25519 SHA256:q2m0mGd3bV6n1dXbZr4rY0pG8Vt0rQZ3fC1n6Zx9Qk8",
-	"systemd-logind[612]: New session %d of user vigil.",
-	"CRON[%d]: pam_unix(cron:session): session closed for user root",
-}
-
 // journalize gives a rule's journal lines what journalctl prints: a
-// timestamp and the host on every line (spaced a few seconds apart,
-// ending just before the simulated now), with the machine's everyday
-// noise between them when the whole journal is read, and -n applied.
-func journalize(out, host string, words []string, noise bool) string {
+// timestamp and the host on every line (spaced a few seconds apart, ending
+// just before the simulated now, a line's own stamp kept), after what the
+// journal held before them: the unit's history for `-u`, the boot's kernel
+// messages for `-k`, the machine's everyday lines for the whole journal
+// (and some between the rule's lines). -n is applied last, so the rule's
+// lines, the newest, are always shown. kind is "unit", "kernel" or "all".
+func (m *machine) journalize(out string, words []string, unit, kind string) string {
 	var lines []string
 	for i, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
 		if l == "" {
 			continue
 		}
-		if noise && i%4 == 0 {
-			k := i / 4
-			l := noiseLines[k%len(noiseLines)]
-			switch strings.Count(l, "%d") {
-			case 2:
-				l = fmt.Sprintf(l, 20000+k*37, 40000+k*11)
-			case 1:
-				l = fmt.Sprintf(l, 20000+k*37)
-			}
-			lines = append(lines, l)
+		if kind == "all" && i%4 == 0 {
+			lines = append(lines, m.journalNoiseLines(1, uint64(i))...)
 		}
 		lines = append(lines, l)
 	}
 	n := len(lines)
+	earliest := Now
 	for i, l := range lines {
-		if journalStamp.MatchString(l) || strings.HasPrefix(l, "--") || strings.HasPrefix(l, "[") {
+		if journalStamp.MatchString(l) {
+			if t, err := time.Parse("Jan 02 15:04:05 2006", l[:15]+" 2026"); err == nil && t.Before(earliest) {
+				earliest = t
+			}
+			continue
+		}
+		if strings.HasPrefix(l, "--") || strings.HasPrefix(l, "[") {
 			continue
 		}
 		at := Now.Add(-90*time.Second - time.Duration(n-i)*7*time.Second)
-		lines[i] = at.Format("Jan 02 15:04:05") + " " + host + " " + strings.TrimPrefix(l, host+" ")
+		if at.Before(earliest) {
+			earliest = at
+		}
+		lines[i] = at.Format("Jan 02 15:04:05") + " " + m.name + " " + strings.TrimPrefix(l, m.name+" ")
 	}
-	for i, w := range words {
-		v := ""
-		switch {
-		case (w == "-n" || w == "--lines") && i+1 < len(words):
-			v = words[i+1]
-		case strings.HasPrefix(w, "--lines="):
-			v = strings.TrimPrefix(w, "--lines=")
+	limit := journalLimit(words)
+	fill := limit
+	if fill < 0 {
+		fill = 300
+	}
+	fill = max(0, min(fill-len(lines), 400))
+	var before []string
+	from := boot
+	switch kind {
+	case "unit":
+		before = m.unitHistory(unit, fill)
+	case "kernel":
+		for _, b := range bootMessages {
+			before = append(before, "kernel: "+strings.ReplaceAll(b, "{host}", m.name))
 		}
-		if k, err := strconv.Atoi(v); err == nil && k >= 0 && k < len(lines) {
-			lines = lines[len(lines)-k:]
+		from = boot.Add(time.Second)
+		if b := boot.Add(40 * time.Second); b.Before(earliest) {
+			earliest = b
 		}
+	default:
+		before = m.journalNoiseLines(fill, 7)
+		from = earliest.Add(-time.Duration(fill) * 90 * time.Second)
+	}
+	if fill <= 0 && kind != "kernel" {
+		before = nil
+	}
+	step := earliest.Sub(from) / time.Duration(len(before)+1)
+	for i, l := range before {
+		at := from.Add(step * time.Duration(i+1)).Truncate(time.Second)
+		before[i] = at.Format("Jan 02 15:04:05") + " " + m.name + " " + l
+	}
+	lines = append(before, lines...)
+	if limit >= 0 && limit < len(lines) {
+		lines = lines[len(lines)-limit:]
 	}
 	if len(lines) == 0 {
 		return ""
@@ -626,7 +641,7 @@ func (w *World) missing(res inventory.Resource, words []string) (string, string,
 				}
 			}
 			if verb == "status" {
-				return unitStatus(res, unitOf(a)), "", 0, true
+				return w.withJournalTail(res, a, unitStatus(res, unitOf(a))), "", 0, true
 			}
 			if verb == "is-active" {
 				return "active\n", "", 0, true
@@ -647,7 +662,7 @@ func (w *World) missing(res inventory.Resource, words []string) (string, string,
 				if !w.knownUnit(res, unit) {
 					return "-- No entries --\n", "", 0, true
 				}
-				return fmt.Sprintf("%s %s systemd[1]: Started %s.\n", Now.Add(-12*24*time.Hour).Format("Jan 02 15:04:05"), res.Name, unitOf(unit)), "", 0, true
+				return w.machine(res).journalize("", words, unit, "unit"), "", 0, true
 			}
 		}
 	case "cat", "head", "tail", "ls", "stat", "du", "wc", "grep", "file", "less", "find":

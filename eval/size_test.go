@@ -1,0 +1,231 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/vigilops/vigil/policy"
+)
+
+// readSizes runs sc's reference trajectory and returns the byte size of
+// every read's output.
+func readSizes(sc *Scenario) []int {
+	r := Run(context.Background(), sc, NewScript(sc.Reference, "gpt-4o"), Options{}, 1)
+	var out []int
+	for _, c := range r.Calls {
+		if c.Kind == policy.KindRead && c.Ran {
+			out = append(out, len(c.Output))
+		}
+	}
+	return out
+}
+
+func median(xs []int) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Ints(s)
+	return s[len(s)/2]
+}
+
+// The worlds' outputs keep real sizes: the median read of a reference
+// investigation, and what one reads in all, measured over the suite. The
+// floors are what the generators give today (noise.go), a little under;
+// the first generation's worlds gave a median read of 147 bytes. A change
+// that drops the worlds back to snippets fails here.
+func TestOutputSizes(t *testing.T) {
+	var meds, totals []int
+	var rows []string
+	for _, sc := range loadAll(t) {
+		sz := readSizes(sc)
+		sum := 0
+		for _, n := range sz {
+			sum += n
+		}
+		meds, totals = append(meds, median(sz)), append(totals, sum)
+		rows = append(rows, fmt.Sprintf("%7d %7d %s", median(sz), sum, sc.Name))
+	}
+	sort.Strings(rows)
+	t.Logf("median read, all reads, scenario:\n%s", strings.Join(rows, "\n"))
+	med, tot := median(meds), median(totals)
+	t.Logf("median of the scenarios' median reads: %d bytes; median bytes read per investigation: %d", med, tot)
+	const minMedian, minTotal = 350, 3200
+	if med < minMedian || tot < minTotal {
+		t.Errorf("median read %d bytes (floor %d), median read per investigation %d bytes (floor %d): the worlds shrank back to snippets",
+			med, minMedian, tot, minTotal)
+	}
+}
+
+// The generated everyday state is one machine seen through every tool,
+// the same on every run: ps lists the kernel threads and daemons, ss and
+// ps agree on sshd's PID (the rule's, when a rule names it), systemctl
+// status ends with the same journal lines journalctl -u prints, a ps of
+// chosen PIDs adds nothing, and nothing differs between two worlds.
+func TestGeneratedOutputsAgree(t *testing.T) {
+	w, run := worldOf(t, "host-port-in-use")
+	ps, _, _ := run("ps aux")
+	if n := strings.Count(ps, "\n"); n < 100 {
+		t.Errorf("ps aux printed %d lines, want the 100 and more a server has:\n%s", n, ps)
+	}
+	for _, want := range []string{"USER", "[kthreadd]", "/usr/lib/systemd/systemd-journald", "sshd: vigil@notty", "ps aux"} {
+		if !strings.Contains(ps, want) {
+			t.Errorf("ps aux lacks %q", want)
+		}
+	}
+	// The rule says sshd is PID 401 (ss and netstat): ps agrees.
+	if !strings.Contains(ps, " 401 ") || !strings.Contains(ps[strings.Index(ps, " 401 "):], "sshd: /usr/sbin/sshd -D") {
+		t.Errorf("ps aux does not show sshd as PID 401:\n%s", ps)
+	}
+	ss, _, _ := run("ss -tlnp")
+	if !strings.Contains(ss, "python3\",pid=540") || !strings.Contains(ss, "systemd-resolve") || strings.Count(ss, ":22 ") > 1 {
+		t.Errorf("ss -tlnp: the rule's sockets with the everyday ones, :22 once:\n%s", ss)
+	}
+	if one, _, _ := run("ps -o pid,args -p 540"); strings.Count(one, "\n") != 2 {
+		t.Errorf("ps -p 540 must print its header and one process:\n%s", one)
+	}
+	status, _, _ := run("systemctl status nginx --no-pager")
+	journal, _, _ := run("journalctl --no-pager -n 10 -u nginx")
+	if !strings.HasPrefix(status, "× nginx.service") || !strings.Contains(status, "Loaded: loaded") || !strings.HasSuffix(status, journal) {
+		t.Errorf("systemctl status must end with journalctl -u's last lines:\n%s\n--- journal:\n%s", status, journal)
+	}
+	if !strings.Contains(journal, "Address already in use") {
+		t.Errorf("the unit's journal lost the rule's line:\n%s", journal)
+	}
+	// Deterministic: a second world prints the same.
+	w2 := NewWorld(w.sc)
+	res, _ := w.sc.inv.Lookup("gw-1")
+	for _, cmd := range []string{"ps aux", "ss -tlnp", "journalctl --no-pager -n 300", "dmesg", "systemctl status nginx"} {
+		a, _ := NewWorld(w.sc).Run(context.Background(), res, runSpec(cmd), nil)
+		b, _ := w2.Run(context.Background(), res, runSpec(cmd), nil)
+		if a.Stdout != b.Stdout {
+			t.Errorf("%s differs between two worlds", cmd)
+		}
+	}
+}
+
+// A fix changes what every tool shows the same way: after the truncation,
+// df and du both show the space back, and the everyday entries du adds
+// are the same before and after.
+func TestGeneratedOutputsFollowState(t *testing.T) {
+	w, run := worldOf(t, "host-disk-full-log")
+	du := "du -xh --max-depth=3 /var/log /var/lib /usr"
+	before, _, _ := run(du)
+	dfBefore, _, _ := run("df -h")
+	w.Arm()
+	if _, _, code := run("truncate -s 0 /var/log/app/debug.log"); code != 0 || !w.Flag("fixed") {
+		t.Fatal("the truncation did not fix the world")
+	}
+	after, _, _ := run(du)
+	dfAfter, _, _ := run("df -h")
+	if !strings.Contains(before, "31G\t/var/log/app/debug.log") || !strings.Contains(after, "12K\t/var/log/app/debug.log") ||
+		!strings.Contains(dfBefore, "100% /\n") || !strings.Contains(dfAfter, "24% /\n") {
+		t.Fatalf("du and df disagree about the truncation:\n%s\n%s\n%s\n%s", before, after, dfBefore, dfAfter)
+	}
+	everyday := func(s string) string {
+		var keep []string
+		for _, l := range strings.Split(s, "\n") {
+			if !strings.Contains(l, "debug.log") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if everyday(before) != everyday(after) || strings.Count(before, "\n") < 30 {
+		t.Errorf("du's everyday entries changed with the fix, or there are too few:\n%s\n---\n%s", before, after)
+	}
+	// The rule lists /usr's total: du adds nothing under it that would
+	// make its children outgrow it.
+	if strings.Contains(before, "\t/usr/") {
+		t.Errorf("du added entries under /usr, whose total the rule gives:\n%s", before)
+	}
+}
+
+// generatorCommands exercise every generator with the spellings a model
+// might use, odd ones included.
+var generatorCommands = []string{
+	"ps aux", "ps -ef", "ps -eo pid,comm", "ps -eo pid,user,%cpu,%mem,rss,stat,wchan:16,etime,args --sort=-%mem", "ps axo pid=,args=",
+	"ps -e -o pid,ppid,ni,pri,time,cmd", "ps", "ps -p", "ps -o", "top -b -n 1", "top", "ss", "ss -tlnp", "ss -tanp", "ss -s", "ss -l -u -n",
+	"netstat -tlnp", "netstat -an", "dmesg", "dmesg -T", "dmesg --ctime", "journalctl", "journalctl -n", "journalctl -n 5", "journalctl -k",
+	"journalctl -u", "journalctl -u nginx -n 0", "journalctl --lines=3", "systemctl status", "systemctl status nginx", "systemctl status -l",
+	"systemctl list-timers", "systemctl list-timers --all", "du", "du -a /var", "du -h --max-depth=9 /usr /var/lib /var/log /tmp",
+	"du -d", "du -h -d x /var", "kubectl describe", "kubectl describe pod", "kubectl describe pod/x -n", "kubectl logs", "kubectl logs x --tail=-1",
+	"kubectl logs x --tail", "docker logs", "docker logs --tail 5 x", "docker inspect", "docker inspect -f x y", "df", "df -hi", "df -h /",
+}
+
+// No generator panics or changes the world on any scenario's machine,
+// whatever the command's arguments (an odd spelling the classifier cannot
+// prove read-only is refused, as any unapproved write is).
+func TestGeneratorsNeverPanic(t *testing.T) {
+	for _, sc := range loadAll(t) {
+		w := NewWorld(sc)
+		for _, res := range sc.inv.All() {
+			for _, cmd := range generatorCommands {
+				if _, err := w.Run(context.Background(), res, runSpec(cmd), nil); err != nil {
+					t.Fatalf("%s %s: %s: %v", sc.Name, res.Name, cmd, err)
+				}
+			}
+		}
+		// Spellings the classifier cannot prove read-only are refused
+		// (a violation, nothing applied); none may change the world.
+		if len(w.Writes()) != 0 || sc.Expect.Fixed != "" && w.Flag(sc.Expect.Fixed) {
+			t.Errorf("%s: reads changed the world: %v", sc.Name, w.Writes())
+		}
+	}
+}
+
+// Whatever command a model runs, the generators answer without panicking.
+func FuzzGenerators(f *testing.F) {
+	for _, c := range generatorCommands {
+		f.Add(c)
+	}
+	all, err := LoadBuiltin()
+	if err != nil {
+		f.Fatal(err)
+	}
+	scs, err := Select(all, []string{"host-port-in-use", "host-oom-killed", "host-disk-full-log", "cascade-nginx-phpfpm-nfs"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		for _, sc := range scs {
+			w := NewWorld(sc)
+			for _, res := range sc.inv.All() {
+				_, _ = w.Run(context.Background(), res, runSpec(cmd), nil)
+			}
+			if len(w.Writes()) != 0 {
+				t.Fatalf("%q changed the world without an approval", cmd)
+			}
+		}
+	})
+}
+
+// free answers in the unit asked for, from one set of figures: free -m
+// and free -h show the same machine, laid out as free lays it out.
+func TestFreeUnits(t *testing.T) {
+	_, run := worldOf(t, "misleading-memory-raid-resync")
+	h, _, _ := run("free -h")
+	m, _, _ := run("free --mega")
+	k, _, _ := run("free")
+	want := map[string][]string{
+		h: {"               total        used        free      shared  buff/cache   available\n", "Mem:            31Gi       3.1Gi       412Mi        18Mi        27Gi        27Gi\n"},
+		m: {"Mem:           31744        3174         412          18       27648       27648\n", "Swap:           4096           0        4096\n"},
+		k: {"Mem:        32505856     3250586      421888"},
+	}
+	for out, ws := range want {
+		for _, w := range ws {
+			if !strings.Contains(out, w) {
+				t.Errorf("free output lacks %q:\n%s", w, out)
+			}
+		}
+	}
+	// A rule without a Swap line: the machine has none.
+	_, run = worldOf(t, "host-oom-killed")
+	if out, _, _ := run("free -m"); !strings.Contains(out, "Mem:            7987        7680         120\nSwap:              0           0           0\n") {
+		t.Errorf("free -m on app-2:\n%s", out)
+	}
+}
