@@ -22,11 +22,16 @@ import (
 // background (later).
 func (b *conversation) HandleMessage(ctx context.Context, m Message) {
 	defer b.guard(ctx, "handle message", m.Thread)
-	if !m.Addressed && !b.knownThread(ctx, m.Thread) {
+	// The store work is bounded so the acknowledgement comes in time even
+	// when the store is slow: a dedup check that does not finish is a
+	// store failure, reported in the thread.
+	sctx, cancel := context.WithTimeout(ctx, handleBudget)
+	defer cancel()
+	if !m.Addressed && !b.knownThread(sctx, m.Thread) {
 		return
 	}
 	if m.EventID != "" {
-		first, err := b.opt.Stores.Dedup.FirstSeen(ctx, "event:"+string(m.Thread.Platform)+":"+m.EventID, b.opt.DedupTTL)
+		first, err := b.opt.Stores.Dedup.FirstSeen(sctx, "event:"+string(m.Thread.Platform)+":"+m.EventID, b.opt.DedupTTL)
 		if err != nil {
 			id := newErrorID()
 			b.log.Error("dedup check failed", "error_id", id, "thread", m.Thread.Key(), "err", err)
@@ -47,7 +52,7 @@ func (b *conversation) HandleMessage(ctx context.Context, m Message) {
 		b.stop(ctx, m)
 		return
 	}
-	if !b.withinRateLimit(ctx, m) {
+	if !b.withinRateLimit(sctx, m) {
 		b.chatEvent(m.Thread.Platform, "rate_limited")
 		b.later(ctx, m.Thread, "handle message", func(ctx context.Context) {
 			b.tell(ctx, m.Thread, m.User, "You are sending messages faster than I can work on them; I skipped this one. Try again in a minute.")
@@ -57,6 +62,10 @@ func (b *conversation) HandleMessage(ctx context.Context, m Message) {
 	b.chatEvent(m.Thread.Platform, "handled")
 	b.enqueue(ctx, m.Thread, messageJob{b, m})
 }
+
+// handleBudget bounds HandleMessage's store work (the thread check, the
+// dedup, the rate limit), within Slack's 3 s acknowledgement.
+const handleBudget = 2 * time.Second
 
 // withinRateLimit counts a message against its sender's per-channel limit.
 // "stop" is never limited. When the counter is unreachable the message goes
