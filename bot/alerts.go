@@ -695,8 +695,9 @@ func (b *alerts) investigate(ctx context.Context, t ThreadRef, held *heldLock, j
 			// Changed on another replica since it was scheduled here:
 			// scheduled again, for when it settles.
 			j.release()
-			if b.schedule(g.Key, g.DueAt) {
-				b.armInvestigation(context.WithoutCancel(ctx), g.Key, g.Thread, g.DueAt.Sub(b.now()))
+			due := settleAt(g, b.opt.AlertDebounce)
+			if b.schedule(g.Key, due) {
+				b.armInvestigation(context.WithoutCancel(ctx), g.Key, g.Thread, due.Sub(b.now()))
 			}
 		}
 		return
