@@ -20,8 +20,10 @@ import (
 	"github.com/vigilops/vigil/bot"
 )
 
-// inbox runs inbound work on a fixed set of workers. Work with the same key
-// (a thread) runs in arrival order on one worker.
+// inbox runs clicks and dialogs on a fixed set of workers (a decision does
+// store work before it answers, so it cannot run while Slack waits for the
+// ack; chat messages need no inbox, see acceptEvent). Work with the same
+// key (an approval) runs in arrival order on one worker.
 type inbox struct {
 	shards []chan func(context.Context)
 }
