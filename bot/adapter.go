@@ -186,6 +186,14 @@ type Notifier interface {
 	NotifyUser(ctx context.Context, t ThreadRef, user, text string) error
 }
 
+// NameSource is an optional power: a user's display name. A message
+// whose UserName is empty gets it here when its job starts, so an adapter
+// need not look names up while the platform waits for its
+// acknowledgement. "" when unknown.
+type NameSource interface {
+	UserName(ctx context.Context, t ThreadRef, user string) string
+}
+
 // FactSource is an optional power: facts about a user that decide their role
 // in a channel beyond the config lists (Slack user groups, Matrix power
 // levels).

@@ -234,18 +234,29 @@ func (b *alerts) DeliverAlert(ctx context.Context, n AlertNotification, r AlertR
 		b.alertCount(n.Source, r.Name, AlertFailed)
 		return fmt.Errorf("alert intake: lock group: %w", err)
 	}
-	defer func() {
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = lock.Unlock(uctx)
-	}()
-	g, err := b.opt.Stores.Alerts.LoadAlertGroup(ctx, key)
+	g, err := b.deliverLocked(ctx, opener, n, r)
+	uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	_ = lock.Unlock(uctx)
+	ucancel()
+	if g != nil {
+		// Scheduled once the lock is given back, so an investigation
+		// due at once does not find the group still locked.
+		b.maybeInvestigate(ctx, g)
+	}
+	return err
+}
+
+// deliverLocked opens or updates the group's thread with the group's
+// lock held: the delivery's one load of the group. It returns the group
+// as saved, for its investigation to be scheduled.
+func (b *alerts) deliverLocked(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute) (*AlertGroup, error) {
+	g, err := b.opt.Stores.Alerts.LoadAlertGroup(ctx, n.Key())
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return b.openAlertThread(ctx, opener, n, r)
 	case err != nil:
 		b.alertCount(n.Source, r.Name, AlertFailed)
-		return fmt.Errorf("alert intake: load group: %w", err)
+		return nil, fmt.Errorf("alert intake: load group: %w", err)
 	}
 	return b.updateAlertThread(ctx, opener, g, n, r)
 }
@@ -325,12 +336,11 @@ func firstAlertName(n AlertNotification) string {
 	return "an alert"
 }
 
-// openAlertThread opens the thread of a new group and schedules its
-// investigation.
-func (b *alerts) openAlertThread(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute) error {
+// openAlertThread opens the thread of a new group and returns its record.
+func (b *alerts) openAlertThread(ctx context.Context, opener ThreadOpener, n AlertNotification, r AlertRoute) (*AlertGroup, error) {
 	release, err := b.admitAlertGroup(ctx, opener, n, r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	now := b.now()
 	g := &AlertGroup{Key: n.Key(), Source: n.Source, GroupKey: n.GroupKey, Route: r.Name, Prompt: r.Prompt,
@@ -341,19 +351,18 @@ func (b *alerts) openAlertThread(ctx context.Context, opener ThreadOpener, n Ale
 	if err != nil {
 		release()
 		b.alertCount(n.Source, r.Name, AlertFailed)
-		return fmt.Errorf("alert intake: open thread in %s: %w", r.ChannelKey(), err)
+		return nil, fmt.Errorf("alert intake: open thread in %s: %w", r.ChannelKey(), err)
 	}
 	g.Thread, g.Root = ref.ThreadRef, ref
 	g.DueAt = settleAt(g, b.opt.AlertDebounce)
 	if err := b.opt.Stores.Alerts.SaveAlertGroup(ctx, g, alertGroupTTL); err != nil {
 		b.alertCount(n.Source, r.Name, AlertFailed)
-		return fmt.Errorf("alert intake: save group: %w", err)
+		return nil, fmt.Errorf("alert intake: save group: %w", err)
 	}
 	b.noteAlertGroup(g.Key, !g.Resolved, r.Limits.WithDefaults().OpenIdle)
 	b.log.Info("alert group opened a thread", "group", g.Key, "source", g.Source, "route", r.Name, "thread", g.Thread.Key())
 	b.alertCount(n.Source, r.Name, AlertRouted)
-	b.maybeInvestigate(ctx, g)
-	return nil
+	return g, nil
 }
 
 // markOpen keeps the route's count of open groups in step with a known
@@ -367,7 +376,7 @@ func (b *alerts) markOpen(ctx context.Context, g *AlertGroup, r AlertRoute) {
 }
 
 // updateAlertThread posts what changed in a known group.
-func (b *alerts) updateAlertThread(ctx context.Context, opener ThreadOpener, g *AlertGroup, n AlertNotification, r AlertRoute) error {
+func (b *alerts) updateAlertThread(ctx context.Context, opener ThreadOpener, g *AlertGroup, n AlertNotification, r AlertRoute) (*AlertGroup, error) {
 	wasResolved := g.Resolved
 	joined, resolved := g.merge(n)
 	if len(joined) == 0 && len(resolved) == 0 {
@@ -378,8 +387,7 @@ func (b *alerts) updateAlertThread(ctx context.Context, opener ThreadOpener, g *
 			// group's in progress here stops too.
 			b.tellInvestigationResolved(g)
 		}
-		b.maybeInvestigate(ctx, g)
-		return nil
+		return g, nil
 	}
 	g.UpdatedAt = b.now()
 	firing, _ := g.counts()
@@ -415,15 +423,14 @@ func (b *alerts) updateAlertThread(ctx context.Context, opener ThreadOpener, g *
 	g.DueAt = settleAt(g, b.opt.AlertDebounce)
 	if err := b.opt.Stores.Alerts.SaveAlertGroup(ctx, g, alertGroupTTL); err != nil {
 		b.alertCount(n.Source, g.Route, AlertFailed)
-		return fmt.Errorf("alert intake: save group: %w", err)
+		return nil, fmt.Errorf("alert intake: save group: %w", err)
 	}
 	b.markOpen(ctx, g, r)
 	b.alertCount(n.Source, g.Route, AlertUpdated)
 	if g.Resolved {
 		b.tellInvestigationResolved(g)
 	}
-	b.maybeInvestigate(ctx, g)
-	return nil
+	return g, nil
 }
 
 // tellInvestigationResolved lets a run in progress in the group's thread
@@ -445,25 +452,58 @@ func (b *alerts) tellInvestigationResolved(g *AlertGroup) {
 // it is due and not yet scheduled here. Every replica that sees the group
 // schedules it, and claimInvestigation lets exactly one of them run it:
 // if the replica that opened the thread dies before, another one that
-// receives the group's notifications still investigates. The
-// investigation outlives ctx's cancellation, not its values.
+// receives the group's notifications still investigates. A notification
+// of a group already scheduled here only moves its due time (no store
+// load when the timer fires: the claim, which loads the group under its
+// lock anyway, checks that it settled). The investigation outlives ctx's
+// cancellation, not its values.
 func (b *alerts) maybeInvestigate(ctx context.Context, g *AlertGroup) {
 	if !g.Pending() {
 		return
 	}
-	b.mu.Lock()
-	if b.scheduled == nil {
-		b.scheduled = map[string]bool{}
-	}
-	if b.scheduled[g.Key] {
-		b.mu.Unlock()
+	if !b.schedule(g.Key, g.DueAt) {
 		return
 	}
-	b.scheduled[g.Key] = true
-	b.mu.Unlock()
-	ctx = context.WithoutCancel(ctx)
-	key, t := g.Key, g.Thread
-	b.afterSettled(ctx, key, b.opt.AlertDebounce, func() { b.queueInvestigation(ctx, key, t) })
+	b.armInvestigation(context.WithoutCancel(ctx), g.Key, g.Thread, b.opt.AlertDebounce)
+}
+
+// schedule records the group as scheduled here, due at due, and reports
+// whether it was not already; if it was, a later due time replaces the
+// one known.
+func (b *alerts) schedule(key string, due time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.scheduled == nil {
+		b.scheduled = map[string]time.Time{}
+	}
+	if known, ok := b.scheduled[key]; ok {
+		if due.After(known) {
+			b.scheduled[key] = due
+		}
+		return false
+	}
+	b.scheduled[key] = due
+	return true
+}
+
+// armInvestigation queues the group's investigation after wait, or later
+// if a notification moved its due time meanwhile (Alertmanager sends a
+// new group's alerts over a few group_intervals). It waits on the bot's
+// clock.
+func (b *alerts) armInvestigation(ctx context.Context, key string, t ThreadRef, wait time.Duration) {
+	b.clock.AfterFunc(wait, func() {
+		if b.stopping() {
+			return
+		}
+		b.mu.Lock()
+		due := b.scheduled[key]
+		b.mu.Unlock()
+		if left := due.Sub(b.now()); left > 0 {
+			b.armInvestigation(ctx, key, t, left)
+			return
+		}
+		b.queueInvestigation(ctx, key, t)
+	})
 }
 
 // queueInvestigation starts the group's investigation in the background
@@ -570,15 +610,9 @@ func (b *alerts) SweepAlertsOnce(ctx context.Context) {
 			continue
 		}
 		b.mu.Lock()
-		if b.scheduled == nil {
-			b.scheduled = map[string]bool{}
-		}
-		scheduled := b.scheduled[key] || b.closed
-		if !scheduled {
-			b.scheduled[key] = true
-		}
+		closed := b.closed
 		b.mu.Unlock()
-		if scheduled {
+		if closed || !b.schedule(key, g.DueAt) {
 			continue
 		}
 		b.log.Info("starting an alert investigation no replica scheduled", "group", key, "thread", g.Thread.Key())
@@ -588,7 +622,10 @@ func (b *alerts) SweepAlertsOnce(ctx context.Context) {
 
 // claimInvestigation marks the group investigated, under the group's lock
 // so that no notification's update is overwritten, and reports whether
-// this job is the one to investigate (not resolved, not already started).
+// this job is the one to investigate (not resolved, not already started,
+// settled). It is the investigation's one load of the group: a group that
+// another replica's notification changed since this one was scheduled has
+// not settled yet, and is returned unclaimed with its new due time.
 func (b *alerts) claimInvestigation(ctx context.Context, key string) (*AlertGroup, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, claimTimeout)
 	defer cancel()
@@ -605,7 +642,7 @@ func (b *alerts) claimInvestigation(ctx context.Context, key string) (*AlertGrou
 	if err != nil {
 		return nil, false, fmt.Errorf("load alert group: %w", err)
 	}
-	if g.Resolved || g.Investigated {
+	if g.Resolved || g.Investigated || b.unsettled(g) {
 		return g, false, nil
 	}
 	g.Investigated = true
@@ -616,33 +653,14 @@ func (b *alerts) claimInvestigation(ctx context.Context, key string) (*AlertGrou
 	return g, true, nil
 }
 
+// unsettled reports whether the group changed within the debounce: its
+// investigation waits until settleAt.
+func (b *alerts) unsettled(g *AlertGroup) bool {
+	return b.opt.AlertDebounce > 0 && settleAt(g, b.opt.AlertDebounce).After(b.now())
+}
+
 // maxSettle bounds how long a busy group is waited for, in debounces.
 const maxSettle = 4
-
-// afterSettled runs fn once the group has had no change for the debounce
-// (Alertmanager sends a new group's alerts over a few group_intervals),
-// but no later than maxSettle debounces after it opened. It waits on the
-// bot's clock.
-func (b *alerts) afterSettled(ctx context.Context, key string, after time.Duration, fn func()) {
-	b.clock.AfterFunc(after, func() {
-		if b.stopping() {
-			return
-		}
-		d := b.opt.AlertDebounce
-		if d > 0 {
-			lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			g, err := b.opt.Stores.Alerts.LoadAlertGroup(lctx, key)
-			cancel()
-			if err == nil {
-				if wait := settleAt(g, d).Sub(b.now()); wait > 0 {
-					b.afterSettled(ctx, key, wait, fn)
-					return
-				}
-			}
-		}
-		fn()
-	})
-}
 
 // alertRequester is the requester of a group's investigation: the source
 // and the alert's name, which approval cards show.
@@ -673,6 +691,15 @@ func (b *alerts) investigate(ctx context.Context, t ThreadRef, held *heldLock, j
 		return
 	}
 	if !start {
+		if g.Pending() {
+			// Changed on another replica since it was scheduled here:
+			// scheduled again, for when it settles.
+			j.release()
+			due := settleAt(g, b.opt.AlertDebounce)
+			if b.schedule(g.Key, due) {
+				b.armInvestigation(context.WithoutCancel(ctx), g.Key, g.Thread, due.Sub(b.now()))
+			}
+		}
 		return
 	}
 	// Checked after the claim, so a channel vigil is not set up in is

@@ -229,7 +229,7 @@ func (b *Bot) WaitIdle(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		b.rt.mu.Lock()
-		for b.rt.active > 0 && ctx.Err() == nil {
+		for (b.rt.active > 0 || b.rt.aside > 0) && ctx.Err() == nil {
 			b.rt.idle.Wait()
 		}
 		b.rt.mu.Unlock()

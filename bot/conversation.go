@@ -10,21 +10,36 @@ import (
 	"github.com/vigilops/vigil/policy"
 )
 
-// HandleMessage implements Handler. It returns at once; the work happens on
-// the thread's queue.
+// HandleMessage implements Handler. It is the fast path an adapter calls
+// while the platform waits for its acknowledgement (Slack allows 3 s), so
+// adapters hand messages straight to it, with no queue or dedup of their
+// own: it leaves alone what is not vigil's, claims the event ID in the
+// shared store (the one dedup, across replicas: a platform's redelivery
+// or a sync replay of the event, on any replica, gets no further), counts
+// the sender's rate and queues the message on its thread (the one queue).
+// It never waits on the chat platform or the model: what it owes the
+// thread (a store failure, a rate-limit notice, a "stop") goes out in the
+// background (later).
 func (b *conversation) HandleMessage(ctx context.Context, m Message) {
 	defer b.guard(ctx, "handle message", m.Thread)
-	if !m.Addressed && !b.knownThread(ctx, m.Thread) {
+	// The store work is bounded so the acknowledgement comes in time even
+	// when the store is slow: a dedup check that does not finish is a
+	// store failure, reported in the thread.
+	sctx, cancel := context.WithTimeout(ctx, handleBudget)
+	defer cancel()
+	if !m.Addressed && !b.knownThread(sctx, m.Thread) {
 		return
 	}
 	if m.EventID != "" {
-		first, err := b.opt.Stores.Dedup.FirstSeen(ctx, "event:"+string(m.Thread.Platform)+":"+m.EventID, b.opt.DedupTTL)
+		first, err := b.opt.Stores.Dedup.FirstSeen(sctx, "event:"+string(m.Thread.Platform)+":"+m.EventID, b.opt.DedupTTL)
 		if err != nil {
 			id := newErrorID()
 			b.log.Error("dedup check failed", "error_id", id, "thread", m.Thread.Key(), "err", err)
-			b.say(ctx, m.Thread, Reply{Kind: ReplyError, ErrorID: id,
-				Text: "I cannot reach my state store right now, so I did not start on this. Please try again in a minute."})
 			b.chatEvent(m.Thread.Platform, "store_error")
+			b.later(ctx, m.Thread, "handle message", func(ctx context.Context) {
+				b.say(ctx, m.Thread, Reply{Kind: ReplyError, ErrorID: id,
+					Text: "I cannot reach my state store right now, so I did not start on this. Please try again in a minute."})
+			})
 			return
 		}
 		if !first {
@@ -37,14 +52,20 @@ func (b *conversation) HandleMessage(ctx context.Context, m Message) {
 		b.stop(ctx, m)
 		return
 	}
-	if !b.withinRateLimit(ctx, m) {
+	if !b.withinRateLimit(sctx, m) {
 		b.chatEvent(m.Thread.Platform, "rate_limited")
-		b.tell(ctx, m.Thread, m.User, "You are sending messages faster than I can work on them; I skipped this one. Try again in a minute.")
+		b.later(ctx, m.Thread, "handle message", func(ctx context.Context) {
+			b.tell(ctx, m.Thread, m.User, "You are sending messages faster than I can work on them; I skipped this one. Try again in a minute.")
+		})
 		return
 	}
 	b.chatEvent(m.Thread.Platform, "handled")
 	b.enqueue(ctx, m.Thread, messageJob{b, m})
 }
+
+// handleBudget bounds HandleMessage's store work (the thread check, the
+// dedup, the rate limit), within Slack's 3 s acknowledgement.
+const handleBudget = 2 * time.Second
 
 // withinRateLimit counts a message against its sender's per-channel limit.
 // "stop" is never limited. When the counter is unreachable the message goes
@@ -87,54 +108,67 @@ func isStop(text string) bool {
 // stop cancels the run in progress in a thread, or a run waiting on an
 // approval there. Only the run's requester, an operator or an approver may
 // stop it (policy.MayStop); anyone else is told so, privately where the
-// platform allows, and nothing changes.
+// platform allows, and nothing changes. With no job in progress the stop
+// is queued like any message (handleMessage judges it against a run
+// waiting on an approval); otherwise it is judged in the background (the
+// platform says who the user is), against the job in progress when it
+// arrived, and drops the messages queued before it.
 func (b *conversation) stop(ctx context.Context, m Message) {
-	for range 3 {
-		b.mu.Lock()
-		th, ok := b.threads[m.Thread.Key()]
-		running := ok && th.cancel != nil
-		var seq uint64
-		var requester string
-		if running {
-			seq, requester = th.seq, th.requester
-		}
-		b.mu.Unlock()
-		if !running {
-			// Nothing running here; a run may be waiting on an approval,
-			// and handleMessage judges the stop with that run at hand.
-			b.enqueue(ctx, m.Thread, messageJob{b, m})
-			return
-		}
-		if !b.mayStop(ctx, m.Thread, m.User, requester) {
-			b.log.Info("stop refused", "thread", m.Thread.Key(), "user", m.User)
-			b.tell(ctx, m.Thread, m.User, stopRefused)
-			return
-		}
-		b.mu.Lock()
-		th, ok = b.threads[m.Thread.Key()]
-		if !ok || th.cancel == nil || th.seq != seq {
-			b.mu.Unlock()
-			continue // another job started meanwhile: judge again
-		}
-		cancel := th.cancel
-		// Drop queued messages of this thread: "stop" means stop.
-		kept := th.queue[:0]
-		for _, j := range th.queue {
-			if _, msg := j.(messageJob); !msg {
-				kept = append(kept, j)
-			} else {
-				b.active--
-			}
-		}
-		th.queue = kept
-		b.reportLoad()
-		b.idle.Broadcast()
-		b.mu.Unlock()
-		cancel()
-		b.say(ctx, m.Thread, Reply{Kind: ReplyNotice, Text: "Stopping."})
+	b.mu.Lock()
+	th, ok := b.threads[m.Thread.Key()]
+	running := ok && th.cancel != nil
+	var seq, before uint64
+	var requester string
+	if running {
+		seq, requester, before = th.seq, th.requester, th.queued
+	}
+	b.mu.Unlock()
+	if !running {
+		b.enqueue(ctx, m.Thread, messageJob{b, m})
 		return
 	}
-	b.enqueue(ctx, m.Thread, messageJob{b, m})
+	b.later(ctx, m.Thread, "stop", func(ctx context.Context) {
+		for range 3 {
+			if !b.mayStop(ctx, m.Thread, m.User, requester) {
+				b.log.Info("stop refused", "thread", m.Thread.Key(), "user", m.User)
+				b.tell(ctx, m.Thread, m.User, stopRefused)
+				return
+			}
+			b.mu.Lock()
+			th, ok := b.threads[m.Thread.Key()]
+			if !ok || th.cancel == nil {
+				b.mu.Unlock()
+				// The job ended meanwhile and nothing followed it: a run
+				// may wait on an approval, which handleMessage judges.
+				b.enqueue(ctx, m.Thread, messageJob{b, m})
+				return
+			}
+			if th.seq != seq {
+				// Another job started meanwhile: judge again for it.
+				seq, requester = th.seq, th.requester
+				b.mu.Unlock()
+				continue
+			}
+			cancel := th.cancel
+			// Drop the messages queued before the stop: "stop" means stop.
+			kept := th.queue[:0]
+			for _, q := range th.queue {
+				if _, msg := q.job.(messageJob); !msg || q.n > before {
+					kept = append(kept, q)
+				} else {
+					b.active--
+				}
+			}
+			th.queue = kept
+			b.reportLoad()
+			b.idle.Broadcast()
+			b.mu.Unlock()
+			cancel()
+			b.say(ctx, m.Thread, Reply{Kind: ReplyNotice, Text: "Stopping."})
+			return
+		}
+		b.enqueue(ctx, m.Thread, messageJob{b, m})
+	})
 }
 
 // stopRefused is what someone who may not stop a run is told.

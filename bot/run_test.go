@@ -184,8 +184,9 @@ func TestStopCancelsTheRunAndTheQueue(t *testing.T) {
 	r.say(th, "rita", "why is the disk full?")
 	at := recv(t, run.paused, "the run to be under way")
 	r.say(th, "victor", "and the memory?")
-	r.say(th, "victor", "stop") // judged, and refused, before say returns
-	if !r.chat.has(th, "[to victor] Only the person who asked") || at.ctx.Err() != nil {
+	r.say(th, "victor", "stop") // judged, and refused, in the background
+	r.chat.waitText(t, th, "[to victor] Only the person who asked")
+	if at.ctx.Err() != nil {
 		t.Fatalf("victor's stop: run context %v, thread:\n%s", at.ctx.Err(), r.chat.transcript(th))
 	}
 

@@ -39,7 +39,10 @@ type runtime struct {
 	// for a slot); running those running.
 	active  int
 	running int
-	load    load
+	// aside counts work done beside the queues (later): no run, but
+	// WaitIdle waits for it.
+	aside int
+	load  load
 	// closed is set once Run's context has ended: every job in progress
 	// was cancelled then (shutdown), and jobs started later begin
 	// cancelled.
@@ -118,12 +121,13 @@ type (
 	}
 	// alerts turns alert notifications into threads and investigations
 	// (alerts.go): sem bounds investigations in progress, scheduled holds
-	// the groups whose investigation this replica has scheduled (under
-	// the runtime's mu).
+	// the groups whose investigation this replica has scheduled, with
+	// when each is due as far as this replica knows (under the runtime's
+	// mu).
 	alerts struct {
 		*runtime
 		sem       chan struct{}
-		scheduled map[string]bool
+		scheduled map[string]time.Time
 	}
 	// auditor chains audit records through an outbox (auditoutbox.go).
 	auditor struct {
@@ -242,6 +246,9 @@ type feedbackJob struct {
 }
 
 func (j messageJob) run(ctx context.Context, t ThreadRef, held *heldLock) {
+	if j.m.UserName == "" {
+		j.m.UserName = j.h.userName(ctx, t, j.m.User)
+	}
 	j.h.handleMessage(ctx, t, held, j.m)
 }
 func (j *resumeJob) run(ctx context.Context, t ThreadRef, held *heldLock) {
@@ -285,8 +292,12 @@ func jobRequester(j job) string {
 // per-portal event loop): one job at a time, in arrival order.
 type thread struct {
 	ref     ThreadRef
-	queue   []job
+	queue   []queued
 	running bool
+	// queued counts the jobs ever queued here: a job's number says what
+	// arrived before it (a "stop" drops only the messages queued before
+	// it).
+	queued uint64
 	// cancel stops the job in progress ("stop").
 	cancel context.CancelFunc
 	// requester is the user whose request the job in progress serves
@@ -296,16 +307,25 @@ type thread struct {
 	seq       uint64
 }
 
+// queued is a job waiting on its thread, with its arrival number there.
+type queued struct {
+	job
+	n uint64
+}
+
 func (b *runtime) chatEvent(p Platform, result string) {
 	if b.opt.Observer != nil {
 		b.opt.Observer.ChatEvent(string(p), result)
 	}
 }
 
-// enqueue adds work to a thread and starts its worker if idle. The worker's
-// jobs get their context from ctx without its cancellation (the caller may
-// be a platform request that ends at once): a job ends when it is done,
-// stopped, its lock is lost, or the bot shuts down (shutdown).
+// enqueue adds work to a thread and starts its worker if idle. It is the
+// one queue work on a thread passes through, and quick: it takes no lock
+// but the process's own and does no I/O, so an adapter's acknowledgement
+// may wait on it. The worker's jobs get their context from ctx without its
+// cancellation (the caller may be a platform request that ends at once): a
+// job ends when it is done, stopped, its lock is lost, or the bot shuts
+// down (shutdown).
 func (b *runtime) enqueue(ctx context.Context, t ThreadRef, j job) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -314,7 +334,8 @@ func (b *runtime) enqueue(ctx context.Context, t ThreadRef, j job) {
 		th = &thread{ref: t}
 		b.threads[t.Key()] = th
 	}
-	th.queue = append(th.queue, j)
+	th.queued++
+	th.queue = append(th.queue, queued{job: j, n: th.queued})
 	b.active++
 	b.reportLoad()
 	if !th.running {
@@ -335,7 +356,7 @@ func (b *runtime) enqueue(ctx context.Context, t ThreadRef, j job) {
 func (b *runtime) work(parent context.Context, th *thread) {
 	b.mu.Lock()
 	for len(th.queue) > 0 {
-		j := th.queue[0]
+		j := th.queue[0].job
 		th.queue = th.queue[1:]
 		ctx, cancel := context.WithCancel(parent)
 		th.cancel = cancel
@@ -365,6 +386,27 @@ func (b *runtime) work(parent context.Context, th *thread) {
 	th.cancel = nil
 	delete(b.threads, th.ref.Key())
 	b.mu.Unlock()
+}
+
+// later does fn off the caller's goroutine: work an adapter's
+// acknowledgement must not wait for (a reply, a platform lookup). WaitIdle
+// waits for it (it is no run, so the load gauges leave it out), and a panic in it is reported like one in a job. fn's context keeps
+// ctx's values, not its cancellation.
+func (b *runtime) later(ctx context.Context, t ThreadRef, where string, fn func(ctx context.Context)) {
+	b.mu.Lock()
+	b.aside++
+	b.mu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		defer func() {
+			b.mu.Lock()
+			b.aside--
+			b.idle.Broadcast()
+			b.mu.Unlock()
+		}()
+		defer b.guard(ctx, where, t)
+		fn(ctx)
+	}()
 }
 
 // runJob does one job with the thread locked across replicas. The lock is
@@ -534,6 +576,22 @@ func (b *runtime) storeFailure(ctx context.Context, t ThreadRef, err error) {
 	b.log.Error("state store", "error_id", id, "thread", t.Key(), "err", err)
 	b.say(ctx, t, Reply{Kind: ReplyError, ErrorID: id,
 		Text: "I cannot reach my state store right now, so I stopped here. Nothing was lost; please try again shortly."})
+}
+
+// userName asks the thread's adapter for a user's display name (""
+// when it cannot say).
+func (b *runtime) userName(ctx context.Context, t ThreadRef, user string) string {
+	a, ok := b.adapter(t.Platform)
+	if !ok || user == "" {
+		return ""
+	}
+	ns, ok := a.(NameSource)
+	if !ok {
+		return ""
+	}
+	nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return ns.UserName(nctx, t, user)
 }
 
 // subject gathers what the bot knows about a user in a channel.

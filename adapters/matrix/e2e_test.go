@@ -21,6 +21,7 @@ import (
 // Dendrite.
 
 type e2e struct {
+	a     *matrix.Adapter
 	h     matrix.E2EHarness
 	model *modeltest.Server
 	stack *testkit.Stack
@@ -73,7 +74,7 @@ func startE2EWith(t *testing.T, script func(file string) []modeltest.Step, alice
 		t.Fatal("matrix adapter not ready")
 	}
 	h.WaitJoined()
-	return &e2e{h: h, model: model, stack: st, file: file}
+	return &e2e{a: a, h: h, model: model, stack: st, file: file}
 }
 
 // inThread reports whether e is a bot message in the thread rooted at root.

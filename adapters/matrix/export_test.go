@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"context"
 	"testing"
 
 	"maunium.net/go/mautrix"
@@ -44,3 +45,30 @@ func (e E2EHarness) WaitBotMessage(what string, ok func(*event.Event) bool) *eve
 }
 
 const FieldApprovalID, FieldApprovalStatus, FieldRunID = fieldApprovalID, fieldApprovalStatus, fieldRunID
+
+// NextBatch is the sync token the adapter saved last: where its next sync
+// starts.
+func NextBatch(ctx context.Context, a *Adapter) string {
+	tok, _ := a.store.LoadNextBatch(ctx, a.client.UserID)
+	return tok
+}
+
+// ReplaySync syncs again from the token since and processes the response
+// the way the adapter's sync loop does: what a sync retried from an old
+// token (a failed ProcessResponse, a next_batch never saved) delivers a
+// second time. It returns the IDs of the timeline events it handed to the
+// adapter.
+func ReplaySync(ctx context.Context, a *Adapter, since string) ([]id.EventID, error) {
+	filter, _ := a.store.LoadFilterID(ctx, a.client.UserID)
+	res, err := a.client.SyncRequest(ctx, 0, since, filter, false, event.PresenceOffline)
+	if err != nil {
+		return nil, err
+	}
+	var ids []id.EventID
+	for _, room := range res.Rooms.Join {
+		for _, e := range room.Timeline.Events {
+			ids = append(ids, e.ID)
+		}
+	}
+	return ids, a.syncer.ProcessResponse(ctx, res, since)
+}

@@ -2,8 +2,9 @@
 // Events API over signed HTTP, app mentions, DMs and thread replies in,
 // tool traces, answers and Block Kit approval cards out.
 //
-// Inbound traffic is acknowledged first and handled after, on bounded
-// workers. Outbound messages go through a per-channel pacer that keeps to
+// Inbound chat messages go straight to the bot, whose HandleMessage is
+// quick (deduplicated and queued, no run), so Slack is answered in time;
+// clicks are acknowledged first and handled after, on bounded workers. Outbound messages go through a per-channel pacer that keeps to
 // about one message per second per channel, honours 429 Retry-After and
 // batches queued traces of a thread into one message.
 package slack
@@ -33,8 +34,8 @@ const (
 	callTimeout     = 10 * time.Second
 	maxCallAttempts = 3
 	maxBody         = 1 << 20
-	seenTTL         = time.Hour
-	seenMax         = 50_000
+	dialogTTL       = time.Hour
+	dialogMax       = 10_000
 	threadTTL       = 7 * 24 * time.Hour
 	threadMax       = 20_000
 	nameTTL         = time.Hour
@@ -48,6 +49,7 @@ var (
 	_ bot.StatusSetter = (*Adapter)(nil)
 	_ bot.Notifier     = (*Adapter)(nil)
 	_ bot.FactSource   = (*Adapter)(nil)
+	_ bot.NameSource   = (*Adapter)(nil)
 )
 
 // identity is who the bot is, learnt from auth.test at start.
@@ -69,11 +71,12 @@ type Adapter struct {
 	handler atomic.Pointer[handlerRef]
 	addr    atomic.Value // string: the HTTP mode listen address once bound
 
-	messages  *inbox // inbound messages, ordered per thread
 	decisions *inbox // clicks and modal submissions
 	modals    *inbox // deny dialogs, which must open within 3 s of the click
 
-	seen    *ttlCache[struct{}] // event IDs and click IDs already taken
+	// dialogs holds the deny clicks whose dialog was opened: the one
+	// click the bot never sees (its dedup takes every other event).
+	dialogs *ttlCache[struct{}]
 	threads *ttlCache[struct{}] // "channel/thread_ts" of threads vigil is part of
 	names   *ttlCache[string]   // user ID -> display name
 
@@ -100,10 +103,9 @@ func New(cfg Config) (*Adapter, error) {
 		log:       cfg.Logger.With("platform", "slack"),
 		api:       api,
 		ready:     make(chan struct{}),
-		messages:  newInbox(8, 128),
 		decisions: newInbox(4, 64),
 		modals:    newInbox(2, 64),
-		seen:      newTTLCache[struct{}](seenTTL, seenMax),
+		dialogs:   newTTLCache[struct{}](dialogTTL, dialogMax),
 		threads:   newTTLCache[struct{}](threadTTL, threadMax),
 		names:     newTTLCache[string](nameTTL, nameMax),
 		groups:    newGroupCache(cfg.UsergroupTTL),
@@ -147,7 +149,6 @@ func (a *Adapter) Start(ctx context.Context, h bot.Handler) error {
 	a.log.Info("slack connected", "mode", a.cfg.Mode, "team", auth.TeamID, "bot_user", auth.UserID)
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { a.messages.run(gctx, a.log); return nil })
 	g.Go(func() error { a.decisions.run(gctx, a.log); return nil })
 	g.Go(func() error { a.modals.run(gctx, a.log); return nil })
 	close(a.ready)
@@ -423,6 +424,12 @@ func retryDelay(err error, attempt int) (time.Duration, bool) {
 		return time.Duration(attempt) * 500 * time.Millisecond, true
 	}
 	return 0, false
+}
+
+// UserName implements bot.NameSource: the bot asks when a message's job
+// starts, so users.info is never called while Slack waits for the ack.
+func (a *Adapter) UserName(ctx context.Context, _ bot.ThreadRef, user string) string {
+	return a.userName(ctx, user)
 }
 
 // userName looks up a display name, cached; "" when unknown.

@@ -103,8 +103,16 @@ func TestInbound(t *testing.T) {
 		mention := byEvent["Ev01"]
 		wantThread := bot.ThreadRef{Platform: "slack", Channel: chOps, Thread: root}
 		if mention.Thread != wantThread || mention.Thread.ChannelKey() != "slack:C0OPS" || !mention.Addressed ||
-			mention.User != alice || mention.UserName != "alice" || mention.ID != root {
+			mention.User != alice || mention.UserName != "" || mention.ID != root {
 			t.Errorf("mention = %+v", mention)
+		}
+		// The name is the bot's to ask for when the job starts
+		// (bot.NameSource): no users.info while Slack waits for the ack.
+		if calls := h.fake.Calls("users.info"); len(calls) != 0 {
+			t.Errorf("users.info called on the ack path: %d calls", len(calls))
+		}
+		if name := h.a.UserName(context.Background(), mention.Thread, alice); name != "alice" {
+			t.Errorf("UserName(alice) = %q", name)
 		}
 		if want := "why is @web-01 slow? cc <@U0CAROL>, mail bob@example.com & see <https://x.io/@nope|link>"; mention.Text != want {
 			t.Errorf("mention text = %q, want %q", mention.Text, want)
@@ -130,7 +138,10 @@ func TestInbound(t *testing.T) {
 	})
 }
 
-func TestRedeliveredEventHandledOnce(t *testing.T) {
+// A redelivered event (Slack's retry, same event_id) reaches the bot with
+// the same event ID, the key of the bot's one dedup: the adapter keeps no
+// dedup of its own. TestRedeliveryRunsOnce shows the bot drops it.
+func TestRedeliveredEventKeepsItsEventID(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode string) {
 		h := startAdapter(t, mode)
 		ev := slackfake.AppMention(chOps, alice, "<@U0VIGIL> restart @web-01", "1700000200.000100", "")
@@ -143,8 +154,8 @@ func TestRedeliveredEventHandledOnce(t *testing.T) {
 		for _, m := range got {
 			ids[m.EventID]++
 		}
-		if len(got) != 2 || ids["EvDup"] != 1 || ids["EvNext"] != 1 {
-			t.Fatalf("delivered %+v, want EvDup once and EvNext once", got)
+		if len(got) != 3 || ids["EvDup"] != 2 || ids["EvNext"] != 1 || got[0].Thread != got[1].Thread {
+			t.Fatalf("delivered %+v, want EvDup twice (one dedup key) and EvNext once", got)
 		}
 	})
 }
@@ -196,9 +207,10 @@ func TestClicks(t *testing.T) {
 		h.interact(t, slackfake.BlockActions(second))
 		h.settle(t)
 		decs := h.rec.decisions()
-		if len(decs) != 2 {
-			t.Fatalf("decisions = %+v, want 2 (the redelivery dropped)", decs)
+		if len(decs) != 3 || decs[1].EventID != decs[0].EventID {
+			t.Fatalf("decisions = %+v, want 3, the redelivery with the first's event ID (the bot drops it)", decs)
 		}
+		decs = append(decs[:1], decs[2:]...)
 		d := decs[0]
 		want := bot.Decision{EventID: "action:1700000301.000001:U0BOB", ApprovalID: "apr_1", Token: "tok-secret", FromButton: true, Approve: true,
 			User: bob, UserName: "bob", Thread: thread, At: time.Unix(1700000301, 1000)}
@@ -227,13 +239,21 @@ func TestClicks(t *testing.T) {
 		if strings.Contains(views[0].Text(), "tok-secret") {
 			t.Error("token shown in the dialog")
 		}
-		if len(h.rec.decisions()) != 2 {
+		// A redelivered deny click opens no second dialog (its trigger
+		// would have expired, and the fallback would deny without a
+		// reason): the adapter opens each click's dialog once.
+		h.interact(t, slackfake.BlockActions(denyClick))
+		h.settle(t)
+		if n := len(h.fake.Calls("views.open")); n != 1 {
+			t.Fatalf("views.open called %d times for one deny click", n)
+		}
+		if len(h.rec.decisions()) != 3 {
 			t.Fatal("deny click decided before the reason was given")
 		}
 		h.interact(t, slackfake.ViewSubmissionPayload(slackfake.ViewSubmission{User: bob, ViewID: "V1", CallbackID: denyCallbackID,
 			PrivateMetadata: view.PrivateMetadata, Values: map[string]map[string]string{"reason": {"reason": "  not during the deploy  "}}}))
-		decs = h.rec.waitDecisions(t, 3)
-		den := decs[2]
+		decs = h.rec.waitDecisions(t, 4)
+		den := decs[3]
 		if den.Approve || den.ApprovalID != "apr_1" || den.Token != "tok-secret" || !den.FromButton || den.Reason != "not during the deploy" ||
 			den.User != bob || den.Thread != thread || den.EventID != "view:V1" {
 			t.Errorf("denial = %+v", den)

@@ -46,7 +46,7 @@ func FuzzInboundEvent(f *testing.F) {
 				t.Error("empty mention")
 			}
 		}
-		a.acceptEvent(context.Background(), p, false)
+		a.acceptEvent(context.Background(), p)
 	})
 }
 

@@ -204,11 +204,12 @@ func (h *harness) event(t *testing.T, eventID string, ev slackfake.Event, retry 
 }
 
 // settle waits until the adapter has handed the bot everything sent to it
-// so far, so a test can check what was not delivered. In Socket Mode one
-// goroutine takes envelopes in order and acknowledges each before working
-// on it, so the ack of one more envelope (an ignored join) means the ones
-// before it were taken. Then a marker put behind the work in every shard
-// of every inbound queue runs only after that work has.
+// so far, so a test can check what was not delivered. Messages go to the
+// bot before HTTP answers; in Socket Mode one goroutine takes envelopes in
+// order, acknowledging each and handing it to the bot before the next, so
+// the ack of one more envelope (an ignored join) means the ones before it
+// were handed over. Then a marker put behind the work in every shard of
+// the click queues runs only after that work has.
 func (h *harness) settle(t *testing.T) {
 	t.Helper()
 	if h.mode != ModeHTTP {
@@ -218,7 +219,7 @@ func (h *harness) settle(t *testing.T) {
 		h.fake.WaitAck(t, h.fake.PushEventsAPI(slackfake.EventCallback(fmt.Sprint("EvSettle", h.settled), join)), wait)
 	}
 	var wg sync.WaitGroup
-	for _, ib := range []*inbox{h.a.messages, h.a.decisions, h.a.modals} {
+	for _, ib := range []*inbox{h.a.decisions, h.a.modals} {
 		for _, shard := range ib.shards {
 			wg.Add(1)
 			select {

@@ -19,7 +19,8 @@ import (
 // Handler serves the Events API at POST /slack/events and interactivity at
 // POST /slack/interactive. Every request must carry a valid v0 signature
 // made within the last five minutes. Events are acknowledged with 200 as
-// soon as they are queued; the bot works after. Until Start has
+// soon as the bot has taken them (deduplicated and queued, no run); the
+// bot works after. Until Start has
 // authenticated, events get 503 so Slack retries later (url_verification
 // is answered at once).
 func (a *Adapter) Handler() http.Handler {
@@ -104,10 +105,7 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if n := r.Header.Get("X-Slack-Retry-Num"); n != "" {
 		a.log.Debug("slack event redelivered", "event_id", p.EventID, "retry", n, "reason", r.Header.Get("X-Slack-Retry-Reason"))
 	}
-	if !a.acceptEvent(context.WithoutCancel(r.Context()), p, false) {
-		http.Error(w, "busy", http.StatusServiceUnavailable)
-		return
-	}
+	a.acceptEvent(context.WithoutCancel(r.Context()), p)
 	w.WriteHeader(http.StatusOK)
 }
 

@@ -20,8 +20,10 @@ import (
 	"github.com/vigilops/vigil/bot"
 )
 
-// inbox runs inbound work on a fixed set of workers. Work with the same key
-// (a thread) runs in arrival order on one worker.
+// inbox runs clicks and dialogs on a fixed set of workers (a decision does
+// store work before it answers, so it cannot run while Slack waits for the
+// ack; chat messages need no inbox, see acceptEvent). Work with the same
+// key (an approval) runs in arrival order on one worker.
 type inbox struct {
 	shards []chan func(context.Context)
 }
@@ -200,40 +202,24 @@ type chatEvent struct {
 	Edited      bool
 }
 
-// acceptEvent takes one event_callback: drops duplicates (by event_id) and
-// events vigil ignores, and queues the rest for the bot. It reports false
-// when the work could not be queued, so HTTP can ask Slack to retry.
-func (a *Adapter) acceptEvent(ctx context.Context, p eventsPayload, wait bool) bool {
+// acceptEvent takes one event_callback: events vigil ignores are dropped,
+// and a chat message goes straight to the bot, whose HandleMessage is the
+// fast path (the one dedup, by event_id across replicas, and the one
+// queue): it returns without waiting on the run, so the event is
+// acknowledged in time, and a redelivery (X-Slack-Retry-Num, a Socket Mode
+// retry) is dropped there.
+func (a *Adapter) acceptEvent(ctx context.Context, p eventsPayload) {
 	if p.Chat == nil {
 		a.log.Debug("slack event ignored", "event_id", p.EventID, "why", p.Ignored)
-		return true
+		return
 	}
 	ev := *p.Chat
-	seenKey := "event:" + p.EventID
-	if p.EventID != "" && !a.seen.add(seenKey, struct{}{}) {
-		a.log.Debug("slack duplicate event dropped", "event_id", p.EventID)
-		return true
-	}
 	m, ok, why := a.toMessage(p.EventID, ev)
 	if !ok {
 		a.log.Debug("slack event ignored", "event_id", p.EventID, "type", ev.Type, "subtype", ev.SubType, "why", why)
-		return true
+		return
 	}
-	work := func(ctx context.Context) {
-		m.UserName = a.userName(ctx, m.User)
-		a.handlerOf().HandleMessage(ctx, m)
-	}
-	var queued bool
-	if wait {
-		queued = a.messages.put(ctx, m.Thread.Key(), work)
-	} else {
-		queued = a.messages.offer(m.Thread.Key(), work)
-	}
-	if !queued {
-		a.seen.remove(seenKey)
-		a.log.Warn("slack inbound queue full; event not taken", "event_id", p.EventID)
-	}
-	return queued
+	guard(ctx, a.log, "inbound message", func(ctx context.Context) { a.handlerOf().HandleMessage(ctx, m) })
 }
 
 // toMessage normalises an event into a bot message, or says why vigil
@@ -454,8 +440,12 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in slack.InteractionCal
 				return false, fmt.Errorf("%w: click without channel, message or action_ts", ErrBadPayload)
 			}
 			eventID := "action:" + act.ActionTs + ":" + in.User.ID
-			if !a.seen.add(eventID, struct{}{}) {
-				a.log.Debug("slack duplicate click dropped", "approval", v.ID, "user", in.User.ID)
+			deny := act.ActionID == actionDeny
+			// The bot drops a click delivered twice (by its event ID); a
+			// deny click opens the adapter's own dialog, which the bot
+			// never sees, so the adapter opens it once.
+			if deny && !a.dialogs.add(eventID, struct{}{}) {
+				a.log.Debug("slack duplicate deny click dropped", "approval", v.ID, "user", in.User.ID)
 				continue
 			}
 			d := bot.Decision{
@@ -479,7 +469,9 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in slack.InteractionCal
 				ok = queue(a.modals, d.ApprovalID, func(ctx context.Context) { a.askDenyReason(ctx, d, trigger) })
 			}
 			if !ok {
-				a.seen.remove(eventID)
+				if deny {
+					a.dialogs.remove(eventID)
+				}
 				return false, nil
 			}
 		}
@@ -496,9 +488,9 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in slack.InteractionCal
 		if in.View.State != nil {
 			reason = strings.TrimSpace(in.View.State.Values[denyReasonBlock][denyReasonAction].Value)
 		}
-		eventID := "view:" + in.View.ID
-		if in.View.ID != "" && !a.seen.add(eventID, struct{}{}) {
-			return true, nil
+		eventID := ""
+		if in.View.ID != "" {
+			eventID = "view:" + in.View.ID
 		}
 		d := bot.Decision{
 			EventID:    eventID,
@@ -513,7 +505,6 @@ func (a *Adapter) acceptInteraction(ctx context.Context, in slack.InteractionCal
 			At:         time.Now(),
 		}
 		if !queue(a.decisions, d.ApprovalID, func(ctx context.Context) { a.handlerOf().HandleDecision(ctx, d) }) {
-			a.seen.remove(eventID)
 			return false, nil
 		}
 		return true, nil
@@ -546,9 +537,6 @@ func (a *Adapter) acceptFeedback(in slack.InteractionCallback, actionID, value, 
 		return true, nil
 	}
 	eventID := "action:" + actionTS + ":" + in.User.ID
-	if !a.seen.add(eventID, struct{}{}) {
-		return true, nil
-	}
 	rating := agent.RatingGood
 	if actionID == actionBad {
 		rating = agent.RatingBad
@@ -558,7 +546,6 @@ func (a *Adapter) acceptFeedback(in slack.InteractionCallback, actionID, value, 
 		Thread: bot.ThreadRef{Platform: Platform, Channel: channel, Thread: thread}, At: tsTime(actionTS),
 	}
 	if !queue(a.decisions, "feedback:"+v.Run, func(ctx context.Context) { fh.HandleFeedback(ctx, f) }) {
-		a.seen.remove(eventID)
 		return false, nil
 	}
 	return true, nil

@@ -151,5 +151,5 @@ func (a *Adapter) onSocketEventsAPI(ctx context.Context, envelopeID string, data
 		a.log.Debug("slack events payload ignored", "type", p.Type)
 		return
 	}
-	a.acceptEvent(ctx, p, true)
+	a.acceptEvent(ctx, p)
 }
