@@ -1094,7 +1094,7 @@ func (w *World) dress(res inventory.Resource, r *Rule, words []string, out strin
 	m := w.machine(res)
 	switch words[0] {
 	case "df":
-		return dfNoise(out, words)
+		return alignDf(dfNoise(out, words))
 	case "journalctl":
 		if !isJournalRead(words) {
 			return out
@@ -1604,6 +1604,55 @@ func dressFree(out string, words []string) string {
 		fmt.Fprintf(&b, "%-8s", name)
 		for _, v := range rows[name] {
 			fmt.Fprintf(&b, "%12s", render(v))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// alignDf lays a df table out as df does: each column as wide as its
+// widest cell, the filesystem and the mount point left-aligned, the
+// figures right-aligned. A table it cannot read is left as written.
+func alignDf(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "Filesystem") || !strings.HasSuffix(strings.TrimSpace(lines[0]), "Mounted on") {
+		return out
+	}
+	head := strings.Fields(strings.TrimSuffix(strings.TrimSpace(lines[0]), "Mounted on"))
+	n := len(head) + 1
+	rows := [][]string{append(head, "Mounted on")}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) < n {
+			return out
+		}
+		rows = append(rows, append(f[:n-1:n-1], strings.Join(f[n-1:], " ")))
+	}
+	width := make([]int, n)
+	for _, r := range rows {
+		for i, v := range r {
+			width[i] = max(width[i], len(v))
+		}
+	}
+	width[0] = max(width[0], 15)
+	// df's least widths: "Filesystem      Size  Used Avail Use% Mounted on".
+	for i, h := range head {
+		switch h {
+		case "Used", "Avail", "Available", "IUsed", "IFree":
+			width[i] = max(width[i], 5)
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, v := range r {
+			switch {
+			case i == 0:
+				fmt.Fprintf(&b, "%-*s", width[0], v)
+			case i == n-1:
+				b.WriteString(" " + v)
+			default:
+				fmt.Fprintf(&b, " %*s", width[i], v)
+			}
 		}
 		b.WriteString("\n")
 	}

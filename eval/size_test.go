@@ -229,3 +229,12 @@ func TestFreeUnits(t *testing.T) {
 		t.Errorf("free -m on app-2:\n%s", out)
 	}
 }
+
+// df lays its table out as df does, whatever spacing the rule used.
+func TestDfLayout(t *testing.T) {
+	_, run := worldOf(t, "host-disk-full-log")
+	out, _, _ := run("df -h /")
+	if want := "Filesystem      Size  Used Avail Use% Mounted on\n/dev/sda1        40G   40G     0 100% /\n"; out != want {
+		t.Errorf("df -h / =\n%q, want\n%q", out, want)
+	}
+}
