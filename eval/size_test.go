@@ -238,3 +238,21 @@ func TestDfLayout(t *testing.T) {
 		t.Errorf("df -h / =\n%q, want\n%q", out, want)
 	}
 }
+
+// df -i never answers with block figures: a rule that gives only block
+// usage is answered with the same filesystems' inode figures.
+func TestDfInodesFromBlocks(t *testing.T) {
+	_, run := worldOf(t, "host-disk-full-log")
+	for _, cmd := range []string{"df -i", "df -hi", "df --inodes /"} {
+		out, _, _ := run(cmd)
+		if !strings.HasPrefix(out, "Filesystem") || !strings.Contains(strings.SplitN(out, "\n", 2)[0], "IUse%") ||
+			!strings.Contains(out, "/dev/sda1") || strings.Contains(out, "40G") {
+			t.Errorf("%s:\n%s", cmd, out)
+		}
+	}
+	// A rule with inode figures keeps them.
+	_, run = worldOf(t, "host-inode-exhaustion")
+	if out, _, _ := run("df -i /"); !strings.Contains(out, "2621440 2621440") || !strings.Contains(out, "100%") {
+		t.Errorf("df -i / on php-1:\n%s", out)
+	}
+}
