@@ -354,12 +354,12 @@ func TestJudgeSeesOutputsAndCanFail(t *testing.T) {
 		if err := sc.WriteJSON(&b); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(b.String(), `"output": "Filesystem Size Used Avail Use% Mounted on\n/dev/sda1 40G 40G 0 100% /\n"`) {
+		if !strings.Contains(b.String(), `"output": "Filesystem      Size  Used Avail Use% Mounted on\n/dev/sda1        40G   40G     0 100% /\n"`) {
 			t.Errorf("the JSON scorecard lacks the df output")
 		}
 	}
 	prompt := judge.reqs[0].Messages[1].Content
-	for _, want := range []string{"output:", "/dev/sda1 40G 40G 0 100% /", "31G\t/var/log/app/debug.log", "approved true"} {
+	for _, want := range []string{"output:", "/dev/sda1        40G   40G     0 100% /", "31G\t/var/log/app/debug.log", "approved true"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("the judge's prompt lacks %q:\n%s", want, prompt)
 		}

@@ -1094,7 +1094,7 @@ func (w *World) dress(res inventory.Resource, r *Rule, words []string, out strin
 	m := w.machine(res)
 	switch words[0] {
 	case "df":
-		return dfNoise(out, words)
+		return alignDf(dfNoise(m.dfInodes(out, words), words))
 	case "journalctl":
 		if !isJournalRead(words) {
 			return out
@@ -1606,6 +1606,94 @@ func dressFree(out string, words []string) string {
 			fmt.Fprintf(&b, "%12s", render(v))
 		}
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// alignDf lays a df table out as df does: each column as wide as its
+// widest cell, the filesystem and the mount point left-aligned, the
+// figures right-aligned. A table it cannot read is left as written.
+func alignDf(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "Filesystem") || !strings.HasSuffix(strings.TrimSpace(lines[0]), "Mounted on") {
+		return out
+	}
+	head := strings.Fields(strings.TrimSuffix(strings.TrimSpace(lines[0]), "Mounted on"))
+	n := len(head) + 1
+	rows := [][]string{append(head, "Mounted on")}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) < n {
+			return out
+		}
+		rows = append(rows, append(f[:n-1:n-1], strings.Join(f[n-1:], " ")))
+	}
+	width := make([]int, n)
+	for _, r := range rows {
+		for i, v := range r {
+			width[i] = max(width[i], len(v))
+		}
+	}
+	width[0] = max(width[0], 15)
+	// df's least widths: "Filesystem      Size  Used Avail Use% Mounted on".
+	for i, h := range head {
+		switch h {
+		case "Used", "Avail", "Available", "IUsed", "IFree":
+			width[i] = max(width[i], 5)
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, v := range r {
+			switch {
+			case i == 0:
+				fmt.Fprintf(&b, "%-*s", width[0], v)
+			case i == n-1:
+				b.WriteString(" " + v)
+			default:
+				fmt.Fprintf(&b, " %*s", width[i], v)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// dfInodes answers df -i from a rule that gives only block usage: the
+// same filesystems with the inode figures of an ordinary machine (ext4's
+// one inode per 16 KiB, a few percent used), so an inode question never
+// gets block figures back. A rule that gives inode figures is used as is.
+func (m *machine) dfInodes(out string, words []string) string {
+	flags, _ := splitFlags(flagCommands["df"], words[1:])
+	head, _, _ := strings.Cut(out, "\n")
+	if !flags["-i"] || strings.Contains(head, "Inodes") || strings.Contains(head, "IUse%") || !strings.HasPrefix(head, "Filesystem") {
+		return out
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	var b strings.Builder
+	b.WriteString("Filesystem Inodes IUsed IFree IUse% Mounted on\n")
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) < 6 {
+			return out
+		}
+		size, ok := parseFreeValue(strings.TrimSuffix(f[1], "B") + "i")
+		if !ok {
+			if size, ok = parseFreeValue(f[1]); !ok {
+				return out
+			}
+		}
+		inodes := int(size / 16)
+		if strings.HasPrefix(f[0], "tmpfs") {
+			inodes = 1009563
+		}
+		rng := rand.New(rand.NewPCG(m.seed, seedOf("inodes", f[len(f)-1])))
+		used := inodes * (2 + rng.IntN(10)) / 100
+		if inodes == 0 {
+			fmt.Fprintf(&b, "%s 0 0 0 - %s\n", f[0], strings.Join(f[5:], " "))
+			continue
+		}
+		fmt.Fprintf(&b, "%s %d %d %d %d%% %s\n", f[0], inodes, used, inodes-used, (used*100+inodes-1)/inodes, strings.Join(f[5:], " "))
 	}
 	return b.String()
 }

@@ -229,3 +229,30 @@ func TestFreeUnits(t *testing.T) {
 		t.Errorf("free -m on app-2:\n%s", out)
 	}
 }
+
+// df lays its table out as df does, whatever spacing the rule used.
+func TestDfLayout(t *testing.T) {
+	_, run := worldOf(t, "host-disk-full-log")
+	out, _, _ := run("df -h /")
+	if want := "Filesystem      Size  Used Avail Use% Mounted on\n/dev/sda1        40G   40G     0 100% /\n"; out != want {
+		t.Errorf("df -h / =\n%q, want\n%q", out, want)
+	}
+}
+
+// df -i never answers with block figures: a rule that gives only block
+// usage is answered with the same filesystems' inode figures.
+func TestDfInodesFromBlocks(t *testing.T) {
+	_, run := worldOf(t, "host-disk-full-log")
+	for _, cmd := range []string{"df -i", "df -hi", "df --inodes /"} {
+		out, _, _ := run(cmd)
+		if !strings.HasPrefix(out, "Filesystem") || !strings.Contains(strings.SplitN(out, "\n", 2)[0], "IUse%") ||
+			!strings.Contains(out, "/dev/sda1") || strings.Contains(out, "40G") {
+			t.Errorf("%s:\n%s", cmd, out)
+		}
+	}
+	// A rule with inode figures keeps them.
+	_, run = worldOf(t, "host-inode-exhaustion")
+	if out, _, _ := run("df -i /"); !strings.Contains(out, "2621440 2621440") || !strings.Contains(out, "100%") {
+		t.Errorf("df -i / on php-1:\n%s", out)
+	}
+}
