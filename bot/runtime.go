@@ -418,19 +418,36 @@ func (b *runtime) runEnv(k *sink, h *heldLock) agent.RunEnv {
 	return agent.RunEnv{
 		Sink: k,
 		Checkpoint: func(ctx context.Context, s *agent.Session) error {
-			if h.lost.Load() {
-				return ErrLocked
-			}
-			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err := h.l.Renew(rctx)
-			cancel()
-			if err != nil {
-				h.lost.Store(true)
-				return fmt.Errorf("renew thread lock: %w", err)
-			}
-			return b.saveSession(ctx, s)
+			return b.saveHeld(ctx, h, s)
 		},
 	}
+}
+
+// saveHeld saves the session of a thread whose lock h this replica holds,
+// renewing the lock first: a replica that lost the thread saves nothing.
+// A FencedLock does both in one atomic step; any failure counts as the
+// lock lost, as a failed renewal does.
+func (b *runtime) saveHeld(ctx context.Context, h *heldLock, s *agent.Session) error {
+	if h.lost.Load() {
+		return ErrLocked
+	}
+	if fl, ok := h.l.(FencedLock); ok {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := fl.RenewAndSave(sctx, s); err != nil {
+			h.lost.Store(true)
+			return fmt.Errorf("save session %s under the thread lock: %w", s.Key, err)
+		}
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := h.l.Renew(rctx)
+	cancel()
+	if err != nil {
+		h.lost.Store(true)
+		return fmt.Errorf("renew thread lock: %w", err)
+	}
+	return b.saveSession(ctx, s)
 }
 
 // lockThread takes the thread's lock, waiting while another replica holds it
@@ -619,7 +636,7 @@ func (b *runtime) afterRun(ctx context.Context, t ThreadRef, held *heldLock, s *
 			return
 		}
 	}
-	if err := b.saveSession(ctx, s); err != nil {
+	if err := b.saveHeld(ctx, held, s); err != nil {
 		b.storeFailure(ctx, t, err)
 		return
 	}

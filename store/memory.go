@@ -29,7 +29,7 @@ var (
 	_ bot.AuditStore    = (*Memory)(nil)
 	_ bot.Deduper       = (*Memory)(nil)
 	_ bot.Locker        = (*Memory)(nil)
-	_ bot.Lock          = (*memoryLock)(nil)
+	_ bot.FencedLock    = (*memoryLock)(nil)
 )
 
 const (
@@ -432,6 +432,31 @@ func (l *memoryLock) Renew(ctx context.Context) error {
 		return fmt.Errorf("renew lock %q: %w", l.key, bot.ErrLocked)
 	}
 	l.m.locks[l.key] = lockState{token: l.token, expires: now.Add(l.ttl)}
+	return nil
+}
+
+// RenewAndSave implements bot.FencedLock: the lock check, its renewal and
+// the save happen under the store's mutex, so no other holder can come in
+// between.
+func (l *memoryLock) RenewAndSave(ctx context.Context, s *agent.Session) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s == nil || s.Key == "" {
+		return errors.New("save session: no session key")
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode session %q: %w", s.Key, err)
+	}
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	now := l.m.now()
+	if !l.heldLocked(now) {
+		return fmt.Errorf("save session %q under lock %q: %w", s.Key, l.key, bot.ErrLocked)
+	}
+	l.m.locks[l.key] = lockState{token: l.token, expires: now.Add(l.ttl)}
+	l.m.sessions[s.Key] = raw
 	return nil
 }
 

@@ -32,7 +32,7 @@ var (
 	_ bot.AuditStore      = (*Store)(nil)
 	_ bot.Deduper         = (*Store)(nil)
 	_ bot.Locker          = (*Store)(nil)
-	_ bot.Lock            = (*lock)(nil)
+	_ bot.FencedLock      = (*lock)(nil)
 	_ builtin.MemoryStore = (*Store)(nil)
 )
 
@@ -146,6 +146,8 @@ type Store struct {
 	now      func() time.Time
 	// audit batches this replica's audit appends (see AppendAudit).
 	audit auditQueue
+	// hints spare a session save the read of the stored history's length.
+	hints historyHints
 }
 
 // New validates opts and connects lazily: a Redis that is down at start

@@ -613,3 +613,48 @@ func TestRedisDown(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionStaleHint checks the history hint a replica keeps to append
+// without reading: after another replica saved the session, a save from
+// the first one, plain or under the lock, finds its hint stale and stores
+// exactly its own history.
+func TestSessionStaleHint(t *testing.T) {
+	a := newTestStore(t)
+	b := openStore(t, a.keys.prefix)
+	ctx := t.Context()
+	key := "slack:C1:stale-hint"
+	mine := &agent.Session{Key: key, History: []agent.Message{msg(agent.RoleUser, "one"), msg(agent.RoleAssistant, "two")}}
+	if err := a.SaveSession(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	for i, fenced := range []bool{false, true} {
+		theirs, err := b.LoadSession(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs.History = append(theirs.History, msg(agent.RoleUser, fmt.Sprintf("b%d", i)))
+		if err := b.SaveSession(ctx, theirs); err != nil {
+			t.Fatal(err)
+		}
+		// a's hint still says its own last save: a prefix of its history.
+		mine.History = append(mine.History, msg(agent.RoleAssistant, fmt.Sprintf("a%d", i)))
+		if fenced {
+			l, err := a.Lock(ctx, "thread:"+key, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.(bot.FencedLock).RenewAndSave(ctx, mine); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := a.SaveSession(ctx, mine); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, m := range mine.History {
+			want = append(want, m.Content)
+		}
+		if got := loadContents(t, b, key); !slices.Equal(got, want) {
+			t.Fatalf("fenced=%v: history %q after a save with a stale hint, want %q", fenced, got, want)
+		}
+	}
+}
