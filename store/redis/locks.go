@@ -98,9 +98,19 @@ func (l *lock) Renew(ctx context.Context) error {
 	return l.run(ctx, "renew", renewLock, l.token, ttlMillis(l.ttl))
 }
 
-// Unlock implements bot.Lock.
+// Unlock implements bot.Lock. Releases are group-committed (see batched):
+// runs end in crowds.
 func (l *lock) Unlock(ctx context.Context) error {
-	return l.run(ctx, "unlock", releaseLock, l.token)
+	ctx, cancel := l.s.opctx(ctx)
+	defer cancel()
+	done, err := l.s.batchedScript(ctx, releaseLock, []string{l.key}, l.token).Int()
+	if err != nil {
+		return fmt.Errorf("redis: unlock lock %q: %w", l.name, err)
+	}
+	if done != 1 {
+		return fmt.Errorf("unlock lock %q: %w", l.name, bot.ErrLocked)
+	}
+	return nil
 }
 
 func (l *lock) run(ctx context.Context, op string, script *goredis.Script, args ...any) error {

@@ -146,6 +146,8 @@ type Store struct {
 	now      func() time.Time
 	// audit batches this replica's audit appends (see AppendAudit).
 	audit auditQueue
+	// cmds group-commits small writes of many runs (see batched).
+	cmds cmdQueue
 	// hints spare a session save the read of the stored history's length.
 	hints historyHints
 }

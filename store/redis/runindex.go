@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"sort"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/vigilops/vigil/bot"
 )
 
 // runIndex is the Redis bot.RunIndex: one hash of thread key → thread ref.
+// Marking is group-committed (see batched): runs start and end in crowds.
 type runIndex struct{ s *Store }
 
 var _ bot.RunIndex = runIndex{}
@@ -21,7 +24,11 @@ func (r runIndex) MarkActive(ctx context.Context, t bot.ThreadRef) error {
 	}
 	ctx, cancel := r.s.opctx(ctx)
 	defer cancel()
-	if err := r.s.rdb.HSet(ctx, r.s.keys.runsActive(), t.Key(), raw).Err(); err != nil {
+	cmd := goredis.NewIntCmd(ctx, "hset", r.s.keys.runsActive(), t.Key(), raw)
+	if err := r.s.batched(ctx, cmd); err != nil {
+		return fmt.Errorf("redis: mark run active: %w", err)
+	}
+	if err := cmd.Err(); err != nil {
 		return fmt.Errorf("redis: mark run active: %w", err)
 	}
 	return nil
@@ -30,7 +37,11 @@ func (r runIndex) MarkActive(ctx context.Context, t bot.ThreadRef) error {
 func (r runIndex) MarkIdle(ctx context.Context, key string) error {
 	ctx, cancel := r.s.opctx(ctx)
 	defer cancel()
-	if err := r.s.rdb.HDel(ctx, r.s.keys.runsActive(), key).Err(); err != nil {
+	cmd := goredis.NewIntCmd(ctx, "hdel", r.s.keys.runsActive(), key)
+	if err := r.s.batched(ctx, cmd); err != nil {
+		return fmt.Errorf("redis: mark run idle: %w", err)
+	}
+	if err := cmd.Err(); err != nil {
 		return fmt.Errorf("redis: mark run idle: %w", err)
 	}
 	return nil

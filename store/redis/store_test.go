@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -656,5 +657,69 @@ func TestSessionStaleHint(t *testing.T) {
 		if got := loadContents(t, b, key); !slices.Equal(got, want) {
 			t.Fatalf("fenced=%v: history %q after a save with a stale hint, want %q", fenced, got, want)
 		}
+	}
+}
+
+// TestBatchedWrites drives the group-committed writes (run index, lock
+// release) from many goroutines at once, with the release script unknown
+// to Redis at first (SCRIPT FLUSH): every write lands, each caller gets
+// its own reply.
+func TestBatchedWrites(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	if err := s.rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	runs := runIndex{s}
+	locks := make([]bot.Lock, n)
+	for i := range n {
+		l, err := s.Lock(ctx, fmt.Sprintf("thread:batch:%d", i), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		locks[i] = l
+	}
+	ref := func(i int) bot.ThreadRef {
+		return bot.ThreadRef{Platform: "slack", Channel: "C1", Thread: strconv.Itoa(i)}
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if err := runs.MarkActive(ctx, ref(i)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got, err := runs.ActiveRuns(ctx); err != nil || len(got) != n {
+		t.Fatalf("%d active runs (%v), want %d", len(got), err, n)
+	}
+	for i := range n {
+		wg.Go(func() {
+			if i%2 == 0 {
+				if err := runs.MarkIdle(ctx, ref(i).Key()); err != nil {
+					t.Error(err)
+				}
+			}
+			if err := locks[i].Unlock(ctx); err != nil {
+				t.Errorf("unlock %d: %v", i, err)
+			}
+			// Released once: the second release is refused.
+			if err := locks[i].Unlock(ctx); !errors.Is(err, bot.ErrLocked) {
+				t.Errorf("second unlock %d = %v, want ErrLocked", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if got, err := runs.ActiveRuns(ctx); err != nil || len(got) != n/2 {
+		t.Fatalf("%d active runs after idling half (%v), want %d", len(got), err, n/2)
+	}
+	for i := range n {
+		l, err := s.Lock(ctx, fmt.Sprintf("thread:batch:%d", i), time.Minute)
+		if err != nil {
+			t.Fatalf("lock %d after its release: %v", i, err)
+		}
+		_ = l.Unlock(ctx)
 	}
 }

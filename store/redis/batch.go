@@ -1,0 +1,148 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Small writes that many runs make at about the same time (the run index,
+// releasing a thread's lock) are group-committed, as audit appends are:
+// a write waits in a queue, and one committer at a time sends everything
+// waiting in one pipeline, so a thousand runs ending together cost a few
+// round trips rather than a thousand, and take a few of the pool's
+// connections rather than all. A caller still waits for its own command's
+// reply: nothing becomes fire-and-forget. With nothing else in flight a
+// write goes out at once, alone.
+
+// maxCmdBatch bounds the commands of one pipeline.
+const maxCmdBatch = 512
+
+// cmdQueue holds the commands waiting for the next pipeline.
+type cmdQueue struct {
+	mu      sync.Mutex
+	waiting []*queuedCmd
+	busy    bool
+}
+
+// queuedCmd is one command and, when it is a script's EVALSHA, the script
+// (run on its own if Redis does not know it yet).
+type queuedCmd struct {
+	cmd    goredis.Cmder
+	script *goredis.Script
+	keys   []string
+	args   []any
+	done   chan struct{} // closed when cmd has its reply
+}
+
+// batched sends cmd with the next pipeline and waits for its reply. If ctx
+// ends first batched returns its error, but cmd may still be sent.
+func (s *Store) batched(ctx context.Context, cmd goredis.Cmder) error {
+	return s.enqueue(ctx, &queuedCmd{cmd: cmd, done: make(chan struct{})})
+}
+
+// batchedScript runs script with the next pipeline and returns its reply.
+func (s *Store) batchedScript(ctx context.Context, script *goredis.Script, keys []string, args ...any) *goredis.Cmd {
+	q := &queuedCmd{cmd: evalShaCmd(ctx, script, keys, args), script: script, keys: keys, args: args, done: make(chan struct{})}
+	if err := s.enqueue(ctx, q); err != nil {
+		// The committer may still hold q.cmd: answer with a new one.
+		cmd := goredis.NewCmd(ctx)
+		cmd.SetErr(err)
+		return cmd
+	}
+	return q.cmd.(*goredis.Cmd)
+}
+
+// evalShaCmd is script's EVALSHA with keys and args.
+func evalShaCmd(ctx context.Context, script *goredis.Script, keys []string, args []any) *goredis.Cmd {
+	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, "evalsha", script.Hash(), len(keys))
+	for _, k := range keys {
+		cmdArgs = append(cmdArgs, k)
+	}
+	cmdArgs = append(cmdArgs, args...)
+	cmd := goredis.NewCmd(ctx, cmdArgs...)
+	if len(keys) > 0 {
+		// The Cluster client routes a command by its first key.
+		cmd.SetFirstKeyPos(3)
+	}
+	return cmd
+}
+
+func (s *Store) enqueue(ctx context.Context, c *queuedCmd) error {
+	q := &s.cmds
+	q.mu.Lock()
+	q.waiting = append(q.waiting, c)
+	if !q.busy {
+		q.busy = true
+		go s.commitCmds(context.WithoutCancel(ctx))
+	}
+	q.mu.Unlock()
+	ctx, cancel := s.opctx(ctx)
+	defer cancel()
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("redis: %s: %w", c.cmd.Name(), context.Cause(ctx))
+	}
+}
+
+// commitCmds sends pipelines until nothing waits; at most one runs per
+// Store. Each pipeline is bounded by OpTimeout on its own.
+func (s *Store) commitCmds(ctx context.Context) {
+	q := &s.cmds
+	for {
+		q.mu.Lock()
+		n := min(len(q.waiting), maxCmdBatch)
+		if n == 0 {
+			q.busy = false
+			q.mu.Unlock()
+			return
+		}
+		batch := q.waiting[:n:n]
+		q.waiting = q.waiting[n:]
+		q.mu.Unlock()
+		bctx, cancel := context.WithTimeout(ctx, s.opt.OpTimeout)
+		s.pipeline(bctx, batch)
+		// Scripts Redis does not know yet (first use, or it restarted):
+		// load each once and send those commands again.
+		var again []*queuedCmd
+		loaded := map[*goredis.Script]error{}
+		for _, c := range batch {
+			if c.script == nil || !goredis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
+				continue
+			}
+			err, ok := loaded[c.script]
+			if !ok {
+				err = c.script.Load(bctx, s.rdb).Err()
+				loaded[c.script] = err
+			}
+			if err == nil {
+				c.cmd = evalShaCmd(bctx, c.script, c.keys, c.args)
+				again = append(again, c)
+			}
+		}
+		if len(again) > 0 {
+			s.pipeline(bctx, again)
+		}
+		cancel()
+		for _, c := range batch {
+			close(c.done)
+		}
+	}
+}
+
+// pipeline sends the batch's commands in one pipeline. Each command keeps
+// its own reply or error; Pipelined's error is the first of them and says
+// nothing more.
+func (s *Store) pipeline(ctx context.Context, batch []*queuedCmd) {
+	_, _ = s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, c := range batch {
+			_ = p.Process(ctx, c.cmd)
+		}
+		return nil
+	})
+}
