@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -17,14 +18,27 @@ import (
 // reply: nothing becomes fire-and-forget. With nothing else in flight a
 // write goes out at once, alone.
 
+//
+// A few writes are deferred (batchedLater): they return at once and go out
+// with the next pipeline, which every other write of the Store starts, or
+// after lazyDelay at the latest. A run's index entry goes this way: what
+// the run writes next (its first checkpoint) goes in the same pipeline,
+// after it, so nothing of the run is stored before its entry, and the
+// entry costs no round trip of its own.
+
 // maxCmdBatch bounds the commands of one pipeline.
 const maxCmdBatch = 512
+
+// lazyDelay is how long a deferred write may wait for company.
+const lazyDelay = 20 * time.Millisecond
 
 // cmdQueue holds the commands waiting for the next pipeline.
 type cmdQueue struct {
 	mu      sync.Mutex
 	waiting []*queuedCmd
 	busy    bool
+	// timer flushes deferred writes no other write took along.
+	timer *time.Timer
 }
 
 // queuedCmd is one command and, when it is a script's EVALSHA, the script
@@ -34,7 +48,30 @@ type queuedCmd struct {
 	script *goredis.Script
 	keys   []string
 	args   []any
-	done   chan struct{} // closed when cmd has its reply
+	done   chan struct{} // closed when cmd has its reply; nil when deferred
+	what   string        // a deferred write, for the log
+}
+
+// batchedLater queues cmd for the next pipeline and returns at once. Its
+// error, if any, is logged.
+func (s *Store) batchedLater(ctx context.Context, cmd goredis.Cmder, what string) {
+	q := &s.cmds
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.waiting = append(q.waiting, &queuedCmd{cmd: cmd, what: what})
+	if q.busy || q.timer != nil {
+		return
+	}
+	wctx := context.WithoutCancel(ctx)
+	q.timer = time.AfterFunc(lazyDelay, func() {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		q.timer = nil
+		if !q.busy && len(q.waiting) > 0 {
+			q.busy = true
+			go s.commitCmds(wctx)
+		}
+	})
 }
 
 // batched sends cmd with the next pipeline and waits for its reply. If ctx
@@ -77,6 +114,10 @@ func (s *Store) enqueue(ctx context.Context, c *queuedCmd) error {
 	q.waiting = append(q.waiting, c)
 	if !q.busy {
 		q.busy = true
+		if q.timer != nil {
+			q.timer.Stop()
+			q.timer = nil
+		}
 		go s.commitCmds(context.WithoutCancel(ctx))
 	}
 	q.mu.Unlock()
@@ -130,7 +171,11 @@ func (s *Store) commitCmds(ctx context.Context) {
 		}
 		cancel()
 		for _, c := range batch {
-			close(c.done)
+			if c.done != nil {
+				close(c.done)
+			} else if err := c.cmd.Err(); err != nil && !isNil(err) {
+				s.log.Warn("redis: deferred write failed", "write", c.what, "err", err)
+			}
 		}
 	}
 }

@@ -283,8 +283,19 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the connections.
-func (s *Store) Close() error { return s.rdb.Close() }
+// Close sends the deferred writes still waiting (see batchedLater) and
+// releases the connections.
+func (s *Store) Close() error {
+	s.cmds.mu.Lock()
+	pending := len(s.cmds.waiting) > 0
+	s.cmds.mu.Unlock()
+	if pending {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = s.batched(ctx, goredis.NewStatusCmd(ctx, "ping"))
+		cancel()
+	}
+	return s.rdb.Close()
+}
 
 // Stores returns s as every store of the bot's bundle.
 func (s *Store) Stores() bot.Stores {

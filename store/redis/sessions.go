@@ -250,7 +250,9 @@ func (s *Store) saveSession(ctx context.Context, sess *agent.Session, l *lock) e
 		for _, m := range msgs[from:] {
 			args = append(args, m)
 		}
-		return saveSessionScript.Run(ctx, s.rdb, keys, args...).Int()
+		// Group-committed (see batched): checkpoints of many runs share
+		// round trips, and take deferred writes (the run index) along.
+		return s.batchedScript(ctx, saveSessionScript, keys, args...).Int()
 	}
 	res := 0
 	if ok && hint.n <= len(msgs) && digests[hint.n] == hint.digest {
