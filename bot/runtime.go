@@ -378,7 +378,8 @@ func (b *runtime) runJob(ctx context.Context, t ThreadRef, j job) {
 		defer aj.release()
 	}
 	quiet := background(j)
-	lock, err := b.lockThread(ctx, t, !quiet)
+	_, loads := j.(messageJob)
+	lock, pre, err := b.lockThread(ctx, t, !quiet, loads)
 	if err != nil {
 		if ctx.Err() != nil || quiet {
 			return
@@ -389,7 +390,7 @@ func (b *runtime) runJob(ctx context.Context, t ThreadRef, j job) {
 			Text: "I could not take this conversation's lock (state store unavailable or busy), so nothing ran. Please try again."})
 		return
 	}
-	held := &heldLock{l: lock}
+	held := &heldLock{l: lock, pre: pre}
 	defer func() {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -408,6 +409,26 @@ func (b *runtime) runJob(ctx context.Context, t ThreadRef, j job) {
 type heldLock struct {
 	l    Lock
 	lost atomic.Bool
+	// pre is the session loaded with the lock (SessionLocker), for the
+	// job's first heldSession; nil when none was loaded.
+	pre *preloaded
+}
+
+// preloaded is a session loaded with the thread's lock; s is nil when none
+// was saved.
+type preloaded struct{ s *agent.Session }
+
+// heldSession returns the thread's session, or a new one: the one loaded
+// with the lock the first time, else from the store.
+func (b *runtime) heldSession(ctx context.Context, t ThreadRef, held *heldLock) (*agent.Session, error) {
+	if p := held.pre; p != nil {
+		held.pre = nil
+		if p.s == nil {
+			return b.newSession(t), nil
+		}
+		return p.s, nil
+	}
+	return b.loadSession(ctx, t)
 }
 
 // runEnv is the plumbing of one run under the lock h: its events go to k,
@@ -451,34 +472,57 @@ func (b *runtime) saveHeld(ctx context.Context, h *heldLock, s *agent.Session) e
 }
 
 // lockThread takes the thread's lock, waiting while another replica holds it
-// (or trying once, when wait is false).
-func (b *runtime) lockThread(ctx context.Context, t ThreadRef, wait bool) (Lock, error) {
+// (or trying once, when wait is false). With load, and a store that can,
+// the thread's session is loaded in the same step.
+func (b *runtime) lockThread(ctx context.Context, t ThreadRef, wait, load bool) (Lock, *preloaded, error) {
 	patience := time.Duration(0)
 	if wait {
 		patience = b.opt.LockTTL + 30*time.Second
 	}
-	return b.lock(ctx, "thread:"+t.Key(), b.opt.LockTTL, patience)
+	sessionKey := ""
+	if load {
+		sessionKey = t.Key()
+	}
+	return b.lockLoad(ctx, "thread:"+t.Key(), b.opt.LockTTL, patience, sessionKey)
 }
 
 // lock takes the lock on key for ttl, waiting up to patience while another
 // replica holds it (trying once when patience is 0). It is the one way the
 // bot takes a lock: a thread's (lockThread) or an alert group's.
 func (b *runtime) lock(ctx context.Context, key string, ttl, patience time.Duration) (Lock, error) {
+	l, _, err := b.lockLoad(ctx, key, ttl, patience, "")
+	return l, err
+}
+
+// lockLoad is lock that also loads the session under sessionKey with the
+// lock when it is set and the store is a SessionLocker.
+func (b *runtime) lockLoad(ctx context.Context, key string, ttl, patience time.Duration, sessionKey string) (Lock, *preloaded, error) {
+	sl, canLoad := b.opt.Stores.Locks.(SessionLocker)
 	deadline := b.now().Add(patience)
 	pause := 20 * time.Millisecond
 	for {
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		l, err := b.opt.Stores.Locks.Lock(lctx, key, ttl)
+		var l Lock
+		var pre *preloaded
+		var err error
+		if sessionKey != "" && canLoad {
+			var s *agent.Session
+			if l, s, err = sl.LockAndLoad(lctx, key, ttl, sessionKey); err == nil {
+				pre = &preloaded{s: s}
+			}
+		} else {
+			l, err = b.opt.Stores.Locks.Lock(lctx, key, ttl)
+		}
 		cancel()
 		if err == nil {
-			return l, nil
+			return l, pre, nil
 		}
 		if patience <= 0 || !errors.Is(err, ErrLocked) || b.now().After(deadline) {
-			return nil, err
+			return nil, nil, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-time.After(pause):
 		}
 		if pause < time.Second {
@@ -528,12 +572,17 @@ func (b *runtime) cancelThread(t ThreadRef) {
 func (b *runtime) loadSession(ctx context.Context, t ThreadRef) (*agent.Session, error) {
 	s, err := b.opt.Stores.Sessions.LoadSession(ctx, t.Key())
 	if errors.Is(err, ErrNotFound) {
-		return &agent.Session{Key: t.Key(), Policy: policy.NewSessionState(), CreatedAt: b.now()}, nil
+		return b.newSession(t), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", t.Key(), err)
 	}
 	return s, nil
+}
+
+// newSession is the session of a thread that has none yet.
+func (b *runtime) newSession(t ThreadRef) *agent.Session {
+	return &agent.Session{Key: t.Key(), Policy: policy.NewSessionState(), CreatedAt: b.now()}
 }
 
 func (b *runtime) saveSession(ctx context.Context, s *agent.Session) error {

@@ -28,7 +28,7 @@ var (
 	_ bot.ApprovalStore = (*Memory)(nil)
 	_ bot.AuditStore    = (*Memory)(nil)
 	_ bot.Deduper       = (*Memory)(nil)
-	_ bot.Locker        = (*Memory)(nil)
+	_ bot.SessionLocker = (*Memory)(nil)
 	_ bot.FencedLock    = (*memoryLock)(nil)
 )
 
@@ -395,6 +395,23 @@ func (m *Memory) Lock(ctx context.Context, key string, ttl time.Duration) (bot.L
 	}
 	m.locks[key] = lockState{token: token, expires: now.Add(ttl)}
 	return &memoryLock{m: m, key: key, token: token, ttl: ttl}, nil
+}
+
+// LockAndLoad implements bot.SessionLocker: Lock, then LoadSession.
+func (m *Memory) LockAndLoad(ctx context.Context, key string, ttl time.Duration, sessionKey string) (bot.Lock, *agent.Session, error) {
+	l, err := m.Lock(ctx, key, ttl)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := m.LoadSession(ctx, sessionKey)
+	switch {
+	case err == nil:
+		return l, s, nil
+	case errors.Is(err, bot.ErrNotFound):
+		return l, nil, nil
+	}
+	_ = l.Unlock(context.WithoutCancel(ctx))
+	return nil, nil, err
 }
 
 // memoryLock is one holder's lock. The token tells this holder from a

@@ -63,17 +63,13 @@ return 1
 // Lock implements bot.Locker: SET NX PX with a random token, so only the
 // holder can renew or release it.
 func (s *Store) Lock(ctx context.Context, key string, ttl time.Duration) (bot.Lock, error) {
-	if ttl <= 0 {
-		return nil, fmt.Errorf("redis: lock %q: ttl must be positive, got %s", key, ttl)
+	l, err := s.newLock(key, ttl)
+	if err != nil {
+		return nil, err
 	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("redis: lock token: %w", err)
-	}
-	l := &lock{s: s, key: s.keys.lock(key), name: key, token: hex.EncodeToString(b[:]), ttl: ttl}
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()
-	err := s.rdb.SetArgs(ctx, l.key, l.token, goredis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMillis(ttl)) * time.Millisecond}).Err()
+	err = s.rdb.SetArgs(ctx, l.key, l.token, goredis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMillis(ttl)) * time.Millisecond}).Err()
 	switch {
 	case err == nil:
 		return l, nil
@@ -82,6 +78,18 @@ func (s *Store) Lock(ctx context.Context, key string, ttl time.Duration) (bot.Lo
 	default:
 		return nil, fmt.Errorf("redis: lock %q: %w", key, err)
 	}
+}
+
+// newLock is a holder's lock on key, not taken yet: a fresh random token.
+func (s *Store) newLock(key string, ttl time.Duration) (*lock, error) {
+	if ttl <= 0 {
+		return nil, fmt.Errorf("redis: lock %q: ttl must be positive, got %s", key, ttl)
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("redis: lock token: %w", err)
+	}
+	return &lock{s: s, key: s.keys.lock(key), name: key, token: hex.EncodeToString(b[:]), ttl: ttl}, nil
 }
 
 // lock is one holder's lock.

@@ -31,7 +31,7 @@ var (
 	_ bot.ApprovalStore   = (*Store)(nil)
 	_ bot.AuditStore      = (*Store)(nil)
 	_ bot.Deduper         = (*Store)(nil)
-	_ bot.Locker          = (*Store)(nil)
+	_ bot.SessionLocker   = (*Store)(nil)
 	_ bot.FencedLock      = (*lock)(nil)
 	_ builtin.MemoryStore = (*Store)(nil)
 )

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -149,7 +150,12 @@ func (s *Store) LoadSession(ctx context.Context, key string) (*agent.Session, er
 	if err != nil {
 		return nil, fmt.Errorf("redis: load session %q: %w", key, err)
 	}
-	fields := meta.Val()
+	return s.decodeSession(key, meta.Val(), hist.Val())
+}
+
+// decodeSession rebuilds the session from its hash and its history list;
+// ErrNotFound when the hash has no session.
+func (s *Store) decodeSession(key string, fields map[string]string, msgs []string) (*agent.Session, error) {
 	raw, ok := fields[fieldSession]
 	if !ok {
 		return nil, fmt.Errorf("session %q: %w", key, bot.ErrNotFound)
@@ -158,7 +164,6 @@ func (s *Store) LoadSession(ctx context.Context, key string) (*agent.Session, er
 	if err := json.Unmarshal([]byte(raw), &sess); err != nil {
 		return nil, fmt.Errorf("redis: decode session %q: %w", key, err)
 	}
-	msgs := hist.Val()
 	if n, err := strconv.Atoi(fields[fieldHLen]); err != nil || n != len(msgs) {
 		return nil, fmt.Errorf("redis: session %q: history has %d messages, metadata says %q", key, len(msgs), fields[fieldHLen])
 	}
@@ -171,6 +176,61 @@ func (s *Store) LoadSession(ctx context.Context, key string) (*agent.Session, er
 		sess.History = append(sess.History, msg)
 	}
 	return &sess, nil
+}
+
+// LockAndLoad implements bot.SessionLocker. On a single Redis (or
+// Sentinel) one transaction takes the lock and reads the session, so the
+// read sees the session as the lock found it; on a Cluster the lock and
+// the session live in different hash slots: Lock, then LoadSession.
+func (s *Store) LockAndLoad(ctx context.Context, key string, ttl time.Duration, sessionKey string) (bot.Lock, *agent.Session, error) {
+	if s.cluster != nil {
+		l, err := s.Lock(ctx, key, ttl)
+		if err != nil {
+			return nil, nil, err
+		}
+		sess, err := s.LoadSession(ctx, sessionKey)
+		return s.loaded(ctx, l, sess, err)
+	}
+	l, err := s.newLock(key, ttl)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := s.opctx(ctx)
+	defer cancel()
+	var set *goredis.StatusCmd
+	var meta *goredis.MapStringStringCmd
+	var hist *goredis.StringSliceCmd
+	_, err = s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		set = p.SetArgs(ctx, l.key, l.token, goredis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMillis(ttl)) * time.Millisecond})
+		meta = p.HGetAll(ctx, s.keys.sessionMeta(sessionKey))
+		hist = p.LRange(ctx, s.keys.sessionHistory(sessionKey), 0, -1)
+		return nil
+	})
+	switch {
+	case isNil(set.Err()):
+		return nil, nil, fmt.Errorf("lock %q: %w", key, bot.ErrLocked)
+	case err != nil:
+		// The transaction may have run: release what may be ours.
+		_ = l.Unlock(context.WithoutCancel(ctx))
+		return nil, nil, fmt.Errorf("redis: lock %q and load session %q: %w", key, sessionKey, err)
+	}
+	sess, err := s.decodeSession(sessionKey, meta.Val(), hist.Val())
+	return s.loaded(ctx, l, sess, err)
+}
+
+// loaded finishes LockAndLoad: a session that is not there is nil, and a
+// session that cannot be read gives the lock back.
+func (s *Store) loaded(ctx context.Context, l bot.Lock, sess *agent.Session, err error) (bot.Lock, *agent.Session, error) {
+	switch {
+	case err == nil:
+		return l, sess, nil
+	case errors.Is(err, bot.ErrNotFound):
+		return l, nil, nil
+	}
+	if uerr := l.Unlock(context.WithoutCancel(ctx)); uerr != nil {
+		s.log.Warn("redis: release a lock after a failed session load", "err", uerr)
+	}
+	return nil, nil, err
 }
 
 // SaveSession implements bot.SessionStore. It refreshes the session's TTL.

@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) bot.Stores) {
 		{"LockExpiry", testLockExpiry},
 		{"FencedSave", testFencedSave},
 		{"FencedSaveLostLock", testFencedSaveLostLock},
+		{"LockAndLoad", testLockAndLoad},
 		{"RunIndex", testRunIndex},
 		{"RateLimit", testRateLimit},
 		{"AlertGroupRoundTrip", testAlertGroupRoundTrip},
@@ -896,6 +897,58 @@ func testFencedSaveLostLock(t *testing.T, st bot.Stores) {
 	}
 	again := fencedLock(t, st, lockKey, time.Minute)
 	if err := again.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testLockAndLoad: LockAndLoad takes the lock as Lock does and returns the
+// session as stored, nil when there is none; a taken lock loads nothing.
+func testLockAndLoad(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	sl, ok := st.Locks.(bot.SessionLocker)
+	if !ok {
+		t.Fatalf("the store's Locker %T is not a bot.SessionLocker", st.Locks)
+	}
+	const lockKey = "thread:slack:C1:lockload"
+	key := "slack:C1:lockload"
+	l, s, err := sl.LockAndLoad(ctx, lockKey, time.Minute, key)
+	if err != nil || l == nil || s != nil {
+		t.Fatalf("LockAndLoad with no session = %v, %+v, %v; want a lock, nil, nil", l, s, err)
+	}
+	if _, _, err := sl.LockAndLoad(ctx, lockKey, time.Minute, key); !errors.Is(err, bot.ErrLocked) {
+		t.Fatalf("LockAndLoad of a held lock = %v, want ErrLocked", err)
+	}
+	if _, err := st.Locks.Lock(ctx, lockKey, time.Minute); !errors.Is(err, bot.ErrLocked) {
+		t.Fatalf("Lock after LockAndLoad = %v, want ErrLocked", err)
+	}
+	saved := sampleSession(key)
+	want := jsonOf(t, saved)
+	if err := l.(bot.FencedLock).RenewAndSave(ctx, saved); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, s, err = sl.LockAndLoad(ctx, lockKey, time.Minute, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := jsonOf(t, s); got != want {
+		t.Fatalf("LockAndLoad's session differs:\n got %s\nwant %s", got, want)
+	}
+	// The loaded session is a copy, and saving it grown goes through.
+	s.History = append(s.History, agent.Message{Role: agent.RoleAssistant, Content: "next"})
+	if got := loadJSON(t, st, key); got != want {
+		t.Fatal("changing a session from LockAndLoad changed the store")
+	}
+	want = jsonOf(t, s)
+	if err := l.(bot.FencedLock).RenewAndSave(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := loadJSON(t, st, key); got != want {
+		t.Fatalf("saved after LockAndLoad:\n got %s\nwant %s", got, want)
+	}
+	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
