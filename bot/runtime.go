@@ -532,32 +532,54 @@ func (b *runtime) lockLoad(ctx context.Context, key string, ttl, patience time.D
 }
 
 // keepLock renews the lock while a job runs. Losing it cancels the job, so
-// the run stops before its next side effect.
+// the run stops before its next side effect. A timer does the renewals, so
+// a run waiting on its model holds no goroutine for its lock.
 func (b *runtime) keepLock(ctx context.Context, t ThreadRef, h *heldLock) func() {
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(b.opt.LockTTL / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
-				err := h.l.Renew(rctx)
-				rcancel()
-				if err != nil && ctx.Err() == nil {
-					h.lost.Store(true)
-					b.log.Error("thread lock lost; stopping the run", "thread", t.Key(), "err", err)
-					b.cancelThread(t)
-					return
-				}
-			}
+	every := b.opt.LockTTL / 3
+	var (
+		mu       sync.Mutex
+		stopped  bool
+		timer    *time.Timer
+		renewing sync.WaitGroup
+	)
+	renew := func() {
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			return
 		}
-	}()
-	return func() { cancel(); <-done }
+		renewing.Add(1)
+		mu.Unlock()
+		defer renewing.Done()
+		rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+		err := h.l.Renew(rctx)
+		rcancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				h.lost.Store(true)
+				b.log.Error("thread lock lost; stopping the run", "thread", t.Key(), "err", err)
+				b.cancelThread(t)
+			}
+			return
+		}
+		mu.Lock()
+		if !stopped {
+			timer.Reset(every)
+		}
+		mu.Unlock()
+	}
+	mu.Lock()
+	timer = time.AfterFunc(every, renew)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		stopped = true
+		timer.Stop()
+		mu.Unlock()
+		cancel()
+		renewing.Wait()
+	}
 }
 
 func (b *runtime) cancelThread(t ThreadRef) {
