@@ -20,11 +20,14 @@ import (
 
 //
 // A few writes are deferred (batchedLater): they return at once and go out
-// with the next pipeline, which every other write of the Store starts, or
-// after lazyDelay at the latest. A run's index entry goes this way: what
-// the run writes next (its first checkpoint) goes in the same pipeline,
-// after it, so nothing of the run is stored before its entry, and the
-// entry costs no round trip of its own.
+// with the next pipeline, which every other queued write of the Store
+// starts, or after lazyDelay at the latest. A run's index entry goes this
+// way, filed under its thread key, and the run's first checkpoint (a save
+// of the session with that key) takes it out of the queue and sends it in
+// its own pipeline, before the save: nothing of the run is stored before
+// its entry, and the entry costs no round trip of its own. Marking a run
+// idle is deferred too; the release of the thread's lock, queued after it,
+// sends it.
 
 // maxCmdBatch bounds the commands of one pipeline.
 const maxCmdBatch = 512
@@ -39,6 +42,9 @@ type cmdQueue struct {
 	busy    bool
 	// timer flushes deferred writes no other write took along.
 	timer *time.Timer
+	// deferred are the deferred writes still waiting, by key, for
+	// takeDeferred.
+	deferred map[string]*queuedCmd
 }
 
 // queuedCmd is one command and, when it is a script's EVALSHA, the script
@@ -50,15 +56,50 @@ type queuedCmd struct {
 	args   []any
 	done   chan struct{} // closed when cmd has its reply; nil when deferred
 	what   string        // a deferred write, for the log
+	// key files a deferred write for takeDeferred; taken is set once a
+	// save took it out of the queue.
+	key   string
+	taken bool
+}
+
+// takeDeferred takes the deferred write filed under key out of the queue,
+// if it is still waiting: the caller sends it.
+func (s *Store) takeDeferred(key string) *queuedCmd {
+	q := &s.cmds
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	c := q.deferred[key]
+	if c == nil {
+		return nil
+	}
+	delete(q.deferred, key)
+	c.taken = true
+	return c
+}
+
+// logDeferred logs a deferred write's failure.
+func (s *Store) logDeferred(c *queuedCmd) {
+	if err := c.cmd.Err(); err != nil && !isNil(err) {
+		s.log.Warn("redis: deferred write failed", "write", c.what, "err", err)
+	}
 }
 
 // batchedLater queues cmd for the next pipeline and returns at once. Its
 // error, if any, is logged.
-func (s *Store) batchedLater(ctx context.Context, cmd goredis.Cmder, what string) {
+func (s *Store) batchedLater(ctx context.Context, cmd goredis.Cmder, key, what string) {
 	q := &s.cmds
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.waiting = append(q.waiting, &queuedCmd{cmd: cmd, what: what})
+	c := &queuedCmd{cmd: cmd, what: what, key: key}
+	q.waiting = append(q.waiting, c)
+	if key != "" {
+		if q.deferred == nil {
+			q.deferred = make(map[string]*queuedCmd)
+		}
+		// A later write under the same key goes after the earlier one:
+		// only the newest is taken by a save, the earlier stays queued.
+		q.deferred[key] = c
+	}
 	if q.busy || q.timer != nil {
 		return
 	}
@@ -143,9 +184,21 @@ func (s *Store) commitCmds(ctx context.Context) {
 			q.mu.Unlock()
 			return
 		}
-		batch := q.waiting[:n:n]
+		batch := make([]*queuedCmd, 0, n)
+		for _, c := range q.waiting[:n] {
+			if c.taken {
+				continue // a save sent it
+			}
+			if c.key != "" && q.deferred[c.key] == c {
+				delete(q.deferred, c.key)
+			}
+			batch = append(batch, c)
+		}
 		q.waiting = q.waiting[n:]
 		q.mu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
 		bctx, cancel := context.WithTimeout(ctx, s.opt.OpTimeout)
 		s.pipeline(bctx, batch)
 		// Scripts Redis does not know yet (first use, or it restarted):
@@ -173,8 +226,8 @@ func (s *Store) commitCmds(ctx context.Context) {
 		for _, c := range batch {
 			if c.done != nil {
 				close(c.done)
-			} else if err := c.cmd.Err(); err != nil && !isNil(err) {
-				s.log.Warn("redis: deferred write failed", "write", c.what, "err", err)
+			} else {
+				s.logDeferred(c)
 			}
 		}
 	}

@@ -19,21 +19,22 @@ type runIndex struct{ s *Store }
 var _ bot.RunIndex = runIndex{}
 
 // MarkActive defers its write (see batchedLater): the run's first
-// checkpoint, which the bot saves next, takes it along in the same
-// pipeline, after it. A failure is logged, as the bot would log it.
+// checkpoint, which the bot saves next under the same key, sends it in
+// its own pipeline, before the save. A failure is logged, as the bot
+// would log it.
 func (r runIndex) MarkActive(ctx context.Context, t bot.ThreadRef) error {
 	raw, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("redis: encode thread ref: %w", err)
 	}
-	r.s.batchedLater(ctx, goredis.NewIntCmd(ctx, "hset", r.s.keys.runsActive(), t.Key(), raw), "mark run active "+t.Key())
+	r.s.batchedLater(ctx, goredis.NewIntCmd(ctx, "hset", r.s.keys.runsActive(), t.Key(), raw), t.Key(), "mark run active "+t.Key())
 	return nil
 }
 
 // MarkIdle defers its write too: the release of the thread's lock, which
 // follows, takes it along.
 func (r runIndex) MarkIdle(ctx context.Context, key string) error {
-	r.s.batchedLater(ctx, goredis.NewIntCmd(ctx, "hdel", r.s.keys.runsActive(), key), "mark run idle "+key)
+	r.s.batchedLater(ctx, goredis.NewIntCmd(ctx, "hdel", r.s.keys.runsActive(), key), "", "mark run idle "+key)
 	return nil
 }
 

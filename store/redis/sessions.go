@@ -310,9 +310,21 @@ func (s *Store) saveSession(ctx context.Context, sess *agent.Session, l *lock) e
 		for _, m := range msgs[from:] {
 			args = append(args, m)
 		}
-		// Group-committed (see batched): checkpoints of many runs share
-		// round trips, and take deferred writes (the run index) along.
-		return s.batchedScript(ctx, saveSessionScript, keys, args...).Int()
+		// A deferred write of this session's run (its index entry) goes
+		// first, in the same round trip (see batchedLater).
+		if d := s.takeDeferred(key); d != nil {
+			var save *goredis.Cmd
+			_, _ = s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+				_ = p.Process(ctx, d.cmd)
+				save = saveSessionScript.EvalSha(ctx, p, keys, args...)
+				return nil
+			})
+			s.logDeferred(d)
+			if !goredis.HasErrorPrefix(save.Err(), "NOSCRIPT") {
+				return save.Int()
+			}
+		}
+		return saveSessionScript.Run(ctx, s.rdb, keys, args...).Int()
 	}
 	res := 0
 	if ok && hint.n <= len(msgs) && digests[hint.n] == hint.digest {

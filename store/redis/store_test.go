@@ -723,3 +723,27 @@ func TestBatchedWrites(t *testing.T) {
 		_ = l.Unlock(ctx)
 	}
 }
+
+// TestRunIndexEntryGoesWithFirstSave checks the deferred index entry: the
+// run's first save under the same key has sent it, before the save.
+func TestRunIndexEntryGoesWithFirstSave(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	ref := bot.ThreadRef{Platform: "slack", Channel: "C1", Thread: "deferred"}
+	if err := (runIndex{s}).MarkActive(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveSession(ctx, &agent.Session{Key: ref.Key()}); err != nil {
+		t.Fatal(err)
+	}
+	// Read around the queue: the save itself must have sent the entry.
+	if ok, err := s.rdb.HExists(ctx, s.keys.runsActive(), ref.Key()).Result(); err != nil || !ok {
+		t.Fatalf("index entry after the run's first save: %v, %v; want it stored", ok, err)
+	}
+	if err := (runIndex{s}).MarkIdle(ctx, ref.Key()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := (runIndex{s}).ActiveRuns(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("active runs after idling: %v, %v", got, err)
+	}
+}
