@@ -74,7 +74,9 @@ const (
 //     per turn.
 //
 // It also fails if any run did not answer, made an unscripted model call,
-// or lost an audit record.
+// or lost an audit record. With $LOADTEST_HEAP_PROFILE and
+// $LOADTEST_GOROUTINE_PROFILE set it writes those profiles of the held
+// runs, to see what a session's memory is made of.
 func BenchmarkConcurrentThreads(b *testing.B) {
 	for _, backend := range []string{"memory", "redis", "redis-cluster"} {
 		for _, limit := range []int{0, threads} {
