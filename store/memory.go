@@ -124,6 +124,11 @@ func (m *Memory) LoadSession(ctx context.Context, key string) (*agent.Session, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return m.loadSession(key)
+}
+
+// loadSession decodes the session saved under key.
+func (m *Memory) loadSession(key string) (*agent.Session, error) {
 	m.mu.Lock()
 	raw, ok := m.sessions[key]
 	m.mu.Unlock()
@@ -397,13 +402,15 @@ func (m *Memory) Lock(ctx context.Context, key string, ttl time.Duration) (bot.L
 	return &memoryLock{m: m, key: key, token: token, ttl: ttl}, nil
 }
 
-// LockAndLoad implements bot.SessionLocker: Lock, then LoadSession.
+// LockAndLoad implements bot.SessionLocker: Lock, then the session. Once
+// the lock is taken the load goes through whatever ctx says: giving the
+// lock back because ctx ran out meanwhile would only waste it.
 func (m *Memory) LockAndLoad(ctx context.Context, key string, ttl time.Duration, sessionKey string) (bot.Lock, *agent.Session, error) {
 	l, err := m.Lock(ctx, key, ttl)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := m.LoadSession(ctx, sessionKey)
+	s, err := m.loadSession(sessionKey)
 	switch {
 	case err == nil:
 		return l, s, nil
