@@ -22,12 +22,9 @@ func (s *Store) FirstSeen(ctx context.Context, key string, ttl time.Duration) (b
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()
 	k := s.keys.dedup(key)
-	marked := false
-	err := s.durable(ctx, k, func(c *goredis.Conn) error {
-		err := c.SetArgs(ctx, k, "1", goredis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMillis(ttl)) * time.Millisecond}).Err()
-		marked = err == nil
-		return err
-	})
+	set := goredis.NewStatusCmd(ctx, "set", k, "1", "px", ttlMillis(ttl), "nx")
+	err := s.durableCmd(ctx, k, set)
+	marked := set.Err() == nil
 	if marked && errors.Is(err, ErrNotReplicated) {
 		// The event is not handled now; forget the mark so a redelivery
 		// of it is handled.
