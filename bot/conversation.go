@@ -197,7 +197,7 @@ func (b *conversation) handleMessage(ctx context.Context, t ThreadRef, held *hel
 		b.tell(ctx, t, m.User, "Sorry, you are not on the list of people who may ask me things in this channel.")
 		return
 	}
-	s, err := b.loadSession(ctx, t)
+	s, err := b.heldSession(ctx, t, held)
 	if err != nil {
 		b.storeFailure(ctx, t, err)
 		return

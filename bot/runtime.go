@@ -420,7 +420,8 @@ func (b *runtime) runJob(ctx context.Context, t ThreadRef, j job) {
 		defer aj.release()
 	}
 	quiet := background(j)
-	lock, err := b.lockThread(ctx, t, !quiet)
+	_, loads := j.(messageJob)
+	lock, pre, err := b.lockThread(ctx, t, !quiet, loads)
 	if err != nil {
 		if ctx.Err() != nil || quiet {
 			return
@@ -431,7 +432,7 @@ func (b *runtime) runJob(ctx context.Context, t ThreadRef, j job) {
 			Text: "I could not take this conversation's lock (state store unavailable or busy), so nothing ran. Please try again."})
 		return
 	}
-	held := &heldLock{l: lock}
+	held := &heldLock{l: lock, pre: pre}
 	defer func() {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -450,6 +451,26 @@ func (b *runtime) runJob(ctx context.Context, t ThreadRef, j job) {
 type heldLock struct {
 	l    Lock
 	lost atomic.Bool
+	// pre is the session loaded with the lock (SessionLocker), for the
+	// job's first heldSession; nil when none was loaded.
+	pre *preloaded
+}
+
+// preloaded is a session loaded with the thread's lock; s is nil when none
+// was saved.
+type preloaded struct{ s *agent.Session }
+
+// heldSession returns the thread's session, or a new one: the one loaded
+// with the lock the first time, else from the store.
+func (b *runtime) heldSession(ctx context.Context, t ThreadRef, held *heldLock) (*agent.Session, error) {
+	if p := held.pre; p != nil {
+		held.pre = nil
+		if p.s == nil {
+			return b.newSession(t), nil
+		}
+		return p.s, nil
+	}
+	return b.loadSession(ctx, t)
 }
 
 // runEnv is the plumbing of one run under the lock h: its events go to k,
@@ -460,50 +481,90 @@ func (b *runtime) runEnv(k *sink, h *heldLock) agent.RunEnv {
 	return agent.RunEnv{
 		Sink: k,
 		Checkpoint: func(ctx context.Context, s *agent.Session) error {
-			if h.lost.Load() {
-				return ErrLocked
-			}
-			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err := h.l.Renew(rctx)
-			cancel()
-			if err != nil {
-				h.lost.Store(true)
-				return fmt.Errorf("renew thread lock: %w", err)
-			}
-			return b.saveSession(ctx, s)
+			return b.saveHeld(ctx, h, s)
 		},
 	}
 }
 
+// saveHeld saves the session of a thread whose lock h this replica holds,
+// renewing the lock first: a replica that lost the thread saves nothing.
+// A FencedLock does both in one atomic step; any failure counts as the
+// lock lost, as a failed renewal does.
+func (b *runtime) saveHeld(ctx context.Context, h *heldLock, s *agent.Session) error {
+	if h.lost.Load() {
+		return ErrLocked
+	}
+	if fl, ok := h.l.(FencedLock); ok {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := fl.RenewAndSave(sctx, s); err != nil {
+			h.lost.Store(true)
+			return fmt.Errorf("save session %s under the thread lock: %w", s.Key, err)
+		}
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := h.l.Renew(rctx)
+	cancel()
+	if err != nil {
+		h.lost.Store(true)
+		return fmt.Errorf("renew thread lock: %w", err)
+	}
+	return b.saveSession(ctx, s)
+}
+
 // lockThread takes the thread's lock, waiting while another replica holds it
-// (or trying once, when wait is false).
-func (b *runtime) lockThread(ctx context.Context, t ThreadRef, wait bool) (Lock, error) {
+// (or trying once, when wait is false). With load, and a store that can,
+// the thread's session is loaded in the same step.
+func (b *runtime) lockThread(ctx context.Context, t ThreadRef, wait, load bool) (Lock, *preloaded, error) {
 	patience := time.Duration(0)
 	if wait {
 		patience = b.opt.LockTTL + 30*time.Second
 	}
-	return b.lock(ctx, "thread:"+t.Key(), b.opt.LockTTL, patience)
+	sessionKey := ""
+	if load {
+		sessionKey = t.Key()
+	}
+	return b.lockLoad(ctx, "thread:"+t.Key(), b.opt.LockTTL, patience, sessionKey)
 }
 
 // lock takes the lock on key for ttl, waiting up to patience while another
 // replica holds it (trying once when patience is 0). It is the one way the
 // bot takes a lock: a thread's (lockThread) or an alert group's.
 func (b *runtime) lock(ctx context.Context, key string, ttl, patience time.Duration) (Lock, error) {
+	l, _, err := b.lockLoad(ctx, key, ttl, patience, "")
+	return l, err
+}
+
+// lockLoad is lock that also loads the session under sessionKey with the
+// lock when it is set and the store is a SessionLocker.
+func (b *runtime) lockLoad(ctx context.Context, key string, ttl, patience time.Duration, sessionKey string) (Lock, *preloaded, error) {
+	sl, canLoad := b.opt.Stores.Locks.(SessionLocker)
 	deadline := b.now().Add(patience)
 	pause := 20 * time.Millisecond
 	for {
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		l, err := b.opt.Stores.Locks.Lock(lctx, key, ttl)
+		var l Lock
+		var pre *preloaded
+		var err error
+		if sessionKey != "" && canLoad {
+			var s *agent.Session
+			if l, s, err = sl.LockAndLoad(lctx, key, ttl, sessionKey); err == nil {
+				pre = &preloaded{s: s}
+			}
+		} else {
+			l, err = b.opt.Stores.Locks.Lock(lctx, key, ttl)
+		}
 		cancel()
 		if err == nil {
-			return l, nil
+			return l, pre, nil
 		}
 		if patience <= 0 || !errors.Is(err, ErrLocked) || b.now().After(deadline) {
-			return nil, err
+			return nil, nil, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-time.After(pause):
 		}
 		if pause < time.Second {
@@ -513,32 +574,54 @@ func (b *runtime) lock(ctx context.Context, key string, ttl, patience time.Durat
 }
 
 // keepLock renews the lock while a job runs. Losing it cancels the job, so
-// the run stops before its next side effect.
+// the run stops before its next side effect. A timer does the renewals, so
+// a run waiting on its model holds no goroutine for its lock.
 func (b *runtime) keepLock(ctx context.Context, t ThreadRef, h *heldLock) func() {
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(b.opt.LockTTL / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
-				err := h.l.Renew(rctx)
-				rcancel()
-				if err != nil && ctx.Err() == nil {
-					h.lost.Store(true)
-					b.log.Error("thread lock lost; stopping the run", "thread", t.Key(), "err", err)
-					b.cancelThread(t)
-					return
-				}
-			}
+	every := b.opt.LockTTL / 3
+	var (
+		mu       sync.Mutex
+		stopped  bool
+		timer    *time.Timer
+		renewing sync.WaitGroup
+	)
+	renew := func() {
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			return
 		}
-	}()
-	return func() { cancel(); <-done }
+		renewing.Add(1)
+		mu.Unlock()
+		defer renewing.Done()
+		rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+		err := h.l.Renew(rctx)
+		rcancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				h.lost.Store(true)
+				b.log.Error("thread lock lost; stopping the run", "thread", t.Key(), "err", err)
+				b.cancelThread(t)
+			}
+			return
+		}
+		mu.Lock()
+		if !stopped {
+			timer.Reset(every)
+		}
+		mu.Unlock()
+	}
+	mu.Lock()
+	timer = time.AfterFunc(every, renew)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		stopped = true
+		timer.Stop()
+		mu.Unlock()
+		cancel()
+		renewing.Wait()
+	}
 }
 
 func (b *runtime) cancelThread(t ThreadRef) {
@@ -553,12 +636,17 @@ func (b *runtime) cancelThread(t ThreadRef) {
 func (b *runtime) loadSession(ctx context.Context, t ThreadRef) (*agent.Session, error) {
 	s, err := b.opt.Stores.Sessions.LoadSession(ctx, t.Key())
 	if errors.Is(err, ErrNotFound) {
-		return &agent.Session{Key: t.Key(), Policy: policy.NewSessionState(), CreatedAt: b.now()}, nil
+		return b.newSession(t), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", t.Key(), err)
 	}
 	return s, nil
+}
+
+// newSession is the session of a thread that has none yet.
+func (b *runtime) newSession(t ThreadRef) *agent.Session {
+	return &agent.Session{Key: t.Key(), Policy: policy.NewSessionState(), CreatedAt: b.now()}
 }
 
 func (b *runtime) saveSession(ctx context.Context, s *agent.Session) error {
@@ -686,7 +774,7 @@ func (b *runtime) afterRun(ctx context.Context, t ThreadRef, held *heldLock, s *
 			return
 		}
 	}
-	if err := b.saveSession(ctx, s); err != nil {
+	if err := b.saveHeld(ctx, held, s); err != nil {
 		b.storeFailure(ctx, t, err)
 		return
 	}

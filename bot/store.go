@@ -85,6 +85,31 @@ type Lock interface {
 	Unlock(ctx context.Context) error
 }
 
+// FencedLock is a Lock that can also save a session in the same atomic
+// step as its renewal: the session is stored only while this holder still
+// has the lock, so a replica that lost a thread can never overwrite the
+// new holder's session. Stores whose locks implement it save a run's
+// checkpoints this way (on Redis, one round trip instead of two or three);
+// the bot falls back to Renew then SaveSession for locks that do not.
+type FencedLock interface {
+	Lock
+	// RenewAndSave renews the lock by its ttl and saves s, replacing what
+	// was stored under s.Key, atomically. If the lock was lost nothing is
+	// saved and the error matches ErrLocked.
+	RenewAndSave(ctx context.Context, s *agent.Session) error
+}
+
+// SessionLocker is a Locker that can load a thread's session in the same
+// step as it takes the thread's lock (on Redis, one round trip instead of
+// two). The bot uses it for the jobs that begin with the session.
+type SessionLocker interface {
+	Locker
+	// LockAndLoad takes the lock on key for ttl, as Lock does, and returns
+	// the session saved under sessionKey as it is once the lock is held:
+	// nil when none is saved. On any error no lock is held.
+	LockAndLoad(ctx context.Context, key string, ttl time.Duration, sessionKey string) (Lock, *agent.Session, error)
+}
+
 // Stores bundles the stores the bot needs; one backend usually provides
 // them all.
 type Stores struct {

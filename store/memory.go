@@ -28,8 +28,8 @@ var (
 	_ bot.ApprovalStore = (*Memory)(nil)
 	_ bot.AuditStore    = (*Memory)(nil)
 	_ bot.Deduper       = (*Memory)(nil)
-	_ bot.Locker        = (*Memory)(nil)
-	_ bot.Lock          = (*memoryLock)(nil)
+	_ bot.SessionLocker = (*Memory)(nil)
+	_ bot.FencedLock    = (*memoryLock)(nil)
 )
 
 const (
@@ -124,6 +124,11 @@ func (m *Memory) LoadSession(ctx context.Context, key string) (*agent.Session, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return m.loadSession(key)
+}
+
+// loadSession decodes the session saved under key.
+func (m *Memory) loadSession(key string) (*agent.Session, error) {
 	m.mu.Lock()
 	raw, ok := m.sessions[key]
 	m.mu.Unlock()
@@ -397,6 +402,25 @@ func (m *Memory) Lock(ctx context.Context, key string, ttl time.Duration) (bot.L
 	return &memoryLock{m: m, key: key, token: token, ttl: ttl}, nil
 }
 
+// LockAndLoad implements bot.SessionLocker: Lock, then the session. Once
+// the lock is taken the load goes through whatever ctx says: giving the
+// lock back because ctx ran out meanwhile would only waste it.
+func (m *Memory) LockAndLoad(ctx context.Context, key string, ttl time.Duration, sessionKey string) (bot.Lock, *agent.Session, error) {
+	l, err := m.Lock(ctx, key, ttl)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := m.loadSession(sessionKey)
+	switch {
+	case err == nil:
+		return l, s, nil
+	case errors.Is(err, bot.ErrNotFound):
+		return l, nil, nil
+	}
+	_ = l.Unlock(context.WithoutCancel(ctx))
+	return nil, nil, err
+}
+
 // memoryLock is one holder's lock. The token tells this holder from a
 // later one that took the lock after it expired.
 type memoryLock struct {
@@ -432,6 +456,31 @@ func (l *memoryLock) Renew(ctx context.Context) error {
 		return fmt.Errorf("renew lock %q: %w", l.key, bot.ErrLocked)
 	}
 	l.m.locks[l.key] = lockState{token: l.token, expires: now.Add(l.ttl)}
+	return nil
+}
+
+// RenewAndSave implements bot.FencedLock: the lock check, its renewal and
+// the save happen under the store's mutex, so no other holder can come in
+// between.
+func (l *memoryLock) RenewAndSave(ctx context.Context, s *agent.Session) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s == nil || s.Key == "" {
+		return errors.New("save session: no session key")
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode session %q: %w", s.Key, err)
+	}
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	now := l.m.now()
+	if !l.heldLocked(now) {
+		return fmt.Errorf("save session %q under lock %q: %w", s.Key, l.key, bot.ErrLocked)
+	}
+	l.m.locks[l.key] = lockState{token: l.token, expires: now.Add(l.ttl)}
+	l.m.sessions[s.Key] = raw
 	return nil
 }
 

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,7 +74,9 @@ const (
 //     per turn.
 //
 // It also fails if any run did not answer, made an unscripted model call,
-// or lost an audit record.
+// or lost an audit record. With $LOADTEST_HEAP_PROFILE and
+// $LOADTEST_GOROUTINE_PROFILE set it writes those profiles of the held
+// runs, to see what a session's memory is made of.
 func BenchmarkConcurrentThreads(b *testing.B) {
 	for _, backend := range []string{"memory", "redis", "redis-cluster"} {
 		for _, limit := range []int{0, threads} {
@@ -468,6 +472,7 @@ func (ld *load) memory(b *testing.B, bt *bot.Bot, base int) (heapPer, stackPer f
 		runtime.GC()
 		var at runtime.MemStats
 		runtime.ReadMemStats(&at)
+		writeProfiles()
 		close(p.release)
 		n := float64(max(p.held.Load(), 1))
 		result <- [2]float64{
@@ -500,6 +505,24 @@ func (ld *load) memory(b *testing.B, bt *bot.Bot, base int) (heapPer, stackPer f
 		b.Fatalf("bot not idle after the memory burst: %v", err)
 	}
 	return r[0], r[1]
+}
+
+// writeProfiles writes the heap and goroutine profiles of the runs held
+// for the memory measurement to the files $LOADTEST_HEAP_PROFILE and
+// $LOADTEST_GOROUTINE_PROFILE name, when set: what a session's memory is.
+func writeProfiles() {
+	for env, name := range map[string]string{"LOADTEST_HEAP_PROFILE": "heap", "LOADTEST_GOROUTINE_PROFILE": "goroutine"} {
+		path := os.Getenv(env)
+		if path == "" {
+			continue
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			panic(err)
+		}
+		_ = pprof.Lookup(name).WriteTo(f, 0)
+		_ = f.Close()
+	}
 }
 
 // route is the scripted model: thread g's conversation is discover, then a

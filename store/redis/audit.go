@@ -39,12 +39,12 @@ const maxAuditBatch = 256
 
 // appendAudit appends chained records if the head is still the expected
 // one. KEYS: log, head. ARGV: expected head seq ("0" for none), new seq,
-// new hash, log limit, new key ID, new head MAC, record JSON... Returns 1
-// if appended, 0 if the head moved.
+// new hash, log limit, new key ID, new head MAC, expected head hash ("" for
+// none), record JSON... Returns 1 if appended, 0 if the head moved.
 var appendAudit = goredis.NewScript(`
-local seq = redis.call('HGET', KEYS[2], 'seq') or '0'
-if seq ~= ARGV[1] then return 0 end
-for i = 7, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
+local cur = redis.call('HMGET', KEYS[2], 'seq', 'hash')
+if (cur[1] or '0') ~= ARGV[1] or (cur[2] or '') ~= ARGV[7] then return 0 end
+for i = 8, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
 redis.call('HSET', KEYS[2], 'seq', ARGV[2], 'hash', ARGV[3], 'key_id', ARGV[5], 'mac', ARGV[6])
 redis.call('LTRIM', KEYS[1], -tonumber(ARGV[4]), -1)
 return 1
@@ -56,6 +56,11 @@ type auditQueue struct {
 	waiting []*auditAppend
 	// busy is set while a committer runs.
 	busy bool
+	// head is the chain head this replica last appended (nil: the
+	// chain was empty), valid when headKnown; only the committer uses
+	// them.
+	head      *audit.Head
+	headKnown bool
 }
 
 // auditAppend is one record waiting to be chained and its outcome.
@@ -130,20 +135,26 @@ func (s *Store) appendBatch(ctx context.Context, batch []*auditAppend) ([]audit.
 	keys := []string{s.keys.auditLog(), s.keys.auditHead()}
 	recs := make([]audit.Record, len(batch))
 	for attempt := range maxAuditAttempts {
-		head, err := s.readAuditHead(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("redis: append audit: %w", err)
+		// The head this replica last wrote is usually still the head:
+		// start from it without reading (the script checks it).
+		head, known := s.audit.head, s.audit.headKnown
+		if !known || attempt > 0 {
+			var err error
+			if head, err = s.readAuditHead(ctx); err != nil {
+				return nil, fmt.Errorf("redis: append audit: %w", err)
+			}
 		}
 		var prev *audit.Record
-		expect := "0"
+		expect, expectHash := "0", ""
 		if head != nil {
+			expectHash = head.Hash
 			if err := s.opt.AuditKeys.CanFollow(head.KeyID); err != nil {
 				return nil, fmt.Errorf("redis: append audit: %w", err)
 			}
 			prev = &audit.Record{Seq: head.Seq, Hash: head.Hash, KeyID: head.KeyID}
 			expect = strconv.FormatInt(head.Seq, 10)
 		}
-		args := make([]any, 6, 6+len(batch)+1)
+		args := make([]any, 7, 7+len(batch)+1)
 		for i, a := range batch {
 			// A key rotation puts a key_rotated record before the
 			// first record: each batch entry gets the last of its records.
@@ -160,17 +171,23 @@ func (s *Store) appendBatch(ctx context.Context, batch []*auditAppend) ([]audit.
 		}
 		last := recs[len(recs)-1]
 		h := s.opt.AuditKeys.HeadOf(last)
-		args[0], args[1], args[2], args[3], args[4], args[5] = expect, last.Seq, last.Hash, s.opt.AuditLimit, h.KeyID, h.MAC
+		args[0], args[1], args[2], args[3], args[4], args[5], args[6] = expect, last.Seq, last.Hash, s.opt.AuditLimit, h.KeyID, h.MAC, expectHash
 		var ok int
-		err = s.durable(ctx, keys[0], func(c *goredis.Conn) (err error) {
+		err := s.durable(ctx, keys[0], func(c *goredis.Conn) (err error) {
 			ok, err = appendAudit.Run(ctx, c, keys, args...).Int()
 			return err
 		})
 		if err != nil {
+			s.audit.headKnown = false
 			return nil, fmt.Errorf("redis: append audit: %w", err)
 		}
 		if ok == 1 {
+			s.audit.head, s.audit.headKnown = &h, true
 			return recs, nil
+		}
+		s.audit.headKnown = false
+		if known && attempt == 0 {
+			continue // the remembered head was stale: read it, no pause
 		}
 		// Another replica appended first. Back off a little, with jitter,
 		// so a crowd of writers spreads out.

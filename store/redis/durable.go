@@ -132,6 +132,47 @@ func (s *Store) durable(ctx context.Context, key string, write func(c *goredis.C
 	return nil
 }
 
+// durableCmd is durable for a write that is one plain command (no
+// script). When the master's replica count is known and not zero, the
+// command and its WAIT go out in one pipeline on one connection: one round
+// trip, and WAIT still counts the replicas that have the command.
+func (s *Store) durableCmd(ctx context.Context, key string, cmd goredis.Cmder) error {
+	client, id, err := s.masterFor(ctx, key)
+	if err != nil {
+		return err
+	}
+	n, ok := s.replicas.get(id, s.now())
+	// A pipeline reads WAIT's reply with the connection's read timeout
+	// (Conn.Wait stretches it): longer acknowledgement timeouts take the
+	// two-step way.
+	if !ok || n == 0 || s.opt.ReplicaAckTimeout > ioTimeout-time.Second {
+		return s.durable(ctx, key, func(c *goredis.Conn) error { return c.Process(ctx, cmd) })
+	}
+	conn := client.Conn()
+	defer conn.Close()
+	var wait *goredis.IntCmd
+	_, _ = conn.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		_ = p.Process(ctx, cmd)
+		wait = goredis.NewIntCmd(ctx, "wait", 1, s.opt.ReplicaAckTimeout.Milliseconds())
+		_ = p.Process(ctx, wait)
+		return nil
+	})
+	if err := cmd.Err(); err != nil {
+		s.afterError(ctx, id, err)
+		return err
+	}
+	acked, err := wait.Result()
+	if err != nil {
+		s.afterError(ctx, id, err)
+		return fmt.Errorf("wait for a replica: %w", err)
+	}
+	if acked < 1 {
+		s.replicas.forget(id)
+		return fmt.Errorf("%w (%s, %d replica(s) connected)", ErrNotReplicated, s.opt.ReplicaAckTimeout, n)
+	}
+	return nil
+}
+
 // afterError forgets what a failure may have made stale: the replica count
 // and, on a Cluster, the slot map (a failover moves slots to a new master).
 func (s *Store) afterError(ctx context.Context, id string, err error) {

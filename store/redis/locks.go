@@ -22,12 +22,9 @@ func (s *Store) FirstSeen(ctx context.Context, key string, ttl time.Duration) (b
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()
 	k := s.keys.dedup(key)
-	marked := false
-	err := s.durable(ctx, k, func(c *goredis.Conn) error {
-		err := c.SetArgs(ctx, k, "1", goredis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMillis(ttl)) * time.Millisecond}).Err()
-		marked = err == nil
-		return err
-	})
+	set := goredis.NewStatusCmd(ctx, "set", k, "1", "px", ttlMillis(ttl), "nx")
+	err := s.durableCmd(ctx, k, set)
+	marked := set.Err() == nil
 	if marked && errors.Is(err, ErrNotReplicated) {
 		// The event is not handled now; forget the mark so a redelivery
 		// of it is handled.
@@ -63,17 +60,13 @@ return 1
 // Lock implements bot.Locker: SET NX PX with a random token, so only the
 // holder can renew or release it.
 func (s *Store) Lock(ctx context.Context, key string, ttl time.Duration) (bot.Lock, error) {
-	if ttl <= 0 {
-		return nil, fmt.Errorf("redis: lock %q: ttl must be positive, got %s", key, ttl)
+	l, err := s.newLock(key, ttl)
+	if err != nil {
+		return nil, err
 	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("redis: lock token: %w", err)
-	}
-	l := &lock{s: s, key: s.keys.lock(key), name: key, token: hex.EncodeToString(b[:]), ttl: ttl}
 	ctx, cancel := s.opctx(ctx)
 	defer cancel()
-	err := s.rdb.SetArgs(ctx, l.key, l.token, goredis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMillis(ttl)) * time.Millisecond}).Err()
+	err = s.rdb.SetArgs(ctx, l.key, l.token, goredis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMillis(ttl)) * time.Millisecond}).Err()
 	switch {
 	case err == nil:
 		return l, nil
@@ -82,6 +75,18 @@ func (s *Store) Lock(ctx context.Context, key string, ttl time.Duration) (bot.Lo
 	default:
 		return nil, fmt.Errorf("redis: lock %q: %w", key, err)
 	}
+}
+
+// newLock is a holder's lock on key, not taken yet: a fresh random token.
+func (s *Store) newLock(key string, ttl time.Duration) (*lock, error) {
+	if ttl <= 0 {
+		return nil, fmt.Errorf("redis: lock %q: ttl must be positive, got %s", key, ttl)
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("redis: lock token: %w", err)
+	}
+	return &lock{s: s, key: s.keys.lock(key), name: key, token: hex.EncodeToString(b[:]), ttl: ttl}, nil
 }
 
 // lock is one holder's lock.
@@ -98,9 +103,19 @@ func (l *lock) Renew(ctx context.Context) error {
 	return l.run(ctx, "renew", renewLock, l.token, ttlMillis(l.ttl))
 }
 
-// Unlock implements bot.Lock.
+// Unlock implements bot.Lock. Releases are group-committed (see batched):
+// runs end in crowds.
 func (l *lock) Unlock(ctx context.Context) error {
-	return l.run(ctx, "unlock", releaseLock, l.token)
+	ctx, cancel := l.s.opctx(ctx)
+	defer cancel()
+	done, err := l.s.batchedScript(ctx, releaseLock, []string{l.key}, l.token).Int()
+	if err != nil {
+		return fmt.Errorf("redis: unlock lock %q: %w", l.name, err)
+	}
+	if done != 1 {
+		return fmt.Errorf("unlock lock %q: %w", l.name, bot.ErrLocked)
+	}
+	return nil
 }
 
 func (l *lock) run(ctx context.Context, op string, script *goredis.Script, args ...any) error {

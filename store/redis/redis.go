@@ -31,8 +31,8 @@ var (
 	_ bot.ApprovalStore   = (*Store)(nil)
 	_ bot.AuditStore      = (*Store)(nil)
 	_ bot.Deduper         = (*Store)(nil)
-	_ bot.Locker          = (*Store)(nil)
-	_ bot.Lock            = (*lock)(nil)
+	_ bot.SessionLocker   = (*Store)(nil)
+	_ bot.FencedLock      = (*lock)(nil)
 	_ builtin.MemoryStore = (*Store)(nil)
 )
 
@@ -146,6 +146,10 @@ type Store struct {
 	now      func() time.Time
 	// audit batches this replica's audit appends (see AppendAudit).
 	audit auditQueue
+	// cmds group-commits small writes of many runs (see batched).
+	cmds cmdQueue
+	// hints spare a session save the read of the stored history's length.
+	hints historyHints
 }
 
 // New validates opts and connects lazily: a Redis that is down at start
@@ -279,8 +283,19 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the connections.
-func (s *Store) Close() error { return s.rdb.Close() }
+// Close sends the deferred writes still waiting (see batchedLater) and
+// releases the connections.
+func (s *Store) Close() error {
+	s.cmds.mu.Lock()
+	pending := len(s.cmds.waiting) > 0
+	s.cmds.mu.Unlock()
+	if pending {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = s.batched(ctx, goredis.NewStatusCmd(ctx, "ping"))
+		cancel()
+	}
+	return s.rdb.Close()
+}
 
 // Stores returns s as every store of the bot's bundle.
 func (s *Store) Stores() bot.Stores {

@@ -6,40 +6,47 @@ import (
 	"fmt"
 	"sort"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/vigilops/vigil/bot"
 )
 
 // runIndex is the Redis bot.RunIndex: one hash of thread key → thread ref.
+// Marks are deferred and group-committed (see batchedLater): runs start
+// and end in crowds, and each mark goes out with the run's next write.
 type runIndex struct{ s *Store }
 
 var _ bot.RunIndex = runIndex{}
 
+// MarkActive defers its write (see batchedLater): the run's first
+// checkpoint, which the bot saves next under the same key, sends it in
+// its own pipeline, before the save. A failure is logged, as the bot
+// would log it.
 func (r runIndex) MarkActive(ctx context.Context, t bot.ThreadRef) error {
 	raw, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("redis: encode thread ref: %w", err)
 	}
-	ctx, cancel := r.s.opctx(ctx)
-	defer cancel()
-	if err := r.s.rdb.HSet(ctx, r.s.keys.runsActive(), t.Key(), raw).Err(); err != nil {
-		return fmt.Errorf("redis: mark run active: %w", err)
-	}
+	r.s.batchedLater(ctx, goredis.NewIntCmd(ctx, "hset", r.s.keys.runsActive(), t.Key(), raw), t.Key(), "mark run active "+t.Key())
 	return nil
 }
 
+// MarkIdle defers its write too: the release of the thread's lock, which
+// follows, takes it along.
 func (r runIndex) MarkIdle(ctx context.Context, key string) error {
-	ctx, cancel := r.s.opctx(ctx)
-	defer cancel()
-	if err := r.s.rdb.HDel(ctx, r.s.keys.runsActive(), key).Err(); err != nil {
-		return fmt.Errorf("redis: mark run idle: %w", err)
-	}
+	r.s.batchedLater(ctx, goredis.NewIntCmd(ctx, "hdel", r.s.keys.runsActive(), key), "", "mark run idle "+key)
 	return nil
 }
 
 func (r runIndex) ActiveRuns(ctx context.Context) ([]bot.ThreadRef, error) {
 	ctx, cancel := r.s.opctx(ctx)
 	defer cancel()
-	all, err := r.s.rdb.HGetAll(ctx, r.s.keys.runsActive()).Result()
+	// Queued behind this replica's deferred marks, so it sees them.
+	cmd := goredis.NewMapStringStringCmd(ctx, "hgetall", r.s.keys.runsActive())
+	if err := r.s.batched(ctx, cmd); err != nil {
+		return nil, fmt.Errorf("redis: list active runs: %w", err)
+	}
+	all, err := cmd.Result()
 	if err != nil {
 		return nil, fmt.Errorf("redis: list active runs: %w", err)
 	}

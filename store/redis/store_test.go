@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -611,5 +612,138 @@ func TestRedisDown(t *testing.T) {
 		if took > 2*time.Second {
 			t.Errorf("%s took %v against a closed port, want a fast failure", name, took)
 		}
+	}
+}
+
+// TestSessionStaleHint checks the history hint a replica keeps to append
+// without reading: after another replica saved the session, a save from
+// the first one, plain or under the lock, finds its hint stale and stores
+// exactly its own history.
+func TestSessionStaleHint(t *testing.T) {
+	a := newTestStore(t)
+	b := openStore(t, a.keys.prefix)
+	ctx := t.Context()
+	key := "slack:C1:stale-hint"
+	mine := &agent.Session{Key: key, History: []agent.Message{msg(agent.RoleUser, "one"), msg(agent.RoleAssistant, "two")}}
+	if err := a.SaveSession(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	for i, fenced := range []bool{false, true} {
+		theirs, err := b.LoadSession(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs.History = append(theirs.History, msg(agent.RoleUser, fmt.Sprintf("b%d", i)))
+		if err := b.SaveSession(ctx, theirs); err != nil {
+			t.Fatal(err)
+		}
+		// a's hint still says its own last save: a prefix of its history.
+		mine.History = append(mine.History, msg(agent.RoleAssistant, fmt.Sprintf("a%d", i)))
+		if fenced {
+			l, err := a.Lock(ctx, "thread:"+key, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.(bot.FencedLock).RenewAndSave(ctx, mine); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := a.SaveSession(ctx, mine); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, m := range mine.History {
+			want = append(want, m.Content)
+		}
+		if got := loadContents(t, b, key); !slices.Equal(got, want) {
+			t.Fatalf("fenced=%v: history %q after a save with a stale hint, want %q", fenced, got, want)
+		}
+	}
+}
+
+// TestBatchedWrites drives the group-committed writes (run index, lock
+// release) from many goroutines at once, with the release script unknown
+// to Redis at first (SCRIPT FLUSH): every write lands, each caller gets
+// its own reply.
+func TestBatchedWrites(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	if err := s.rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	runs := runIndex{s}
+	locks := make([]bot.Lock, n)
+	for i := range n {
+		l, err := s.Lock(ctx, fmt.Sprintf("thread:batch:%d", i), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		locks[i] = l
+	}
+	ref := func(i int) bot.ThreadRef {
+		return bot.ThreadRef{Platform: "slack", Channel: "C1", Thread: strconv.Itoa(i)}
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if err := runs.MarkActive(ctx, ref(i)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got, err := runs.ActiveRuns(ctx); err != nil || len(got) != n {
+		t.Fatalf("%d active runs (%v), want %d", len(got), err, n)
+	}
+	for i := range n {
+		wg.Go(func() {
+			if i%2 == 0 {
+				if err := runs.MarkIdle(ctx, ref(i).Key()); err != nil {
+					t.Error(err)
+				}
+			}
+			if err := locks[i].Unlock(ctx); err != nil {
+				t.Errorf("unlock %d: %v", i, err)
+			}
+			// Released once: the second release is refused.
+			if err := locks[i].Unlock(ctx); !errors.Is(err, bot.ErrLocked) {
+				t.Errorf("second unlock %d = %v, want ErrLocked", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if got, err := runs.ActiveRuns(ctx); err != nil || len(got) != n/2 {
+		t.Fatalf("%d active runs after idling half (%v), want %d", len(got), err, n/2)
+	}
+	for i := range n {
+		l, err := s.Lock(ctx, fmt.Sprintf("thread:batch:%d", i), time.Minute)
+		if err != nil {
+			t.Fatalf("lock %d after its release: %v", i, err)
+		}
+		_ = l.Unlock(ctx)
+	}
+}
+
+// TestRunIndexEntryGoesWithFirstSave checks the deferred index entry: the
+// run's first save under the same key has sent it, before the save.
+func TestRunIndexEntryGoesWithFirstSave(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	ref := bot.ThreadRef{Platform: "slack", Channel: "C1", Thread: "deferred"}
+	if err := (runIndex{s}).MarkActive(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveSession(ctx, &agent.Session{Key: ref.Key()}); err != nil {
+		t.Fatal(err)
+	}
+	// Read around the queue: the save itself must have sent the entry.
+	if ok, err := s.rdb.HExists(ctx, s.keys.runsActive(), ref.Key()).Result(); err != nil || !ok {
+		t.Fatalf("index entry after the run's first save: %v, %v; want it stored", ok, err)
+	}
+	if err := (runIndex{s}).MarkIdle(ctx, ref.Key()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := (runIndex{s}).ActiveRuns(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("active runs after idling: %v, %v", got, err)
 	}
 }

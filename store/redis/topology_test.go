@@ -2,6 +2,7 @@ package redis
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -187,7 +188,29 @@ func testClusterReplicaAck(t *testing.T, c *redistest.Cluster) {
 		t.Fatal(err)
 	}
 
+	// A dedup mark in a slot of the same master: its replica is frozen too.
+	dedupKey := ""
+	for i := 0; dedupKey == ""; i++ {
+		k := fmt.Sprintf("event:slack:Ev%d", i)
+		ks, err := c.Client().ClusterKeySlot(ctx, s.keys.dedup(k)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if replicaOfSlot(t, c, ks) == replica {
+			dedupKey = k
+		}
+	}
+	// One acknowledged mark first, so the replica count is known and the
+	// mark and its WAIT go in one pipeline.
+	if first, err := s.FirstSeen(ctx, "warm:"+dedupKey, time.Minute); err != nil || !first {
+		t.Fatalf("dedup with the replica up: %v, %v", first, err)
+	}
+
 	replica.Freeze()
+	if first, err := s.FirstSeen(ctx, dedupKey, time.Minute); !errors.Is(err, ErrNotReplicated) || first {
+		replica.Thaw()
+		t.Fatalf("dedup with the replica frozen: %v, %v; want ErrNotReplicated", first, err)
+	}
 	err = s.CreateApproval(ctx, a)
 	if !errors.Is(err, ErrNotReplicated) {
 		replica.Thaw()
@@ -204,8 +227,15 @@ func testClusterReplicaAck(t *testing.T, c *redistest.Cluster) {
 	if got, err := s.GetApproval(ctx, b.ID); err != nil || got.Status != policy.ApprovalApproved {
 		t.Fatalf("the unreplicated claim stayed: %+v, %v; want it approved again", got, err)
 	}
-	// Thawed, the replica catches up and acknowledges again.
+	// Thawed, the replica catches up and acknowledges again. The
+	// unreplicated dedup mark was dropped: the event is new once more.
 	waitAck(t, func() error { return s.CreateApproval(ctx, a) })
+	if first, err := s.FirstSeen(ctx, dedupKey, time.Minute); err != nil || !first {
+		t.Fatalf("dedup after thaw: %v, %v; want the dropped mark to be new", first, err)
+	}
+	if first, err := s.FirstSeen(ctx, dedupKey, time.Minute); err != nil || first {
+		t.Fatalf("second dedup after thaw: %v, %v; want a duplicate", first, err)
+	}
 	if _, err := s.UpdateApproval(ctx, b.ID, policy.ClaimExecution(time.Now())); err != nil {
 		t.Fatalf("claim after thaw: %v", err)
 	}

@@ -56,6 +56,9 @@ func Run(t *testing.T, open func(t *testing.T) bot.Stores) {
 		{"LockExclusive", testLockExclusive},
 		{"LockRenewUnlock", testLockRenewUnlock},
 		{"LockExpiry", testLockExpiry},
+		{"FencedSave", testFencedSave},
+		{"FencedSaveLostLock", testFencedSaveLostLock},
+		{"LockAndLoad", testLockAndLoad},
 		{"RunIndex", testRunIndex},
 		{"RateLimit", testRateLimit},
 		{"AlertGroupRoundTrip", testAlertGroupRoundTrip},
@@ -760,6 +763,193 @@ func testLockExpiry(t *testing.T, st bot.Stores) {
 	}
 	if err := next.Unlock(ctx); err != nil {
 		t.Errorf("new holder's Unlock: %v", err)
+	}
+}
+
+// fencedLock takes key's lock, which must be a bot.FencedLock: every store
+// here saves a run's checkpoints with its lock.
+func fencedLock(t *testing.T, st bot.Stores, key string, ttl time.Duration) bot.FencedLock {
+	t.Helper()
+	l, err := st.Locks.Lock(ctxFor(t), key, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, ok := l.(bot.FencedLock)
+	if !ok {
+		t.Fatalf("the store's lock %T is not a bot.FencedLock", l)
+	}
+	return fl
+}
+
+// loadJSON is the stored session's JSON.
+func loadJSON(t *testing.T, st bot.Stores, key string) string {
+	t.Helper()
+	got, err := st.Sessions.LoadSession(ctxFor(t), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jsonOf(t, got)
+}
+
+// testFencedSave: RenewAndSave saves as SaveSession does, through growing,
+// rewritten and shrinking histories and saves made without the lock in
+// between, and renews the lock.
+func testFencedSave(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	const (
+		lockKey = "thread:slack:C1:fenced"
+		// As in testLockRenewUnlock: far above a loaded machine's pauses.
+		ttl = 3 * time.Second
+	)
+	l := fencedLock(t, st, lockKey, ttl)
+	s := sampleSession("slack:C1:fenced")
+	save := func(what string) {
+		t.Helper()
+		want := jsonOf(t, s)
+		if err := l.RenewAndSave(ctx, s); err != nil {
+			t.Fatalf("%s: RenewAndSave: %v", what, err)
+		}
+		if got := loadJSON(t, st, s.Key); got != want {
+			t.Fatalf("%s: loaded session differs:\n got %s\nwant %s", what, got, want)
+		}
+	}
+	save("first save")
+	// A loaded session saved under the lock, as a run continues one.
+	loaded, err := st.Sessions.LoadSession(ctx, s.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = loaded
+	for i := range 12 {
+		// Past the lock's first expiry: each save renews it.
+		time.Sleep(ttl / 10)
+		s.History = append(s.History, agent.Message{Role: agent.RoleAssistant, Content: fmt.Sprintf("step %d", i)})
+		s.UpdatedAt = s.UpdatedAt.Add(time.Second)
+		save(fmt.Sprintf("growing save %d", i))
+	}
+	if _, err := st.Locks.Lock(ctx, lockKey, ttl); !errors.Is(err, bot.ErrLocked) {
+		t.Fatalf("Lock on a lock renewed by RenewAndSave = %v, want ErrLocked", err)
+	}
+	s.History[1].Content = "compacted"
+	save("rewritten history")
+	s.History = s.History[:2]
+	save("shorter history")
+	// Another writer saves without the lock (an approval's decision);
+	// the next fenced save still stores exactly what it is given.
+	other := sampleSession(s.Key)
+	other.History = append(other.History, agent.Message{Role: agent.RoleUser, Content: "from elsewhere"})
+	if err := st.Sessions.SaveSession(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	s.History = append(s.History, agent.Message{Role: agent.RoleAssistant, Content: "after the other save"})
+	save("save after another writer's")
+	s.History = nil
+	save("no history")
+	s.History = []agent.Message{}
+	save("empty history")
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testFencedSaveLostLock: a holder that lost its lock, released or expired
+// and taken by another, saves nothing.
+func testFencedSaveLostLock(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	const (
+		lockKey = "thread:slack:C1:lost"
+		ttl     = 150 * time.Millisecond
+	)
+	key := "slack:C1:lost"
+	old := fencedLock(t, st, lockKey, ttl)
+	first := sampleSession(key)
+	if err := old.RenewAndSave(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(ttl + 100*time.Millisecond)
+	next := fencedLock(t, st, lockKey, time.Minute)
+	mine := sampleSession(key)
+	mine.History = append(mine.History, agent.Message{Role: agent.RoleAssistant, Content: "new holder"})
+	if err := next.RenewAndSave(ctx, mine); err != nil {
+		t.Fatalf("new holder's RenewAndSave: %v", err)
+	}
+	want := jsonOf(t, mine)
+	stale := sampleSession(key)
+	stale.History = append(stale.History, agent.Message{Role: agent.RoleAssistant, Content: "stale holder"})
+	if err := old.RenewAndSave(ctx, stale); !errors.Is(err, bot.ErrLocked) {
+		t.Fatalf("RenewAndSave of an expired, retaken lock = %v, want ErrLocked", err)
+	}
+	if got := loadJSON(t, st, key); got != want {
+		t.Fatalf("a holder that lost the lock overwrote the session:\n got %s\nwant %s", got, want)
+	}
+	if err := next.Renew(ctx); err != nil {
+		t.Fatalf("the stale save took the new holder's lock: %v", err)
+	}
+	// Released: nothing saved either, and the lock stays free.
+	if err := next.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.RenewAndSave(ctx, stale); !errors.Is(err, bot.ErrLocked) {
+		t.Fatalf("RenewAndSave after Unlock = %v, want ErrLocked", err)
+	}
+	if got := loadJSON(t, st, key); got != want {
+		t.Fatalf("a released holder overwrote the session:\n got %s\nwant %s", got, want)
+	}
+	again := fencedLock(t, st, lockKey, time.Minute)
+	if err := again.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testLockAndLoad: LockAndLoad takes the lock as Lock does and returns the
+// session as stored, nil when there is none; a taken lock loads nothing.
+func testLockAndLoad(t *testing.T, st bot.Stores) {
+	ctx := ctxFor(t)
+	sl, ok := st.Locks.(bot.SessionLocker)
+	if !ok {
+		t.Fatalf("the store's Locker %T is not a bot.SessionLocker", st.Locks)
+	}
+	const lockKey = "thread:slack:C1:lockload"
+	key := "slack:C1:lockload"
+	l, s, err := sl.LockAndLoad(ctx, lockKey, time.Minute, key)
+	if err != nil || l == nil || s != nil {
+		t.Fatalf("LockAndLoad with no session = %v, %+v, %v; want a lock, nil, nil", l, s, err)
+	}
+	if _, _, err := sl.LockAndLoad(ctx, lockKey, time.Minute, key); !errors.Is(err, bot.ErrLocked) {
+		t.Fatalf("LockAndLoad of a held lock = %v, want ErrLocked", err)
+	}
+	if _, err := st.Locks.Lock(ctx, lockKey, time.Minute); !errors.Is(err, bot.ErrLocked) {
+		t.Fatalf("Lock after LockAndLoad = %v, want ErrLocked", err)
+	}
+	saved := sampleSession(key)
+	want := jsonOf(t, saved)
+	if err := l.(bot.FencedLock).RenewAndSave(ctx, saved); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, s, err = sl.LockAndLoad(ctx, lockKey, time.Minute, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := jsonOf(t, s); got != want {
+		t.Fatalf("LockAndLoad's session differs:\n got %s\nwant %s", got, want)
+	}
+	// The loaded session is a copy, and saving it grown goes through.
+	s.History = append(s.History, agent.Message{Role: agent.RoleAssistant, Content: "next"})
+	if got := loadJSON(t, st, key); got != want {
+		t.Fatal("changing a session from LockAndLoad changed the store")
+	}
+	want = jsonOf(t, s)
+	if err := l.(bot.FencedLock).RenewAndSave(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := loadJSON(t, st, key); got != want {
+		t.Fatalf("saved after LockAndLoad:\n got %s\nwant %s", got, want)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 
