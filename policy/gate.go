@@ -126,7 +126,7 @@ func (g *Gate) authorizeRead(s *SessionState, a Action, sc *Scope, now time.Time
 	v := g.classify(a.Command, a.Dialect)
 	if !v.ReadOnly() {
 		if pattern, network, dests, ok := g.declared(a.Command, v.Dialect); ok {
-			if b := sc.CheckDestinations(g.dests, dests); b != nil {
+			if b := g.declaredScope(sc, a.Command, v.Dialect, dests); b != nil {
 				return Decision{Verdict: &v, Block: b}
 			}
 			return g.allowDeclared(a, v, pattern, network, dests)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/vigilops/vigil/policy/command"
 )
 
@@ -29,8 +31,10 @@ type DestinationMap struct {
 	// Kubernetes API servers. A host:port listed under several names
 	// reaches all of them.
 	exact map[command.Destination][]Reach
-	// hosts are inventory machines by each of their names.
-	hosts map[string][]Reach
+	// hosts are inventory machines by each of their names; onHost the
+	// exact reaches by host alone (a change's words name no port).
+	hosts  map[string][]Reach
+	onHost map[string][]Reach
 	// open are known destinations of no scope kind; Port 0 is every port,
 	// a Host "*.domain" any name below domain.
 	open []command.Destination
@@ -42,7 +46,8 @@ type DestinationMap struct {
 
 // NewDestinationMap returns an empty map.
 func NewDestinationMap() *DestinationMap {
-	return &DestinationMap{exact: map[command.Destination][]Reach{}, hosts: map[string][]Reach{}, contexts: map[string][]string{}}
+	return &DestinationMap{exact: map[command.Destination][]Reach{}, hosts: map[string][]Reach{},
+		onHost: map[string][]Reach{}, contexts: map[string][]string{}}
 }
 
 // destKey is d's host as the map keys it: lower case, and "localhost"
@@ -97,8 +102,12 @@ func (m *DestinationMap) addExact(d command.Destination, r Reach) error {
 		return fmt.Errorf("%s %q: destination %q needs a host and a port", r.Kind, r.Name, d.String())
 	}
 	k := command.Destination{Host: destKey(d.Host), Port: d.Port}
-	if !slices.ContainsFunc(m.exact[k], func(x Reach) bool { return x.Kind == r.Kind && x.Name == r.Name }) {
+	same := func(x Reach) bool { return x.Kind == r.Kind && x.Name == r.Name }
+	if !slices.ContainsFunc(m.exact[k], same) {
 		m.exact[k] = append(m.exact[k], r)
+	}
+	if !slices.ContainsFunc(m.onHost[k.Host], same) {
+		m.onHost[k.Host] = append(m.onHost[k.Host], r)
 	}
 	return nil
 }
@@ -203,6 +212,10 @@ func (s *Scope) checkShellReaches(what string, reaches []Reach) *Block {
 // named by their configuration, not their command line.
 var kubeClients = map[string]bool{"kubectl": true, "helm": true, "argocd": true, "kubectl.exe": true, "oc": true, "k9s": true, "flux": true}
 
+// kubeElsewhere are the words (lower case, split at "=") with which a
+// Kubernetes client reaches a cluster vigil cannot tell from its words.
+var kubeElsewhere = map[string]bool{"--kubeconfig": true, "kubeconfig": true, "--server": true, "--cluster": true, "--kube-apiserver": true}
+
 // CheckCommandWords is a change's scope check on the shell path: the
 // classifier proves no destinations for a command that writes, so every
 // word of cmd that names a machine, datasource or API server vigil
@@ -217,7 +230,7 @@ func (s *Scope) CheckCommandWords(m *DestinationMap, cmd string) *Block {
 	words := strings.FieldsFunc(strings.ToLower(cmd), func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_' || r == ':' || r == '[' || r == ']')
 	})
-	kube, contexts := false, []string(nil)
+	kube, contexts, elsewhere := false, []string(nil), ""
 	for i, w := range words {
 		base := w[strings.LastIndexByte(w, '/')+1:]
 		if kubeClients[base] {
@@ -226,20 +239,31 @@ func (s *Scope) CheckCommandWords(m *DestinationMap, cmd string) *Block {
 		if (w == "--context" || w == "--kube-context") && i+1 < len(words) {
 			contexts = append(contexts, words[i+1])
 		}
-		if c, ok := strings.CutPrefix(w, "--context="); ok {
-			contexts = append(contexts, c)
+		if kubeElsewhere[w] {
+			elsewhere = w
 		}
-		if c, ok := strings.CutPrefix(w, "--kube-context="); ok {
-			contexts = append(contexts, c)
+		// host:port and [v6]:port are split; an IPv6 address is tried whole.
+		toks := strings.FieldsFunc(w, func(r rune) bool { return r == ':' || r == '[' || r == ']' })
+		if v6, _, _ := strings.Cut(strings.TrimPrefix(w, "["), "]"); strings.Count(v6, ":") > 1 {
+			if a, err := netip.ParseAddr(v6); err == nil {
+				toks = append(toks, a.String())
+			}
 		}
-		for _, tok := range strings.FieldsFunc(w, func(r rune) bool { return r == ':' || r == '[' || r == ']' || r == '=' }) {
+		for _, tok := range toks {
 			if b := s.checkShellReaches(tok, m.hostReaches(tok)); b != nil {
 				return b
 			}
 		}
 	}
-	if !kube || m == nil {
+	if !kube {
 		return nil
+	}
+	if elsewhere != "" {
+		return s.notAvailable(fmt.Sprintf("a Kubernetes client with %s", elsewhere), "",
+			"it may reach any cluster, and vigil cannot tell which one; this channel is limited to its scope")
+	}
+	if m == nil {
+		return s.notAvailable("a Kubernetes client", "", "vigil has no table of clusters to place it, and this channel is limited to its scope")
 	}
 	clusters := m.clusters
 	if len(contexts) > 0 {
@@ -268,14 +292,67 @@ func (m *DestinationMap) hostReaches(word string) []Reach {
 		return nil
 	}
 	k := destKey(word)
-	var out []Reach
-	if k != "localhost" {
-		out = append(out, m.hosts[k]...)
+	if k == "localhost" {
+		return nil // the machine the command runs on, which the target check placed
 	}
-	for d, rs := range m.exact {
-		if d.Host == k && k != "localhost" {
-			out = append(out, rs...)
+	return append(slices.Clone(m.hosts[k]), m.onHost[k]...)
+}
+
+// declaredReach is where the declared read-only commands (policy.
+// read_only_commands) in cmd connect: their hosts. known is false when
+// one is a network command that declares none (it may connect anywhere),
+// or cmd cannot be read as the gate's declared() read it.
+func (g *Gate) declaredReach(cmd string, d command.Dialect) (hosts []command.Destination, known bool) {
+	lang := syntax.LangBash
+	if d == command.DialectPOSIX {
+		lang = syntax.LangPOSIX
+	}
+	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(cmd), "")
+	if err != nil || len(f.Stmts) != 1 {
+		return nil, false
+	}
+	var stages []*syntax.Stmt
+	if !pipelineStages(f.Stmts[0], &stages) {
+		return nil, false
+	}
+	for _, st := range stages {
+		c, ok := g.matchDeclared(st)
+		if !ok || !c.Network {
+			continue
+		}
+		if len(c.Hosts) == 0 {
+			return nil, false
+		}
+		hosts = append(hosts, c.Hosts...)
+	}
+	return hosts, true
+}
+
+// declaredScope is the scope check of a read allowed by
+// policy.read_only_commands: the proven destinations of its classified
+// parts and the declared hosts of its declared parts.
+func (g *Gate) declaredScope(sc *Scope, cmd string, d command.Dialect, dests []command.Destination) *Block {
+	if sc == nil {
+		return nil
+	}
+	hosts, ok := g.declaredReach(cmd, d)
+	if !ok {
+		return sc.notAvailable(fmt.Sprintf("%q", cmd), "",
+			"a declared network command (policy.read_only_commands) names no hosts, so vigil cannot tell where it connects, and this channel is limited to its scope")
+	}
+	for _, h := range hosts {
+		if h.Port == 0 {
+			// Every port of the host: all it runs that vigil knows.
+			if rs := g.dests.hostReaches(h.Host); len(rs) > 0 {
+				if b := sc.checkShellReaches(h.String(), rs); b != nil {
+					return b
+				}
+				continue
+			}
+		}
+		if b := sc.CheckDestinations(g.dests, []command.Destination{h}); b != nil {
+			return b
 		}
 	}
-	return out
+	return sc.CheckDestinations(g.dests, dests)
 }

@@ -172,6 +172,12 @@ func TestGateShellScopeWrites(t *testing.T) {
 		{whole, "redis-cli -h db9.internal FLUSHALL", "host db-9"},
 		{whole, "curl -X POST http://prometheus-other:9090/-/reload", "datasource other"},
 		{whole, "kubectl --context mystery delete pod x", `kubeconfig context "mystery"`},
+		{whole, "kubectl --context=prod --kubeconfig /tmp/other delete pod x", "with --kubeconfig"},
+		{whole, "KUBECONFIG=/tmp/other kubectl --context prod delete pod x", "with kubeconfig"},
+		{whole, "/usr/local/bin/helm --kube-context stage uninstall shop", "cluster stage"},
+		{whole, "kubectl --context prod --server https://api.stage:6443 delete pod x", "cluster stage"},
+		{whole, "echo restarting; /usr/bin/ssh admin@db-9 true", "host db-9"},
+		{whole, "curl -X POST http://prometheus-main:9090/-/reload", ""},
 	} {
 		d := write(c.scope, c.cmd)
 		switch {
@@ -182,6 +188,107 @@ func TestGateShellScopeWrites(t *testing.T) {
 		}
 		if u := write(nil, c.cmd); u.Block != nil || !u.NeedsApproval {
 			t.Errorf("%q without a scope: want approval as before, got %+v", c.cmd, u.Block)
+		}
+	}
+}
+
+// The one table: a datasource's or API server's host:port wins over the
+// machine it runs on; every loopback spelling is one machine; open
+// destinations (wildcards, any port) and the resolver are no scope kind;
+// anything else is unknown.
+func TestDestinationMapPlace(t *testing.T) {
+	m := NewDestinationMap()
+	mon := Reach{Kind: ScopeHosts, Name: "mon-1"}
+	m.AddHost("mon-1", mon)
+	m.AddHost("localhost", Reach{Kind: ScopeHosts, Name: "self"}) // ignored: the loopback is where the command runs
+	if err := m.AddDatasource("main", command.Destination{Host: "mon-1", Port: 9090}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddDatasource("local", command.Destination{Host: "127.0.0.1", Port: 9091}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddCluster("prod", "", command.Destination{Host: "mon-1", Port: 6443}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddDatasource("bad", command.Destination{Host: "mon-1"}); err == nil {
+		t.Fatal("a datasource without a port was accepted")
+	}
+	m.AddOpen(command.Destination{Host: "*.example.com"})
+	m.AddOpen(command.Destination{Host: "status.internal", Port: 443})
+	for _, c := range []struct {
+		dest  command.Destination
+		want  string // kind:name, "" for none
+		known bool
+	}{
+		{command.Destination{Host: "mon-1", Port: 9090}, "datasources:main", true},
+		{command.Destination{Host: "MON-1", Port: 6443}, "kubernetes:prod", true},
+		{command.Destination{Host: "mon-1", Port: 22}, "hosts:mon-1", true},
+		{command.Destination{Host: "localhost", Port: 9091}, "datasources:local", true},
+		{command.Destination{Host: "::1", Port: 9091}, "datasources:local", true},
+		{command.Destination{Host: "127.0.0.1", Port: 8080}, "", true},
+		{command.Destination{Host: "resolver", Port: 53}, "", true},
+		{command.Destination{Host: "api.example.com", Port: 443}, "", true},
+		{command.Destination{Host: "example.com", Port: 443}, "", false},
+		{command.Destination{Host: "status.internal", Port: 443}, "", true},
+		{command.Destination{Host: "status.internal", Port: 80}, "", false},
+		{command.Destination{Host: "db-9", Port: 5432}, "", false},
+	} {
+		rs, known := m.Place(c.dest)
+		got := ""
+		if len(rs) > 0 {
+			got = string(rs[0].Kind) + ":" + rs[0].Name
+		}
+		if got != c.want || known != c.known || len(rs) > 1 {
+			t.Errorf("Place(%s) = %v, %v; want %s, %v", c.dest, rs, known, c.want, c.known)
+		}
+	}
+	// A nil map knows only the loopback and the resolver.
+	var none *DestinationMap
+	if _, ok := none.Place(command.Destination{Host: "localhost", Port: 1}); !ok {
+		t.Error("nil map: loopback unknown")
+	}
+	if _, ok := none.Place(command.Destination{Host: "mon-1", Port: 22}); ok {
+		t.Error("nil map: mon-1 known")
+	}
+}
+
+// A read allowed by policy.read_only_commands is checked by its declared
+// hosts.
+func TestGateShellScopeDeclared(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	db, err := ParseReadOnlyCommand("pgstat show", true, "db-9:5432")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anywhere, err := ParseReadOnlyCommand("netcheck run", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d9, _ := command.ParseDestination("db-9:5432")
+	m := NewDestinationMap()
+	m.AddHost("db-9", Reach{Kind: ScopeHosts, Name: "db-9"})
+	g := NewGate(Rules{ReadSandbox: SandboxRequired, ReadOnlyCommands: []ReadOnlyCommand{db, anywhere},
+		Command: command.Options{Destinations: []command.Destination{d9}}}).
+		WithScopes(fakeScopes{"admin": {{Kind: ScopeHosts, Name: "admin"}}}).WithDestinations(m)
+	s := NewSessionState()
+	s.Context.Add(Resource{ID: "node:admin", Kind: "node", Name: "admin"}, now)
+	read := func(sc *Scope, cmd string) Decision {
+		return g.Authorize(s, Action{Tool: "read", Kind: KindRead, Target: "admin", Command: cmd}, LevelControlled,
+			Requester{User: "U1", Scope: sc}, now)
+	}
+	adminOnly := &Scope{Hosts: []string{"admin"}, Channel: "slack:CX"}
+	if d := read(adminOnly, "pgstat show"); d.Block == nil || !strings.Contains(d.Block.Message, "(host db-9) is not available in this channel (slack:CX)") {
+		t.Errorf("declared command to an out-of-scope host = %+v", d.Block)
+	}
+	if d := read(&Scope{Hosts: []string{"admin", "db-*"}}, "pgstat show"); d.Block != nil || d.Execution.Declared == "" {
+		t.Errorf("declared command in scope = %+v %+v", d.Block, d.Execution)
+	}
+	if d := read(adminOnly, "netcheck run"); d.Block == nil || !strings.Contains(d.Block.Message, "names no hosts") {
+		t.Errorf("declared network command without hosts, scoped = %+v", d.Block)
+	}
+	for _, cmd := range []string{"pgstat show", "netcheck run"} {
+		if d := read(nil, cmd); d.Block != nil {
+			t.Errorf("%q without a scope: %v", cmd, d.Block)
 		}
 	}
 }
