@@ -245,13 +245,6 @@ func (g *Gate) authorizeWrite(s *SessionState, a Action, level ControlLevel, who
 		}
 	}
 	d := g.assessWrite(a)
-	if a.Path == "" && a.Command != "" {
-		// An approval cannot widen the scope: what the command names
-		// must be in it (scopedest.go).
-		if b := who.Scope.CheckCommandWords(g.dests, a.Command); b != nil {
-			return Decision{Verdict: d.Verdict, Block: b}
-		}
-	}
 	d.Execution = Execution{Confine: ConfineNone, Why: "a change runs unconfined", Write: true}
 	if d.Verdict != nil {
 		d.Execution.Shell = d.Verdict.Dialect
@@ -323,6 +316,14 @@ func (g *Gate) scopeBlock(s *SessionState, a Action, sc *Scope) *Block {
 	}
 	if b := sc.Check(a.Target, a.Reaches); b != nil {
 		return b
+	}
+	if a.Kind != KindResolve && a.Kind != KindRead && a.Path == "" && a.Command != "" {
+		// A change's command proves no destinations: what its words name
+		// must be in scope, and an approval cannot widen it (scopedest.go).
+		// A read's destinations are checked once classified.
+		if b := sc.CheckCommandWords(g.dests, a.Command); b != nil {
+			return b
+		}
 	}
 	if strings.TrimSpace(a.Target) == "" {
 		return nil

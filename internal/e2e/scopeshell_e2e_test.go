@@ -40,6 +40,7 @@ func TestScopeShellReachOnSlack(t *testing.T) {
 
 	fake := slackfake.New(t)
 	fake.AddUser(slackfake.User{ID: e2eAliceID, Name: "alice"})
+	fake.AddUser(slackfake.User{ID: e2eBobID, Name: "bob"})
 	ad, err := slack.New(slack.Config{
 		Mode: slack.ModeHTTP, BotToken: slackfake.BotToken, SigningSecret: slackfake.SigningSecret,
 		Listen: "127.0.0.1:0", APIURL: fake.APIURL(), Logger: slog.New(slog.DiscardHandler),
@@ -50,6 +51,10 @@ func TestScopeShellReachOnSlack(t *testing.T) {
 	readCmd := func(target, cmd string) modeltest.ToolCall {
 		return modeltest.Call("read", testkit.Args("action", "exec", "target", target, "command", cmd))
 	}
+	deletePod := "kubectl -n payments delete pod ledger-0"
+	change := func(target string) modeltest.ToolCall {
+		return modeltest.Call("control", testkit.Args("action", "command", "target", target, "command", deletePod))
+	}
 	model := modeltest.New(t)
 	model.Route(func(r modeltest.Request) modeltest.Step {
 		fu := r.FirstUser()
@@ -58,11 +63,18 @@ func TestScopeShellReachOnSlack(t *testing.T) {
 			return modeltest.Calls(readCmd("web-1", kubectl), readCmd("web-1", payQuery))
 		case strings.Contains(fu, "pay shell") && r.Turns() == 0:
 			return modeltest.Calls(readCmd("db-1", kubectl), readCmd("db-1", payQuery))
+		case strings.Contains(fu, "shop change") && r.Turns() == 0:
+			return modeltest.Calls(change("web-1"))
+		case strings.Contains(fu, "pay change") && r.Turns() == 0:
+			return modeltest.Calls(modeltest.Call("discover", testkit.Args("resource", "db-1")))
+		case strings.Contains(fu, "pay change") && r.Turns() == 1:
+			return modeltest.Calls(change("db-1"))
 		}
 		return modeltest.Text("checked")
 	})
 	cp := func(ch string) policy.ChannelPolicy {
-		return policy.ChannelPolicy{Match: "slack:" + ch, Level: policy.LevelReadOnly, Operators: []string{e2eAliceID}}
+		return policy.ChannelPolicy{Match: "slack:" + ch, Level: policy.LevelControlled,
+			Operators: []string{e2eAliceID}, Approvers: []string{e2eBobID}}
 	}
 	st := testkit.Start(t, testkit.Options{Adapter: ad, Model: model, Inventory: scopeInventory(t),
 		Channels: []policy.ChannelPolicy{cp(shopChan), cp(payChan)},
@@ -113,7 +125,7 @@ func TestScopeShellReachOnSlack(t *testing.T) {
 		t.Helper()
 		for _, m := range r.Messages {
 			for _, c := range m.ToolCalls {
-				if c.Name != "read" || !strings.Contains(c.Arguments, strings.ReplaceAll(cmd, "'", `\u0027`)) && !strings.Contains(c.Arguments, cmd) {
+				if !strings.Contains(c.Arguments, strings.ReplaceAll(cmd, "'", `\u0027`)) && !strings.Contains(c.Arguments, cmd) {
 					continue
 				}
 				for _, res := range r.ToolResults() {
@@ -123,7 +135,7 @@ func TestScopeShellReachOnSlack(t *testing.T) {
 				}
 			}
 		}
-		t.Fatalf("no result of read %q in request %d", cmd, r.N)
+		t.Fatalf("no result of %q in request %d", cmd, r.N)
 		return ""
 	}
 
@@ -151,4 +163,28 @@ func TestScopeShellReachOnSlack(t *testing.T) {
 		}
 	}
 	mustContain(t, result(pay[1], payQuery), `\"from\":\"pay-prom\"`, "the payments channel's curl (it ran and reached pay-prom)")
+
+	// A change on the shell path: the shop channel's is refused before
+	// any approval card; the payments channel's waits for approval.
+	send("EvShopChange", shopChan, "1700008200.000100", "shop change: on @web-1, delete the stuck payments pod")
+	waitPost(shopChan, "checked")
+	idle(t, st)
+	shopChange := requestsFor(t, model, "shop change")
+	ch := result(shopChange[1], deletePod)
+	mustContain(t, ch, "STRICT_RESOLUTION", "the shop channel's change")
+	mustContain(t, ch, "use the kube tool, which honours namespaces", "the shop channel's change")
+	send("EvPayChange", payChan, "1700008300.000100", "pay change: on @db-1, delete the stuck payments pod")
+	waitPost(payChan, "Approval needed: control on db-1") // the card
+	waitPost(payChan, deletePod)
+	for _, c := range fake.Posts() {
+		if c.Param("channel") == shopChan && strings.Contains(c.Text(), "ledger-0") && !strings.Contains(c.Text(), "· blocked") {
+			t.Errorf("the shop channel's out-of-scope change was posted as other than blocked: %q", c.Text())
+		}
+		if c.Param("channel") == shopChan && strings.Contains(c.Text(), "Approval needed") {
+			t.Errorf("the shop channel got an approval card: %q", c.Text())
+		}
+	}
+	if w := api.Writes(); len(w) != 0 {
+		t.Fatalf("the cluster was changed: %+v", w)
+	}
 }
