@@ -12,7 +12,7 @@ import (
 // out-of-scope database host, two datasources, two clusters' API
 // servers, a declared read destination and a non-Kubernetes service, with
 // the one DestinationMap the app builds from the same configuration.
-func shellScopeGate(t *testing.T) *Gate {
+func shellScopeGate(t testing.TB) *Gate {
 	t.Helper()
 	dest := func(s string) command.Destination {
 		d, err := command.ParseDestination(s)
@@ -289,6 +289,40 @@ func TestGateShellScopeDeclared(t *testing.T) {
 	for _, cmd := range []string{"pgstat show", "netcheck run"} {
 		if d := read(nil, cmd); d.Block != nil {
 			t.Errorf("%q without a scope: %v", cmd, d.Block)
+		}
+	}
+}
+
+// BenchmarkGateShellScope is what placing a shell command's destinations
+// adds to the gate's decision: a network read (curl to a datasource)
+// and a change (kubectl on a context), without a scope and with one.
+func BenchmarkGateShellScope(b *testing.B) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	g := shellScopeGate(b)
+	s := NewSessionState()
+	s.Context.Add(Resource{ID: "node:admin", Kind: "node", Name: "admin"}, now)
+	s.FSM.OnToolSuccess(KindResolve, "discover", "admin")
+	sc := &Scope{Hosts: []string{"admin", "web-*"}, Kubernetes: []string{"prod"}, Datasources: []string{"main"}}
+	for _, c := range []struct {
+		name string
+		a    Action
+	}{
+		{"read", Action{Tool: "read", Kind: KindRead, Target: "admin", Command: "curl -s 'http://prometheus-main:9090/api/v1/query?query=up'"}},
+		{"change", Action{Tool: "control", Name: "command", Kind: KindWrite, Target: "admin", Command: "kubectl --context prod -n shop rollout restart deploy/checkout"}},
+	} {
+		for _, sv := range []struct {
+			name  string
+			scope *Scope
+		}{{"none", nil}, {"scoped", sc}} {
+			b.Run(c.name+"/"+sv.name, func(b *testing.B) {
+				who := Requester{User: "U1", Operator: true, Scope: sv.scope}
+				b.ReportAllocs()
+				for b.Loop() {
+					if d := g.Authorize(s, c.a, LevelControlled, who, now); d.Block != nil {
+						b.Fatal(d.Block)
+					}
+				}
+			})
 		}
 	}
 }
