@@ -39,7 +39,7 @@ type DestinationMap struct {
 	// a Host "*.domain" any name below domain.
 	open []command.Destination
 	// contexts are the clusters using a kubeconfig context, and clusters
-	// every configured cluster, for changes (writeReaches).
+	// every configured cluster, for changes (CheckCommandWords).
 	contexts map[string][]string
 	clusters []string
 }
