@@ -48,6 +48,7 @@ type Rules struct {
 type Gate struct {
 	rules  Rules
 	scopes ScopeResolver
+	dests  *DestinationMap
 }
 
 // NewGate builds the gate for rules.
@@ -58,6 +59,14 @@ func NewGate(r Rules) *Gate { return &Gate{rules: r} }
 // by ID and what its session resolved.
 func (g *Gate) WithScopes(r ScopeResolver) *Gate {
 	g.scopes = r
+	return g
+}
+
+// WithDestinations has the gate place a shell command's destinations
+// with m for channel scopes (scopedest.go); without it a scoped channel's
+// shell command may reach only the machine it runs on.
+func (g *Gate) WithDestinations(m *DestinationMap) *Gate {
+	g.dests = m
 	return g
 }
 
@@ -91,7 +100,7 @@ func (g *Gate) Authorize(s *SessionState, a Action, level ControlLevel, who Requ
 		}
 		return Decision{Allow: true, Execution: e}
 	case KindRead:
-		return g.authorizeRead(s, a, now)
+		return g.authorizeRead(s, a, who.Scope, now)
 	default:
 		return g.authorizeWrite(s, a, level, who, now)
 	}
@@ -101,7 +110,7 @@ func (g *Gate) Authorize(s *SessionState, a Action, level ControlLevel, who Requ
 // parent node's metrics stay readable while a child is in focus.
 var scopedReadTools = map[string]bool{"metrics": true, "alerts": true}
 
-func (g *Gate) authorizeRead(s *SessionState, a Action, now time.Time) Decision {
+func (g *Gate) authorizeRead(s *SessionState, a Action, sc *Scope, now time.Time) Decision {
 	if a.Target != "" {
 		check := s.Context.CheckRead
 		if scopedReadTools[a.Tool] {
@@ -117,6 +126,9 @@ func (g *Gate) authorizeRead(s *SessionState, a Action, now time.Time) Decision 
 	v := g.classify(a.Command, a.Dialect)
 	if !v.ReadOnly() {
 		if pattern, network, dests, ok := g.declared(a.Command, v.Dialect); ok {
+			if b := g.declaredScope(sc, a.Command, v.Dialect, dests); b != nil {
+				return Decision{Verdict: &v, Block: b}
+			}
 			return g.allowDeclared(a, v, pattern, network, dests)
 		}
 		return Decision{Verdict: &v, Block: &Block{
@@ -139,6 +151,9 @@ func (g *Gate) authorizeRead(s *SessionState, a Action, now time.Time) Decision 
 		} else {
 			b.RecoveryHint = "bound the command (a count, --no-pager, or a timeout wrapper)"
 		}
+		return Decision{Verdict: &v, Block: b}
+	}
+	if b := sc.CheckDestinations(g.dests, v.Destinations); b != nil {
 		return Decision{Verdict: &v, Block: b}
 	}
 	e := g.readExecution(v.Network, v.Destinations)
@@ -301,6 +316,14 @@ func (g *Gate) scopeBlock(s *SessionState, a Action, sc *Scope) *Block {
 	}
 	if b := sc.Check(a.Target, a.Reaches); b != nil {
 		return b
+	}
+	if a.Kind != KindResolve && a.Kind != KindRead && a.Path == "" && a.Command != "" {
+		// A change's command proves no destinations: what its words name
+		// must be in scope, and an approval cannot widen it (scopedest.go).
+		// A read's destinations are checked once classified.
+		if b := sc.CheckCommandWords(g.dests, a.Command); b != nil {
+			return b
+		}
 	}
 	if strings.TrimSpace(a.Target) == "" {
 		return nil

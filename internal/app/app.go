@@ -185,7 +185,9 @@ func New(ctx context.Context, o Options) (*App, error) {
 	var channels *bot.Channels
 	scoped := &channelRegistries{parts: obs.parts, byScope: map[*policy.Scope]*scopedRegistry{},
 		lookup: func(ch string) (policy.ChannelPolicy, bool) { return channels.Lookup(ch) }}
-	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithPolicy(policy.NewGate(rules).WithScopes(resolver)),
+	// A shell command's destinations are placed with one table (scopedest.go).
+	gate := policy.NewGate(rules).WithScopes(resolver).WithDestinations(destinationMap(cfg, inv, rules.Command, log))
+	agentOpts := []agent.Option{agent.WithLogger(log), agent.WithPolicy(gate),
 		agent.WithChannelTools(scoped.For)}
 	if cfg.LLM.DailyTokenBudget > 0 {
 		agentOpts = append(agentOpts, agent.WithDailyBudget(extras.budget(cfg.LLM.DailyTokenBudget)))
