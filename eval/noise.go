@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -1094,7 +1095,7 @@ func (w *World) dress(res inventory.Resource, r *Rule, words []string, out strin
 	m := w.machine(res)
 	switch words[0] {
 	case "df":
-		return alignDf(dfNoise(m.dfInodes(out, words), words))
+		return alignDf(dfHumanInodes(dfNoise(m.dfInodes(out, words), words), words))
 	case "journalctl":
 		if !isJournalRead(words) {
 			return out
@@ -1696,4 +1697,69 @@ func (m *machine) dfInodes(out string, words []string) string {
 		fmt.Fprintf(&b, "%s %d %d %d %d%% %s\n", f[0], inodes, used, inodes-used, (used*100+inodes-1)/inodes, strings.Join(f[5:], " "))
 	}
 	return b.String()
+}
+
+// dfHumanInodes prints df -hi's inode counts as df prints them with -h
+// (or -H): human units, 2621440 as 2.5M. Counts below the base stay as
+// they are; a figure of under 10 units keeps one decimal; df rounds up.
+// A table whose inode cells are not plain counts is left as written.
+func dfHumanInodes(out string, words []string) string {
+	flags, _ := splitFlags(flagCommands["df"], words[1:])
+	base := 0
+	switch {
+	case flags["-h"]:
+		base = 1024
+	case flags["-H"]:
+		base = 1000
+	}
+	head, _, _ := strings.Cut(out, "\n")
+	if base == 0 || !flags["-i"] || !strings.HasPrefix(head, "Filesystem") || !strings.Contains(head, "IUse%") {
+		return out
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	for i, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) < 6 {
+			return out
+		}
+		for j := 1; j <= 3; j++ {
+			n, err := strconv.ParseUint(f[j], 10, 64)
+			if err != nil {
+				return out
+			}
+			f[j] = humanCount(n, base)
+		}
+		lines[i+1] = strings.Join(f, " ")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// humanCount renders n as GNU df's -h (base 1024) or -H (base 1000)
+// does: below the base as is, else scaled to the largest unit that keeps
+// it at least 1, with one decimal below 10, always rounded up.
+func humanCount(n uint64, base int) string {
+	if n < uint64(base) {
+		return strconv.FormatUint(n, 10)
+	}
+	units := "KMGTPE"
+	if base == 1000 {
+		units = "kMGTPE"
+	}
+	v, u := float64(n), -1
+	for v >= float64(base) && u < len(units)-1 {
+		v /= float64(base)
+		u++
+	}
+	if v < 10 {
+		t := math.Ceil(v*10-1e-9) / 10
+		if t < 10 {
+			return strconv.FormatFloat(t, 'f', 1, 64) + string(units[u])
+		}
+		v = t
+	}
+	t := math.Ceil(v - 1e-9)
+	if t >= float64(base) && u < len(units)-1 {
+		return "1.0" + string(units[u+1])
+	}
+	return strconv.FormatFloat(t, 'f', 0, 64) + string(units[u])
 }
