@@ -1,0 +1,232 @@
+package eval
+
+import (
+	"context"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The tools below are answered from the scenarios' own text; these tests
+// read every such answer as a reader of the real tool would, so a rule
+// written in a made-up layout fails here.
+
+// toolAnswers runs cmd on every machine of every scenario that has a
+// rule for tool, and calls check with each answer.
+func toolAnswers(t *testing.T, tool string, cmds []string, check func(t *testing.T, cmd, out string)) int {
+	t.Helper()
+	n := 0
+	for _, sc := range loadAll(t) {
+		for host, rules := range sc.World {
+			has := false
+			for _, r := range rules {
+				has = has || strings.HasPrefix(r.Run, tool+" ") || r.Run == tool
+			}
+			if !has {
+				continue
+			}
+			res, ok := sc.inv.Lookup(host)
+			if !ok {
+				t.Fatalf("%s: no machine %s", sc.Name, host)
+			}
+			w := NewWorld(sc)
+			for _, cmd := range cmds {
+				out, err := w.Run(context.Background(), res, runSpec(cmd), nil)
+				if err != nil {
+					t.Fatalf("%s %s: %s: %v", sc.Name, host, cmd, err)
+				}
+				t.Run(sc.Name+"/"+host+"/"+cmd, func(t *testing.T) { check(t, cmd, out.Stdout) })
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// columnEnds is where each whitespace-separated name of a header line
+// ends: a tool that right-aligns its figures ends each under its name.
+func columnEnds(h string) []int {
+	var ends []int
+	for i := 0; i < len(h); i++ {
+		if h[i] != ' ' && (i+1 == len(h) || h[i+1] == ' ') {
+			ends = append(ends, i+1)
+		}
+	}
+	return ends
+}
+
+// vmstat prints two header lines and one line per sample of 17 counts,
+// each right-aligned under its name; `vmstat` alone one sample (the
+// averages since boot), `vmstat 1 3` three.
+func TestVmstatFormat(t *testing.T) {
+	const groups = "procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----"
+	const names = " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st"
+	n := toolAnswers(t, "vmstat", []string{"vmstat", "vmstat 1 3", "vmstat 5 3"}, func(t *testing.T, cmd, out string) {
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(lines) < 3 || lines[0] != groups || lines[1] != names {
+			t.Fatalf("vmstat's two header lines are missing:\n%s", out)
+		}
+		want := 1
+		if cmd != "vmstat" {
+			want = 3
+		}
+		if len(lines)-2 != want {
+			t.Errorf("%s printed %d samples, want %d:\n%s", cmd, len(lines)-2, want, out)
+		}
+		ends := columnEnds(names)
+		for _, l := range lines[2:] {
+			f := strings.Fields(l)
+			if len(f) != 17 {
+				t.Fatalf("sample %q has %d columns, want 17", l, len(f))
+			}
+			cpu := 0
+			for i, v := range f {
+				x, err := strconv.Atoi(v)
+				if err != nil || x < 0 {
+					t.Fatalf("column %s of %q is %q, not a count", strings.Fields(names)[i], l, v)
+				}
+				if i >= 12 {
+					cpu += x
+				}
+			}
+			if cpu < 98 || cpu > 101 {
+				t.Errorf("us+sy+id+wa+st = %d in %q, want 100", cpu, l)
+			}
+			// Each figure ends under its name unless a wider one before
+			// it pushed it right, as vmstat's fixed-width fields do.
+			pos := 0
+			for i, v := range f {
+				at := strings.Index(l[pos:], v) + pos + len(v)
+				if at < ends[i] || (at > ends[i] && !widened(f[:i+1], names)) {
+					t.Errorf("%s ends at column %d in %q, vmstat ends it at %d", strings.Fields(names)[i], at, l, ends[i])
+				}
+				pos = at
+			}
+		}
+	})
+	if n < 6 {
+		t.Errorf("only %d vmstat answers checked", n)
+	}
+}
+
+// widened reports whether one of the figures is wider than vmstat's field
+// for it (the name's column), which shifts the rest of the line.
+func widened(f []string, names string) bool {
+	ends := columnEnds(names)
+	for i, v := range f {
+		start := 0
+		if i > 0 {
+			start = ends[i-1] + 1
+		}
+		if len(v) > ends[i]-start {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	iostatBanner = regexp.MustCompile(`^Linux \S+ \((\S+)\) \t\d\d/\d\d/\d{4} \t_x86_64_\t\((\d+) CPU\)$`)
+	iostatCols   = map[bool][]string{
+		true: {"Device", "r/s", "rkB/s", "rrqm/s", "%rrqm", "r_await", "rareq-sz", "w/s", "wkB/s", "wrqm/s", "%wrqm",
+			"w_await", "wareq-sz", "d/s", "dkB/s", "drqm/s", "%drqm", "d_await", "dareq-sz", "f/s", "f_await", "aqu-sz", "%util"},
+		false: {"Device", "tps", "kB_read/s", "kB_wrtn/s", "kB_dscd/s", "kB_read", "kB_wrtn", "kB_dscd"},
+	}
+)
+
+// iostat prints sysstat's banner, then per report the avg-cpu table and
+// the Device table (sysstat 12's extended columns with -x); with an
+// interval and a count, the first report is the averages since boot and
+// the next the interval's.
+func TestIostatFormat(t *testing.T) {
+	cmds := []string{"iostat", "iostat -x", "iostat -x 1 2", "iostat -xz 5 2", "iostat 1 2"}
+	n := toolAnswers(t, "iostat", cmds, func(t *testing.T, cmd, out string) {
+		ext := strings.Contains(cmd, "x")
+		reports := 1
+		if strings.HasSuffix(cmd, " 2") {
+			reports = 2
+		}
+		lines := strings.Split(out, "\n")
+		if !iostatBanner.MatchString(lines[0]) || lines[1] != "" {
+			t.Fatalf("no sysstat banner:\n%s", out)
+		}
+		got := 0
+		for i := 2; i < len(lines); i++ {
+			if lines[i] != "avg-cpu:  %user   %nice %system %iowait  %steal   %idle" {
+				continue
+			}
+			got++
+			var sum float64
+			cpu := strings.Fields(lines[i+1])
+			for _, v := range cpu {
+				x, err := strconv.ParseFloat(v, 64)
+				if err != nil || !strings.HasSuffix(v, "."+v[len(v)-2:]) {
+					t.Fatalf("avg-cpu %q is not a two-decimal share", lines[i+1])
+				}
+				sum += x
+			}
+			if len(cpu) != 6 || math.Abs(sum-100) > 0.2 || lines[i+2] != "" {
+				t.Errorf("avg-cpu values %q: want 6 shares summing to 100, then a blank line", lines[i+1])
+			}
+			head := strings.Fields(lines[i+3])
+			if strings.Join(head, " ") != strings.Join(iostatCols[ext], " ") {
+				t.Fatalf("Device header %q, want sysstat's %v", lines[i+3], iostatCols[ext])
+			}
+			ends := columnEnds(lines[i+3])
+			devs := 0
+			for j := i + 4; j < len(lines) && lines[j] != ""; j++ {
+				f := strings.Fields(lines[j])
+				if len(f) != len(head) {
+					t.Fatalf("device row %q has %d columns, want %d", lines[j], len(f), len(head))
+				}
+				vals := map[string]float64{}
+				for k, v := range f[1:] {
+					x, err := strconv.ParseFloat(v, 64)
+					if err != nil || x < 0 {
+						t.Fatalf("%s of %q is %q", head[k+1], lines[j], v)
+					}
+					vals[head[k+1]] = x
+				}
+				// Figures end under their names; one wider than its
+				// field (a large kB_read) shifts the rest, as sysstat's
+				// printf widths do.
+				if len(f[0]) <= 13 && !strings.HasPrefix(lines[j], f[0]+strings.Repeat(" ", 13-len(f[0]))) {
+					t.Errorf("device name not in a 13-wide field: %q", lines[j])
+				}
+				shift, pos := 0, 0
+				for k, v := range f {
+					at := strings.Index(lines[j][pos:], v) + pos + len(v)
+					if k > 0 && at-ends[k] != shift {
+						if len(v) <= ends[k]-ends[k-1]-1 || at-ends[k] < shift {
+							t.Errorf("%s ends at %d in %q, sysstat ends it at %d", head[k], at, lines[j], ends[k]+shift)
+						}
+						shift = at - ends[k]
+					}
+					pos = at
+				}
+				if ext {
+					if vals["%util"] > 100 {
+						t.Errorf("%%util %v > 100 in %q", vals["%util"], lines[j])
+					}
+					if r := vals["r/s"]; r > 0 && math.Abs(vals["rkB/s"]/r-vals["rareq-sz"]) > 0.01 {
+						t.Errorf("rareq-sz is not rkB/s over r/s in %q", lines[j])
+					}
+				} else if vals["kB_read/s"]+vals["kB_wrtn/s"] > 0 && vals["tps"] == 0 {
+					t.Errorf("reads without transfers in %q", lines[j])
+				}
+				devs++
+			}
+			if devs == 0 {
+				t.Errorf("report %d lists no device:\n%s", got, out)
+			}
+		}
+		if got != reports {
+			t.Errorf("%s printed %d reports, want %d:\n%s", cmd, got, reports, out)
+		}
+	})
+	if n < 10 {
+		t.Errorf("only %d iostat answers checked", n)
+	}
+}
