@@ -230,3 +230,67 @@ func TestIostatFormat(t *testing.T) {
 		t.Errorf("only %d iostat answers checked", n)
 	}
 }
+
+var (
+	ipHead = regexp.MustCompile(`^(\d+): ([a-z0-9]+): <([A-Z_,]+)> mtu (\d+) qdisc \S+ state (UP|DOWN|UNKNOWN)( mode DEFAULT)? group default qlen \d+$`)
+	ipLink = regexp.MustCompile(`^    link/(ether|loopback|none)( ([0-9a-f]{2}:){5}[0-9a-f]{2} brd ([0-9a-f]{2}:){5}[0-9a-f]{2}| )$`)
+	ipAddr = regexp.MustCompile(`^    inet6? [0-9a-f.:]+/\d+ (brd [0-9.]+ )?scope (host|global|link)( [a-z0-9]+)* ?$`)
+	ipLft  = regexp.MustCompile(`^       valid_lft (forever|\d+sec) preferred_lft (forever|\d+sec)$`)
+)
+
+// ipRecords parses ip link / ip addr output as iproute2 prints it: one
+// record per interface, its index, name, flags and mtu on the first line,
+// link/ and (ip addr) inet lines indented under it. mode DEFAULT appears
+// in ip link's records only.
+func ipRecords(t *testing.T, out string, addr bool) map[string]int {
+	t.Helper()
+	mtu := map[string]int{}
+	cur, idx := "", 0
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		switch m := ipHead.FindStringSubmatch(l); {
+		case m != nil:
+			n, _ := strconv.Atoi(m[1])
+			if n <= idx || (m[6] != "") == addr {
+				t.Errorf("interface line %q: index out of order, or mode DEFAULT where iproute2 %s it", l, map[bool]string{true: "omits", false: "prints"}[addr])
+			}
+			idx, cur = n, m[2]
+			mtu[cur], _ = strconv.Atoi(m[4])
+		case cur == "":
+			t.Fatalf("ip output does not start with an interface line:\n%s", out)
+		case ipLink.MatchString(l), strings.HasPrefix(l, "    altname "):
+		case addr && (ipAddr.MatchString(l) || ipLft.MatchString(l)):
+		default:
+			t.Errorf("line %q of %s is not one iproute2 prints", l, cur)
+		}
+	}
+	return mtu
+}
+
+// ip link and ip addr print iproute2's records; both show the same
+// interfaces with the same MTUs, and `ip link show DEV` just DEV's.
+func TestIpFormat(t *testing.T) {
+	// Every machine that answers ip addr (net-route-removed's answers
+	// only ip route).
+	n := toolAnswers(t, "ip a*", []string{"ip link", "ip link show", "ip addr", "ip a", "ip address show"}, func(t *testing.T, cmd, out string) {
+		ipRecords(t, out, !strings.Contains(cmd, "link"))
+	})
+	if n < 10 {
+		t.Errorf("only %d ip answers checked", n)
+	}
+	_, run := worldOf(t, "net-mtu-mismatch")
+	links, _, _ := run("ip link show")
+	addrs, _, _ := run("ip addr")
+	lm, am := ipRecords(t, links, false), ipRecords(t, addrs, true)
+	if lm["wg0"] != 1400 || lm["eth1"] != 1500 || len(lm) != len(am) {
+		t.Errorf("ip link MTUs %v, ip addr MTUs %v: want wg0 1400, the LAN 1500, the same interfaces", lm, am)
+	}
+	for name, m := range lm {
+		if am[name] != m {
+			t.Errorf("%s: ip link says mtu %d, ip addr %d", name, m, am[name])
+		}
+		one, _, _ := run("ip link show " + name)
+		if got := ipRecords(t, one, false); len(got) != 1 || got[name] != m {
+			t.Errorf("ip link show %s printed %v", name, got)
+		}
+	}
+}
