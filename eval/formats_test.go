@@ -294,3 +294,125 @@ func TestIpFormat(t *testing.T) {
 		}
 	}
 }
+
+// chronyc tracking prints chrony's 13 "Name : value" lines; chronyc
+// sources its header, a rule of 79 '=' and one line per source in
+// chrony's columns; before chronyd runs, chronyc cannot talk to it.
+func TestChronycFormat(t *testing.T) {
+	w, run := worldOf(t, "host-clock-drift")
+	if out, _, code := run("chronyc tracking"); code != 1 || out != "506 Cannot talk to daemon\n" {
+		t.Errorf("chronyc with chronyd stopped: %d %q", code, out)
+	}
+	w.Arm()
+	if _, _, code := run("systemctl start chrony"); code != 0 || !w.Flag("fixed") {
+		t.Fatal("starting chrony did not fix the world")
+	}
+	names := []string{"Reference ID", "Stratum", "Ref time (UTC)", "System time", "Last offset", "RMS offset", "Frequency",
+		"Residual freq", "Skew", "Root delay", "Root dispersion", "Update interval", "Leap status"}
+	values := []*regexp.Regexp{
+		regexp.MustCompile(`^[0-9A-F]{8} \(\S+\)$`), regexp.MustCompile(`^\d+$`), regexp.MustCompile(`^\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$`),
+		regexp.MustCompile(`^\d+\.\d{9} seconds (fast|slow) of NTP time$`), regexp.MustCompile(`^[+-]\d+\.\d{9} seconds$`),
+		regexp.MustCompile(`^\d+\.\d{9} seconds$`), regexp.MustCompile(`^\d+\.\d{3} ppm (fast|slow)$`), regexp.MustCompile(`^[+-]\d+\.\d{3} ppm$`),
+		regexp.MustCompile(`^\d+\.\d{3} ppm$`), regexp.MustCompile(`^\d+\.\d{9} seconds$`), regexp.MustCompile(`^\d+\.\d{9} seconds$`),
+		regexp.MustCompile(`^\d+\.\d seconds$`), regexp.MustCompile(`^(Normal|Insert second|Delete second|Not synchronised)$`),
+	}
+	for _, cmd := range []string{"chronyc tracking", "chronyc -n tracking"} {
+		out, _, _ := run(cmd)
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(lines) != len(names) {
+			t.Fatalf("%s printed %d lines, want chrony's %d:\n%s", cmd, len(lines), len(names), out)
+		}
+		for i, l := range lines {
+			name, val, ok := strings.Cut(l, " : ")
+			if !ok || len(name) != 15 || strings.TrimRight(name, " ") != names[i] || !values[i].MatchString(val) {
+				t.Errorf("%s line %d %q: want %q padded to 15, then ' : ' and chrony's value", cmd, i+1, l, names[i])
+			}
+		}
+		if !strings.Contains(out, "System time     : 0.000012104 seconds fast of NTP time\n") {
+			t.Errorf("%s lost the scenario's figure:\n%s", cmd, out)
+		}
+	}
+	const head = "MS Name/IP address         Stratum Poll Reach LastRx Last sample               "
+	src := regexp.MustCompile(`^[\^=#][*+\-?x~] .{27}  [ \d]\d  [ \d]\d   [ 0-7]{2}[0-7]  [ \d]{3}[\dsmhdy]  [ +-]{1,6}\d+[nuom]?s\[[ +-]*\d+[nuom]?s\] \+/- [ \d]{4,5}[nuom]?s$`)
+	out, _, _ := run("chronyc sources")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) < 3 || lines[0] != head || lines[1] != strings.Repeat("=", 79) {
+		t.Fatalf("chronyc sources header:\n%s", out)
+	}
+	selected := 0
+	for _, l := range lines[2:] {
+		if !src.MatchString(l) || len(l) != 79 {
+			t.Errorf("source line %q is not in chrony's columns (79 wide)", l)
+		}
+		if strings.HasPrefix(l, "^*") {
+			selected++
+		}
+	}
+	if selected != 1 {
+		t.Errorf("chronyc sources selects %d sources, want one '^*':\n%s", selected, out)
+	}
+}
+
+// ping and tracepath print iputils' lines: ping's banner with the
+// payload and packet sizes, a line per reply or error, the statistics;
+// tracepath its hops in iputils' columns and the Resume line.
+func TestPingTracepathFormat(t *testing.T) {
+	// The world alone does not know the scenario's read_destinations (Run
+	// tells the classifier): each probe is let through as approved; none
+	// changes the world.
+	w, probe := worldOf(t, "net-mtu-mismatch")
+	run := func(cmd string) (string, string, int) { w.Arm(); return probe(cmd) }
+	banner := regexp.MustCompile(`^PING (\S+) \((\S+)\) (\d+)\((\d+)\) bytes of data\.$`)
+	reply := regexp.MustCompile(`^(\d+) bytes from 10\.20\.0\.5: icmp_seq=(\d+) ttl=\d+ time=\d+(\.\d+)? ms$`)
+	stats := regexp.MustCompile(`^(\d+) packets transmitted, (\d+) received,( \+\d+ errors,)? (\d+)% packet loss, time \d+ms$`)
+	for cmd, want := range map[string]string{"ping -c 3 10.20.0.5": "", "ping -c 3 -M do -s 1372 10.20.0.5": "",
+		"ping -c 3 -M do -s 1472 10.20.0.5": "ping: local error: message too long, mtu=1400"} {
+		out, errOut, code := run(cmd)
+		lines := strings.Split(out, "\n")
+		m := banner.FindStringSubmatch(lines[0])
+		if m == nil {
+			t.Fatalf("%s: no ping banner: exit %d\n%q\n%s", cmd, code, out, errOut)
+		}
+		payload, _ := strconv.Atoi(m[3])
+		total, _ := strconv.Atoi(m[4])
+		if total != payload+28 || (strings.Contains(cmd, "-s ") && !strings.Contains(cmd, "-s "+m[3]+" ")) {
+			t.Errorf("%s: banner %q: the payload is -s's and the packet 28 bytes more", cmd, lines[0])
+		}
+		replies := 0
+		i := 1
+		for ; i < len(lines) && lines[i] != ""; i++ {
+			switch {
+			case want != "" && lines[i] == want:
+			case want == "" && reply.MatchString(lines[i]):
+				r := reply.FindStringSubmatch(lines[i])
+				if r[1] != strconv.Itoa(payload+8) || r[2] != strconv.Itoa(replies+1) {
+					t.Errorf("%s: reply %q: want %d bytes (the payload and the ICMP header), icmp_seq %d", cmd, lines[i], payload+8, replies+1)
+				}
+				replies++
+			default:
+				t.Errorf("%s: line %q is not one ping prints here", cmd, lines[i])
+			}
+		}
+		if i+2 >= len(lines) || lines[i+1] != "--- 10.20.0.5 ping statistics ---" {
+			t.Fatalf("%s: no statistics:\n%s", cmd, out)
+		}
+		s := stats.FindStringSubmatch(lines[i+2])
+		if s == nil || s[2] != strconv.Itoa(replies) {
+			t.Errorf("%s: statistics %q do not count the %d replies", cmd, lines[i+2], replies)
+		}
+		if replies > 0 && !strings.HasPrefix(lines[i+3], "rtt min/avg/max/mdev = ") {
+			t.Errorf("%s: no rtt line", cmd)
+		}
+	}
+	out, _, _ := run("tracepath -n 10.20.0.5")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if lines[0] != " 1?: [LOCALHOST]                      pmtu 1400" || !strings.HasPrefix(lines[len(lines)-1], "     Resume: pmtu 1400 ") {
+		t.Errorf("tracepath's first and last lines:\n%s", out)
+	}
+	hop := regexp.MustCompile(`^ ?\d+:  \S+ +\d+\.\d{3}ms (reached|pmtu \d+)?$`)
+	for _, l := range lines[1 : len(lines)-1] {
+		if !hop.MatchString(l) || strings.Index(l, "ms") != 64 {
+			t.Errorf("hop line %q is not in tracepath's columns", l)
+		}
+	}
+}
