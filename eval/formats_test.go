@@ -303,6 +303,17 @@ func TestChronycFormat(t *testing.T) {
 	if out, _, code := run("chronyc tracking"); code != 1 || out != "506 Cannot talk to daemon\n" {
 		t.Errorf("chronyc with chronyd stopped: %d %q", code, out)
 	}
+	// chrony's status and journal agree with its Active line: nothing
+	// logged by the unit after it stopped.
+	status, _, _ := run("systemctl status chrony --no-pager")
+	if !strings.Contains(status, "     Active: inactive (dead) since Fri 2026-11-20 02:00:13 UTC") {
+		t.Errorf("chrony's status:\n%s", status)
+	}
+	for _, l := range strings.Split(status, "\n") {
+		if journalStamp.MatchString(l) && l[:15] > "Nov 20 02:00:13" {
+			t.Errorf("chrony logged %q after it stopped:\n%s", l, status)
+		}
+	}
 	w.Arm()
 	if _, _, code := run("systemctl start chrony"); code != 0 || !w.Flag("fixed") {
 		t.Fatal("starting chrony did not fix the world")

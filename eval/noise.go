@@ -943,7 +943,11 @@ func (m *machine) journalNoiseLines(n int, salt uint64) []string {
 		start := rng.IntN(len(journalNoise))
 		for k := start; k < len(journalNoise) && len(out) < n; k++ {
 			l := journalNoise[k]
-			out = append(out, fmt.Sprintf(l, 1000+rng.IntN(60000), 30000+rng.IntN(30000), m.name))
+			pid, port := 1000+rng.IntN(60000), 30000+rng.IntN(30000)
+			if strings.Contains(l, "%") {
+				l = fmt.Sprintf(l, pid, port, m.name)
+			}
+			out = append(out, l)
 			if k > start && (strings.Contains(l, "closed") || strings.Contains(l, "Finished") || strings.Contains(l, "HUPed")) {
 				break
 			}

@@ -301,3 +301,22 @@ func TestDfHumanInodes(t *testing.T) {
 		}
 	}
 }
+
+// No generated line carries a formatting error (a noise line without a
+// verb given arguments prints %!(EXTRA …)).
+func TestGeneratedLinesWellFormed(t *testing.T) {
+	for _, sc := range loadAll(t) {
+		w := NewWorld(sc)
+		for _, res := range sc.inv.All() {
+			for _, cmd := range generatorCommands {
+				out, err := w.Run(context.Background(), res, runSpec(cmd), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i := strings.Index(out.Stdout, "%!"); i >= 0 {
+					t.Fatalf("%s %s: %s prints a formatting error: %q", sc.Name, res.Name, cmd, out.Stdout[max(0, i-80):min(len(out.Stdout), i+40)])
+				}
+			}
+		}
+	}
+}
