@@ -427,3 +427,30 @@ func TestPingTracepathFormat(t *testing.T) {
 		}
 	}
 }
+
+// iostat's selections: -d drops the avg-cpu tables, -c the Device
+// tables, -y with an interval the since-boot report, a device name the
+// other devices' rows, -z the idle devices.
+func TestIostatSelections(t *testing.T) {
+	_, run := worldOf(t, "misleading-memory-raid-resync")
+	count := func(out, s string) int { return strings.Count(out, s) }
+	full, _, _ := run("iostat -x 1 2")
+	if count(full, "avg-cpu:") != 2 || count(full, "\nDevice ") != 2 || count(full, "\nsdd ") != 2 {
+		t.Fatalf("iostat -x 1 2:\n%s", full)
+	}
+	for cmd, want := range map[string][3]int{ // avg-cpu tables, Device tables, sdd rows
+		"iostat -dx 1 2": {0, 2, 2}, "iostat -c 1 2": {2, 0, 0}, "iostat -xy 1 2": {1, 1, 1}, "iostat -cd 1 2": {2, 2, 2},
+		"iostat -x sda 1 2": {2, 2, 0}, "iostat -dxy sdd 1 2": {0, 1, 1}, "iostat -xz 1 2": {2, 2, 2},
+	} {
+		out, _, _ := run(cmd)
+		if got := [3]int{count(out, "avg-cpu:"), count(out, "\nDevice "), count(out, "\nsdd ")}; got != want || !iostatBanner.MatchString(strings.SplitN(out, "\n", 2)[0]) {
+			t.Errorf("%s: %v avg-cpu tables, Device tables, sdd rows; want %v:\n%s", cmd, got, want, out)
+		}
+	}
+	if out, _, _ := run("iostat -x sda 1 2"); count(out, "\nsda ") != 2 || count(out, "\nsdb ") != 0 || count(out, "\nmd0 ") != 0 {
+		t.Errorf("iostat -x sda lists other devices:\n%s", out)
+	}
+	if out, _, _ := run("iostat -x sda 1 2"); !strings.HasSuffix(out, "\n\n") {
+		t.Errorf("iostat's reports end with a blank line:\n%q", out)
+	}
+}

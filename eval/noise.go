@@ -1141,6 +1141,8 @@ func (w *World) dress(res inventory.Resource, r *Rule, words []string, out strin
 		return dressDu(out, words)
 	case "free":
 		return dressFree(out, words)
+	case "iostat":
+		return dressIostat(out, words)
 	}
 	return out
 }
@@ -1766,4 +1768,62 @@ func humanCount(n uint64, base int) string {
 		return "1.0" + string(units[u+1])
 	}
 	return strconv.FormatFloat(t, 'f', 0, 64) + string(units[u])
+}
+
+// dressIostat applies iostat's selections to a rule's full report: -c
+// keeps only the avg-cpu tables, -d only the Device tables (both when
+// both are given), -z drops devices with no activity, named devices keep
+// their rows only, and -y with an interval omits the first report (the
+// averages since boot). A text that is not sysstat's is left as written.
+func dressIostat(out string, words []string) string {
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "Linux ") || lines[1] != "" {
+		return out
+	}
+	flags, rest := splitFlags(flagCommands["iostat"], words[1:])
+	devs, interval := map[string]bool{}, false
+	for _, a := range rest {
+		if _, err := strconv.Atoi(a); err == nil {
+			interval = true
+		} else if a != "*" {
+			devs[a] = true
+		}
+	}
+	cpu, dev := !flags["-d"] || flags["-c"], !flags["-c"] || flags["-d"]
+	var b strings.Builder
+	b.WriteString(lines[0] + "\n\n")
+	report, skip := 0, flags["-y"] && interval
+	for i := 2; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "avg-cpu:"):
+			report++
+			if cpu && !(skip && report == 1) && i+1 < len(lines) {
+				b.WriteString(l + "\n" + lines[i+1] + "\n\n")
+			}
+			i++
+		case strings.HasPrefix(l, "Device "):
+			var rows []string
+			for i++; i < len(lines) && lines[i] != ""; i++ {
+				f := strings.Fields(lines[i])
+				idle := true
+				for _, v := range f[1:] {
+					if x, err := strconv.ParseFloat(v, 64); err != nil || x != 0 {
+						idle = false
+					}
+				}
+				if (len(devs) == 0 || devs[f[0]]) && !(flags["-z"] && idle) {
+					rows = append(rows, lines[i])
+				}
+			}
+			if dev && !(skip && report == 1) {
+				b.WriteString(l + "\n")
+				for _, r := range rows {
+					b.WriteString(r + "\n")
+				}
+				b.WriteString("\n")
+			}
+		}
+	}
+	return b.String()
 }
