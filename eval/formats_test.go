@@ -454,3 +454,51 @@ func TestIostatSelections(t *testing.T) {
 		t.Errorf("iostat's reports end with a blank line:\n%q", out)
 	}
 }
+
+// timedatectl (status) prints systemd's seven labels right-aligned on
+// the colon; timedatectl show the same facts as properties; both agree,
+// before and after the fix.
+func TestTimedatectlFormat(t *testing.T) {
+	w, run := worldOf(t, "host-clock-drift")
+	labels := []string{"Local time", "Universal time", "RTC time", "Time zone", "System clock synchronized", "NTP service", "RTC in local TZ"}
+	keys := []string{"Timezone", "LocalRTC", "CanNTP", "NTP", "NTPSynchronized", "TimeUSec", "RTCTimeUSec"}
+	check := func(synced string) {
+		for _, cmd := range []string{"timedatectl", "timedatectl status"} {
+			out, _, _ := run(cmd)
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if len(lines) != len(labels) {
+				t.Fatalf("%s printed %d lines, want %d:\n%s", cmd, len(lines), len(labels), out)
+			}
+			for i, l := range lines {
+				if len(l) < 27 || l[25:27] != ": " || strings.TrimLeft(l[:25], " ") != labels[i] {
+					t.Errorf("%s line %q: want %q right-aligned to the colon at column 26", cmd, l, labels[i])
+				}
+			}
+			if lines[4][27:] != synced {
+				t.Errorf("%s: System clock synchronized %q, want %q", cmd, lines[4][27:], synced)
+			}
+		}
+		out, _, _ := run("timedatectl show")
+		props := map[string]string{}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			k, v, ok := strings.Cut(l, "=")
+			if !ok {
+				t.Fatalf("timedatectl show line %q is not a property", l)
+			}
+			props[k] = v
+			got = append(got, k)
+		}
+		if strings.Join(got, " ") != strings.Join(keys, " ") || props["NTPSynchronized"] != synced {
+			t.Errorf("timedatectl show: properties %v, NTPSynchronized %q; want %v and %q", got, props["NTPSynchronized"], keys, synced)
+		}
+		status, _, _ := run("timedatectl")
+		if !strings.Contains(status, "Universal time: "+props["TimeUSec"]+"\n") {
+			t.Errorf("timedatectl and timedatectl show disagree on the time:\n%s\n%s", status, out)
+		}
+	}
+	check("no")
+	w.Arm()
+	run("systemctl start chrony")
+	check("yes")
+}
