@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -942,7 +943,11 @@ func (m *machine) journalNoiseLines(n int, salt uint64) []string {
 		start := rng.IntN(len(journalNoise))
 		for k := start; k < len(journalNoise) && len(out) < n; k++ {
 			l := journalNoise[k]
-			out = append(out, fmt.Sprintf(l, 1000+rng.IntN(60000), 30000+rng.IntN(30000), m.name))
+			pid, port := 1000+rng.IntN(60000), 30000+rng.IntN(30000)
+			if strings.Contains(l, "%") {
+				l = fmt.Sprintf(l, pid, port, m.name)
+			}
+			out = append(out, l)
 			if k > start && (strings.Contains(l, "closed") || strings.Contains(l, "Finished") || strings.Contains(l, "HUPed")) {
 				break
 			}
@@ -1094,7 +1099,7 @@ func (w *World) dress(res inventory.Resource, r *Rule, words []string, out strin
 	m := w.machine(res)
 	switch words[0] {
 	case "df":
-		return alignDf(dfNoise(m.dfInodes(out, words), words))
+		return alignDf(dfHumanInodes(dfNoise(m.dfInodes(out, words), words), words))
 	case "journalctl":
 		if !isJournalRead(words) {
 			return out
@@ -1136,6 +1141,8 @@ func (w *World) dress(res inventory.Resource, r *Rule, words []string, out strin
 		return dressDu(out, words)
 	case "free":
 		return dressFree(out, words)
+	case "iostat":
+		return dressIostat(out, words)
 	}
 	return out
 }
@@ -1694,6 +1701,129 @@ func (m *machine) dfInodes(out string, words []string) string {
 			continue
 		}
 		fmt.Fprintf(&b, "%s %d %d %d %d%% %s\n", f[0], inodes, used, inodes-used, (used*100+inodes-1)/inodes, strings.Join(f[5:], " "))
+	}
+	return b.String()
+}
+
+// dfHumanInodes prints df -hi's inode counts as df prints them with -h
+// (or -H): human units, 2621440 as 2.5M. Counts below the base stay as
+// they are; a figure of under 10 units keeps one decimal; df rounds up.
+// A table whose inode cells are not plain counts is left as written.
+func dfHumanInodes(out string, words []string) string {
+	flags, _ := splitFlags(flagCommands["df"], words[1:])
+	base := 0
+	switch {
+	case flags["-h"]:
+		base = 1024
+	case flags["-H"]:
+		base = 1000
+	}
+	head, _, _ := strings.Cut(out, "\n")
+	if base == 0 || !flags["-i"] || !strings.HasPrefix(head, "Filesystem") || !strings.Contains(head, "IUse%") {
+		return out
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	for i, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) < 6 {
+			return out
+		}
+		for j := 1; j <= 3; j++ {
+			n, err := strconv.ParseUint(f[j], 10, 64)
+			if err != nil {
+				return out
+			}
+			f[j] = humanCount(n, base)
+		}
+		lines[i+1] = strings.Join(f, " ")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// humanCount renders n as GNU df's -h (base 1024) or -H (base 1000)
+// does: below the base as is, else scaled to the largest unit that keeps
+// it at least 1, with one decimal below 10, always rounded up.
+func humanCount(n uint64, base int) string {
+	if n < uint64(base) {
+		return strconv.FormatUint(n, 10)
+	}
+	units := "KMGTPE"
+	if base == 1000 {
+		units = "kMGTPE"
+	}
+	v, u := float64(n), -1
+	for v >= float64(base) && u < len(units)-1 {
+		v /= float64(base)
+		u++
+	}
+	if v < 10 {
+		t := math.Ceil(v*10-1e-9) / 10
+		if t < 10 {
+			return strconv.FormatFloat(t, 'f', 1, 64) + string(units[u])
+		}
+		v = t
+	}
+	t := math.Ceil(v - 1e-9)
+	if t >= float64(base) && u < len(units)-1 {
+		return "1.0" + string(units[u+1])
+	}
+	return strconv.FormatFloat(t, 'f', 0, 64) + string(units[u])
+}
+
+// dressIostat applies iostat's selections to a rule's full report: -c
+// keeps only the avg-cpu tables, -d only the Device tables (both when
+// both are given), -z drops devices with no activity, named devices keep
+// their rows only, and -y with an interval omits the first report (the
+// averages since boot). A text that is not sysstat's is left as written.
+func dressIostat(out string, words []string) string {
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "Linux ") || lines[1] != "" {
+		return out
+	}
+	flags, rest := splitFlags(flagCommands["iostat"], words[1:])
+	devs, interval := map[string]bool{}, false
+	for _, a := range rest {
+		if _, err := strconv.Atoi(a); err == nil {
+			interval = true
+		} else if a != "*" {
+			devs[a] = true
+		}
+	}
+	cpu, dev := !flags["-d"] || flags["-c"], !flags["-c"] || flags["-d"]
+	var b strings.Builder
+	b.WriteString(lines[0] + "\n\n")
+	report, skip := 0, flags["-y"] && interval
+	for i := 2; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "avg-cpu:"):
+			report++
+			if cpu && !(skip && report == 1) && i+1 < len(lines) {
+				b.WriteString(l + "\n" + lines[i+1] + "\n\n")
+			}
+			i++
+		case strings.HasPrefix(l, "Device "):
+			var rows []string
+			for i++; i < len(lines) && lines[i] != ""; i++ {
+				f := strings.Fields(lines[i])
+				idle := true
+				for _, v := range f[1:] {
+					if x, err := strconv.ParseFloat(v, 64); err != nil || x != 0 {
+						idle = false
+					}
+				}
+				if (len(devs) == 0 || devs[f[0]]) && !(flags["-z"] && idle) {
+					rows = append(rows, lines[i])
+				}
+			}
+			if dev && !(skip && report == 1) {
+				b.WriteString(l + "\n")
+				for _, r := range rows {
+					b.WriteString(r + "\n")
+				}
+				b.WriteString("\n")
+			}
+		}
 	}
 	return b.String()
 }

@@ -289,6 +289,7 @@ var flagCommands = map[string]map[string]string{
 	"free":    {"--mega": "-m", "--giga": "-g", "--human": "-h", "--kilo": "-k", "--wide": "-w"},
 	"ls":      {"--all": "-a", "--human-readable": "-h", "--almost-all": "-A", "--recursive": "-R", "--reverse": "-r"},
 	"lsof":    {},
+	"iostat":  {"--human": "-h", "--compact": "--compact"},
 }
 
 // splitFlags separates a flag command's arguments into its set of options

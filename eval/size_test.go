@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -254,5 +255,68 @@ func TestDfInodesFromBlocks(t *testing.T) {
 	_, run = worldOf(t, "host-inode-exhaustion")
 	if out, _, _ := run("df -i /"); !strings.Contains(out, "2621440 2621440") || !strings.Contains(out, "100%") {
 		t.Errorf("df -i / on php-1:\n%s", out)
+	}
+}
+
+// df -hi prints inode counts in human units, as df does with -h: a
+// reader of df -hi sees 2.5M, never the raw 2621440; -i alone keeps the
+// counts.
+func TestDfHumanInodes(t *testing.T) {
+	_, run := worldOf(t, "host-inode-exhaustion")
+	out, _, _ := run("df -hi")
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if head := strings.Fields(lines[0]); strings.Join(head, " ") != "Filesystem Inodes IUsed IFree IUse% Mounted on" {
+		t.Fatalf("df -hi header: %q", lines[0])
+	}
+	human := regexp.MustCompile(`^(\d+|\d\.\d[KMGTPE]|\d+[KMGTPE])$`)
+	var root []string
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		for _, c := range f[1:4] {
+			if !human.MatchString(c) || len(c) > 4 {
+				t.Errorf("df -hi cell %q is not in df's human units: %q", c, l)
+			}
+		}
+		if f[len(f)-1] == "/" {
+			root = f
+		}
+	}
+	if strings.Join(root, " ") != "/dev/sda1 2.5M 2.5M 0 100% /" {
+		t.Errorf("df -hi's / row = %q, want 2.5M 2.5M 0 100%%:\n%s", root, out)
+	}
+	if !strings.Contains(out, "tmpfs             986K  1.2K  985K    1% /run\n") {
+		t.Errorf("df -hi's /run row is not laid out as df lays it out:\n%s", out)
+	}
+	if raw, _, _ := run("df -i"); !strings.Contains(raw, "2621440") {
+		t.Errorf("df -i lost the raw counts:\n%s", raw)
+	}
+	for _, c := range []struct {
+		n    uint64
+		base int
+		want string
+	}{{0, 1024, "0"}, {1023, 1024, "1023"}, {1024, 1024, "1.0K"}, {1025, 1024, "1.1K"}, {10239, 1024, "10K"},
+		{2410022, 1024, "2.3M"}, {1048575, 1024, "1.0M"}, {999, 1000, "999"}, {2621440, 1000, "2.7M"}, {15000, 1000, "15k"}} {
+		if got := humanCount(c.n, c.base); got != c.want {
+			t.Errorf("humanCount(%d, %d) = %q, want %q", c.n, c.base, got, c.want)
+		}
+	}
+}
+
+// No generated line carries a formatting error (a noise line without a
+// verb given arguments prints %!(EXTRA …)).
+func TestGeneratedLinesWellFormed(t *testing.T) {
+	for _, sc := range loadAll(t) {
+		w := NewWorld(sc)
+		for _, res := range sc.inv.All() {
+			for _, cmd := range generatorCommands {
+				out, err := w.Run(context.Background(), res, runSpec(cmd), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i := strings.Index(out.Stdout, "%!"); i >= 0 {
+					t.Fatalf("%s %s: %s prints a formatting error: %q", sc.Name, res.Name, cmd, out.Stdout[max(0, i-80):min(len(out.Stdout), i+40)])
+				}
+			}
+		}
 	}
 }
