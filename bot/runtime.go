@@ -801,16 +801,11 @@ func (b *runtime) markIdle(ctx context.Context, t ThreadRef) {
 	}
 }
 
-// mentionContext resolves @mentions against the inventory, marks them as
-// explicitly accessed, and writes the authoritative context block (SPEC A8).
-func (b *runtime) mentionContext(s *agent.Session, ms []Mention) string {
-	block, _ := b.mentionContextIn(s, ms, nil)
-	return block
-}
-
-// mentionContextIn is mentionContext within a channel's scope: a mention
-// of something outside it is not resolved, its line in the block says so
-// with the reason, and the reasons are returned for the person.
+// mentionContextIn resolves @mentions against the inventory within a
+// channel's scope (nil: everything), marks them as explicitly accessed, and
+// writes the authoritative context block (SPEC A8). A mention of something
+// outside the scope is not resolved, its line in the block says so with the
+// reason, and the reasons are returned for the person.
 func (b *runtime) mentionContextIn(s *agent.Session, ms []Mention, scope *policy.Scope) (string, []string) {
 	if len(ms) == 0 || b.opt.Resolver == nil {
 		return "", nil
