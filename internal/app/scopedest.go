@@ -2,8 +2,6 @@ package app
 
 import (
 	"log/slog"
-	"net"
-	"net/url"
 	"strings"
 
 	"github.com/vigilops/vigil/internal/config"
@@ -26,11 +24,11 @@ func destinationMap(cfg *config.Config, inv *inventory.Inventory, o command.Opti
 		}
 	}
 	for _, p := range cfg.Observability.Prometheus {
-		if d, ok := httpDestination(p.URL); ok {
+		if d, ok := command.URLDestination(p.URL); ok {
 			warn(m.AddDatasource(p.Name, d))
 		}
 	}
-	if d, ok := httpDestination(cfg.Observability.Alertmanager.URL); ok {
+	if d, ok := command.URLDestination(cfg.Observability.Alertmanager.URL); ok {
 		warn(m.AddDatasource(policy.AlertmanagerDatasource, d))
 	}
 	for _, k := range cfg.Kubernetes.Clusters {
@@ -72,26 +70,9 @@ func destinationMap(cfg *config.Config, inv *inventory.Inventory, o command.Opti
 		}
 	}
 	for _, u := range cfg.Policy.HTTPReadURLs {
-		if d, ok := httpDestination(u); ok {
+		if d, ok := command.URLDestination(u); ok {
 			m.AddOpen(d)
 		}
 	}
 	return m
-}
-
-// httpDestination is the host and port of an http(s) URL.
-func httpDestination(raw string) (command.Destination, bool) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return command.Destination{}, false
-	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	d, err := command.ParseDestination(net.JoinHostPort(u.Hostname(), port))
-	return d, err == nil
 }

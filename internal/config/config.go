@@ -11,8 +11,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -230,11 +228,11 @@ func ParseReadDestination(s string) (service string, d command.Destination, err 
 func (c *Config) CommandOptions() command.Options {
 	o := c.Policy.Rules().Command
 	for _, p := range c.Observability.Prometheus {
-		if d, ok := urlDestination(p.URL); ok {
+		if d, ok := command.URLDestination(p.URL); ok {
 			o.Destinations = append(o.Destinations, d)
 		}
 	}
-	if d, ok := urlDestination(c.Observability.Alertmanager.URL); ok {
+	if d, ok := command.URLDestination(c.Observability.Alertmanager.URL); ok {
 		o.Destinations = append(o.Destinations, d)
 	}
 	if c.Store.Backend == "redis" {
@@ -249,23 +247,6 @@ func (c *Config) CommandOptions() command.Options {
 		}
 	}
 	return o
-}
-
-// urlDestination is the host and port of an http(s) URL.
-func urlDestination(raw string) (command.Destination, bool) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return command.Destination{}, false
-	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	d, err := command.ParseDestination(net.JoinHostPort(u.Hostname(), port))
-	return d, err == nil
 }
 
 // readOnlyCommandHook lets a policy.read_only_commands entry be a plain
