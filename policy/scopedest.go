@@ -54,26 +54,10 @@ func NewDestinationMap() *DestinationMap {
 // for every loopback spelling (one machine).
 func destKey(host string) string {
 	h := strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if isLoopback(h) {
+	if command.LoopbackHost(h) {
 		return "localhost"
 	}
 	return h
-}
-
-func isLoopback(h string) bool {
-	switch h {
-	case "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback":
-		return true
-	}
-	if strings.HasSuffix(h, ".localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(h)
-	if err != nil {
-		return false
-	}
-	a = a.Unmap()
-	return a.IsLoopback() || a.IsUnspecified()
 }
 
 // AddDatasource maps the host:port of datasource name (a Prometheus

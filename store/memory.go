@@ -153,16 +153,25 @@ func (m *Memory) SessionExists(ctx context.Context, key string) (bool, error) {
 	return ok, nil
 }
 
+// encodeSession is what the memory store keeps of a session.
+func encodeSession(s *agent.Session) ([]byte, error) {
+	if s == nil || s.Key == "" {
+		return nil, errors.New("save session: no session key")
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encode session %q: %w", s.Key, err)
+	}
+	return raw, nil
+}
+
 func (m *Memory) SaveSession(ctx context.Context, s *agent.Session) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if s == nil || s.Key == "" {
-		return errors.New("save session: no session key")
-	}
-	raw, err := json.Marshal(s)
+	raw, err := encodeSession(s)
 	if err != nil {
-		return fmt.Errorf("encode session %q: %w", s.Key, err)
+		return err
 	}
 	m.mu.Lock()
 	m.sessions[s.Key] = raw
@@ -466,12 +475,9 @@ func (l *memoryLock) RenewAndSave(ctx context.Context, s *agent.Session) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if s == nil || s.Key == "" {
-		return errors.New("save session: no session key")
-	}
-	raw, err := json.Marshal(s)
+	raw, err := encodeSession(s)
 	if err != nil {
-		return fmt.Errorf("encode session %q: %w", s.Key, err)
+		return err
 	}
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()

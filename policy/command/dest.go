@@ -121,11 +121,11 @@ func normalDestHost(h string) (string, bool) {
 	return h, true
 }
 
-// loopbackHost reports a name or address of the host itself: localhost,
+// LoopbackHost reports a name or address of the host itself: localhost,
 // its *.localhost subdomains, 127.0.0.0/8, ::1, the unspecified addresses
 // (connecting to them reaches the host) and IPv4-mapped forms of those.
 // Only canonical spellings count: 127.1 or 2130706433 are not known.
-func loopbackHost(h string) bool {
+func LoopbackHost(h string) bool {
 	switch h {
 	case "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback":
 		return true
@@ -156,7 +156,7 @@ func matchHost(host, declared string) bool {
 // sameMachine reports whether two hosts name one machine as far as vigil's
 // tables tell: equal, both loopback, or names of one inventory resource.
 func (o *Options) sameMachine(a, b string) bool {
-	if a == b || loopbackHost(a) && loopbackHost(b) {
+	if a == b || LoopbackHost(a) && LoopbackHost(b) {
 		return true
 	}
 	for _, group := range o.Aliases {
@@ -199,7 +199,7 @@ func (c *classifier) forbidden(host string, port int) (Destination, bool) {
 
 // knownDest reports whether host:port is a destination vigil knows.
 func (c *classifier) knownDest(host string, port int) bool {
-	if loopbackHost(host) {
+	if LoopbackHost(host) {
 		return true
 	}
 	if c.strict > 0 {

@@ -486,7 +486,7 @@ func FuzzClassifyCommand(f *testing.F) {
 			t.Fatalf("Classify(%q) = %s %q despite a network read: %s", cmd, v.Intent, v.Reasons, why)
 		}
 		for _, d := range v.Destinations {
-			if !loopbackHost(d.Host) && d != resolverDest {
+			if !LoopbackHost(d.Host) && d != resolverDest {
 				t.Fatalf("Classify(%q) = %s to %v, a destination the zero Options do not know", cmd, v.Intent, d)
 			}
 		}
