@@ -37,9 +37,6 @@ func pgBytesPerParse(t *testing.T) uint64 {
 // of the process. The parser instance is recycled every pgRecycleAfter
 // errors, so the growth stays under pgRecycleAfter*16 bytes.
 func TestPgParseCostBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("parses 5,000 statements and compiles the grammar again")
-	}
 	if !pgRecycleEnabled() {
 		t.Fatalf("parser recycling is off: %s", pgRecycleOff)
 	}
