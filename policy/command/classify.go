@@ -34,12 +34,14 @@ const (
 )
 
 // finding is one fact the classifier established about a command. Its
-// reason is "word: msg", built only when the verdict is assembled.
+// reason is "word: msg", built only when the verdict is assembled, or
+// text when that was built in advance (the command table's reasons).
 type finding struct {
 	phase     phase
 	write     bool
 	risk      Risk
 	word, msg string
+	text      string
 }
 
 // classifier holds the scratch state of one classification. Values are
@@ -159,7 +161,9 @@ func (o Options) Classify(cmd string, d Dialect) Verdict {
 }
 
 func (c *classifier) reset() {
-	clear(c.args[:cap(c.args)])
+	// call clears the words it resolved when it is done with them, so
+	// the arena holds no old command text past its length.
+	clear(c.args)
 	c.args = c.args[:0]
 	for _, k := range c.calls[:c.ncalls] {
 		*k = call{}
@@ -205,7 +209,8 @@ func (c *classifier) script(src string, ctx callCtx) {
 		c.unknown("nesting", "too deep to classify")
 		return
 	}
-	if !c.plainText(src) {
+	ok, subst := c.plainText(src)
+	if !ok {
 		return
 	}
 	if i := netDevice(src); i >= 0 {
@@ -222,11 +227,14 @@ func (c *classifier) script(src string, ctx callCtx) {
 		c.construct("${...@P}", RiskMedium, "expansion evaluates the value as a prompt string or code")
 	}
 	var f *syntax.File
-	if !noPlain && isPlain(src) {
+	if !noPlain {
 		var mark plainMark
-		f, mark = c.plainFile(src)
-		defer c.releasePlain(mark)
-	} else {
+		var plain bool
+		if f, mark, plain = c.plainFile(src); plain {
+			defer c.releasePlain(mark)
+		}
+	}
+	if f == nil {
 		c.reader.Reset(src)
 		var err error
 		f, err = c.parser.Parse(&c.reader, "")
@@ -237,7 +245,7 @@ func (c *classifier) script(src string, ctx callCtx) {
 	}
 	// Every node the substitution walk looks at is spelled with one of
 	// substitutionBytes or the word let; text without them has none.
-	if hasByte(src, &substitutionBytes) || strings.Contains(src, "let") {
+	if subst || strings.Contains(src, "let") {
 		c.substitutions(f)
 	}
 	ctx.top = ctx.nest == 0
@@ -282,21 +290,42 @@ func dialectSensitive(src string) bool {
 	return strings.Contains(src, "$'") || strings.Contains(src, "$\"") || strings.IndexByte(src, '{') >= 0
 }
 
+// textClass sorts the bytes of a command for plainText: textPrintable
+// for printable ASCII, tab and newline, textSubst added for the bytes of
+// substitutionBytes, textHigh for non-ASCII; 0 for control characters.
+var textClass = func() (t [256]uint8) {
+	for ch := 0x20; ch < 0x7f; ch++ {
+		t[ch] = textPrintable
+		if substitutionBytes[ch] {
+			t[ch] |= textSubst
+		}
+	}
+	t['\t'], t['\n'] = textPrintable, textPrintable
+	for ch := 0x80; ch < 0x100; ch++ {
+		t[ch] = textHigh
+	}
+	return t
+}()
+
+const (
+	textPrintable = 1 << iota
+	textSubst
+	textHigh
+)
+
 // plainText reports whether src holds only characters the shell and the
 // parser read alike. A NUL byte ends a C string where the parser would
 // drop it, a carriage return is part of a word to bash but a blank to the
 // parser, and other control characters or invalid UTF-8 are not read the
 // same way by every shell: all are refused, naming the byte, never
-// cleaned.
-func (c *classifier) plainText(src string) bool {
-	ascii := true
+// cleaned. subst reports a byte of substitutionBytes (hasByte), found in
+// the same pass.
+func (c *classifier) plainText(src string) (ok, subst bool) {
+	var seen uint8
 	for i := 0; i < len(src); i++ {
-		// Printable ASCII first: almost every byte of every command.
-		switch ch := src[i]; {
-		case ch >= 0x20 && ch < 0x7f, ch == '\t', ch == '\n':
-			continue
-		case ch >= 0x80:
-			ascii = false
+		cl := textClass[src[i]]
+		seen |= cl
+		if cl != 0 {
 			continue
 		}
 		ch := src[i]
@@ -308,13 +337,13 @@ func (c *classifier) plainText(src string) bool {
 			name = "carriage return"
 		}
 		c.unknown("command", fmt.Sprintf("contains a %s (0x%02x) at offset %d", name, ch, i))
-		return false
+		return false, false
 	}
-	if !ascii && !utf8.ValidString(src) {
+	if seen&textHigh != 0 && !utf8.ValidString(src) {
 		c.unknown("command", "contains invalid UTF-8")
-		return false
+		return false, false
 	}
-	return true
+	return true, seen&textSubst != 0
 }
 
 // netDevice returns the offset of a /dev/tcp or /dev/udp path in s, or -1:
@@ -384,8 +413,9 @@ func (c *classifier) verdict(cmd string) Verdict {
 }
 
 // reasons builds the distinct "word: msg" texts of the findings at the
-// given indices (all findings when order is nil), in that order, with one
-// allocation for all the text.
+// given indices (all findings when order is nil), in that order. A
+// finding that carries its text built in advance is used as it is; the
+// others share one allocation for all their text.
 func (c *classifier) reasons(order []int) []string {
 	n := len(order)
 	if order == nil {
@@ -397,8 +427,8 @@ func (c *classifier) reasons(order []int) []string {
 		}
 		return &c.findings[order[i]]
 	}
-	// ends[i] is the end offset of reason i in the text, or -1 for a
-	// duplicate of an earlier one.
+	// ends[i] is the end offset of reason i in the text built here, -1
+	// for a duplicate of an earlier one and -2 for one with its own text.
 	ends := c.ends[:0]
 	size, count := 0, 0
 	for i := 0; i < n; i++ {
@@ -406,34 +436,44 @@ func (c *classifier) reasons(order []int) []string {
 		dup := false
 		for j := 0; j < i && !dup; j++ {
 			g := at(j)
-			dup = ends[j] >= 0 && g.word == f.word && g.msg == f.msg
+			dup = ends[j] != -1 && g.word == f.word && g.msg == f.msg
 		}
-		if dup {
+		switch {
+		case dup:
 			ends = append(ends, -1)
 			continue
+		case f.text != "":
+			ends = append(ends, -2)
+		default:
+			size += len(f.word) + 2 + len(f.msg)
+			ends = append(ends, size)
 		}
-		size += len(f.word) + 2 + len(f.msg)
-		ends = append(ends, size)
 		count++
 	}
 	c.ends = ends
-	var b strings.Builder
-	b.Grow(size)
-	for i := 0; i < n; i++ {
-		if ends[i] >= 0 {
-			f := at(i)
-			b.WriteString(f.word)
-			b.WriteString(": ")
-			b.WriteString(f.msg)
+	all := ""
+	if size > 0 {
+		var b strings.Builder
+		b.Grow(size)
+		for i := 0; i < n; i++ {
+			if ends[i] >= 0 {
+				f := at(i)
+				b.WriteString(f.word)
+				b.WriteString(": ")
+				b.WriteString(f.msg)
+			}
 		}
+		all = b.String()
 	}
-	all := b.String()
 	out := make([]string, 0, count)
 	start := 0
-	for _, end := range ends {
-		if end >= 0 {
+	for i, end := range ends {
+		switch {
+		case end >= 0:
 			out = append(out, all[start:end])
 			start = end
+		case end == -2:
+			out = append(out, at(i).text)
 		}
 	}
 	return out
@@ -463,6 +503,18 @@ func maxRisk(a, b Risk) Risk {
 func (c *classifier) addFinding(p phase, write bool, risk Risk, word, msg string) {
 	c.findings = append(c.findings, finding{phase: p, write: write, risk: risk, word: word, msg: msg})
 }
+
+// addText records a finding whose reason text ("word: msg") was built in
+// advance.
+func (c *classifier) addText(p phase, write bool, risk Risk, word, msg, text string) {
+	if noTexts {
+		text = ""
+	}
+	c.findings = append(c.findings, finding{phase: p, write: write, risk: risk, word: word, msg: msg, text: text})
+}
+
+// noTexts turns reasons built in advance off (tests compare the verdicts).
+var noTexts = false
 
 // construct records a phase-1 finding: a shell construct that can mutate.
 func (c *classifier) construct(word string, risk Risk, msg string) {

@@ -507,8 +507,8 @@ func (c *classifier) scanTool(k *call, t *tool, inherited tabList, mark, omark i
 		c.unknown(k.name, "dynamic subcommand")
 		return
 	}
-	v, name := t.verb(w.s)
-	vk := c.verbCall(k, i, name)
+	v, name, at := t.verb(w.s)
+	vk := c.verbCall(k, i, name, t.verbs, at)
 	c.judgeVerb(vk, t, v, w.s, name, tabs, inherited, mark, omark)
 	c.freeCall()
 }
@@ -597,37 +597,46 @@ func (c *classifier) noExtraVerb(k *call, t *tool) bool {
 
 // verb finds a verb by name or, for tools that accept them, by an
 // abbreviation that names only read verbs of one rule. name is the verb's
-// full name for reasons.
-func (t *tool) verb(w string) (*verbRule, string) {
-	if v := t.verbs.get(w); v != nil {
-		return v, w
+// full name for reasons, at its index in t.verbs (-1 for none).
+func (t *tool) verb(w string) (*verbRule, string, int) {
+	if i, ok := slices.BinarySearch(t.verbs.names, w); ok {
+		return t.verbs.rules[i], w, i
 	}
 	if !t.verbAbbrev || w == "" {
-		return nil, w
+		return nil, w, -1
 	}
 	var found *verbRule
-	full := ""
+	full, at := "", -1
 	j, _ := slices.BinarySearch(t.verbs.names, w)
 	for ; j < len(t.verbs.names) && strings.HasPrefix(t.verbs.names[j], w); j++ {
 		n, v := t.verbs.names[j], t.verbs.rules[j]
 		if v.class == ruleWrite || found != nil && found != v {
-			return nil, w + " (" + n + "?)"
+			return nil, w + " (" + n + "?)", -1
 		}
-		found, full = v, n
+		found, full, at = v, n, j
 	}
 	if found == nil {
-		return nil, w
+		return nil, w, -1
 	}
-	return found, full
+	return found, full, at
 }
 
-// verbCall makes the call for the verb at args[i] of k.
-func (c *classifier) verbCall(k *call, i int, verb string) *call {
+// verbCall makes the call for the verb at args[i] of k, which is verbs's
+// verb at (or -1). Its name and reason come from the set when the set
+// built them for k's name (verbReasons).
+func (c *classifier) verbCall(k *call, i int, verb string, verbs *verbSet, at int) *call {
 	lead := k.args[:i+1]
 	if len(k.lead) > 0 {
 		lead = append(append(make([]arg, 0, len(k.lead)+i+1), k.lead...), lead...)
 	}
-	return c.newCall(call{name: k.name + " " + verb, word: k.word, lead: lead, args: k.args[i+1:], ctx: k.ctx})
+	name, read := "", ""
+	if at >= 0 && verbs.texts != nil && verbs.prefix == k.name && verbs.names[at] == verb {
+		read = verbs.texts[at]
+		name = read[:len(read)-len(readSuffix)]
+	} else {
+		name = k.name + " " + verb
+	}
+	return c.newCall(call{name: name, word: k.word, lead: lead, args: k.args[i+1:], ctx: k.ctx, read: read})
 }
 
 // applyVerbRule judges a verb (or a tool's no-verb case) after its scan.

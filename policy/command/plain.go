@@ -94,44 +94,17 @@ type plainArena struct {
 // plainMark is where the arenas stood before a plainFile.
 type plainMark struct{ roots, nodes, words, args, parts, lits, sgls, dbls, rdrs, rptrs int }
 
-// plainQuoted reports whether b may stand inside quotes of the given kind
-// on the plain path: printable ASCII, and in double quotes none of the
-// bytes that expand or escape there ($, `, \, and ! to be safe).
-func plainQuoted(b byte, quote byte) bool {
-	if b < 0x20 || b > 0x7e || b == quote {
-		return false
+// plainInSgl and plainInDbl mark the bytes that may stand inside single
+// and double quotes on the plain path: printable ASCII other than the
+// closing quote, and in double quotes none of the bytes that expand or
+// escape there ($, `, \, and ! to be safe).
+var plainInSgl, plainInDbl = func() (sgl, dbl [256]bool) {
+	for b := 0x20; b <= 0x7e; b++ {
+		sgl[b] = b != '\''
+		dbl[b] = b != '"' && b != '$' && b != '`' && b != '\\' && b != '!'
 	}
-	return quote == '\'' || b != '$' && b != '`' && b != '\\' && b != '!'
-}
-
-// plainWordEnd returns the end of the plain word starting at src[i]: runs
-// of plain bytes and whole single- or double-quoted strings, up to a
-// space, a |, a < or > or the end. ok is false for anything else.
-func plainWordEnd(src string, i int) (end int, ok bool) {
-	for i < len(src) {
-		switch ch := src[i]; {
-		case ch == ' ' || ch == '|' || ch == '<' || ch == '>':
-			return i, true
-		case plainByte[ch]:
-			i++
-		case ch == '\'' || ch == '"':
-			j := i + 1
-			for j < len(src) && src[j] != ch {
-				if !plainQuoted(src[j], ch) {
-					return 0, false
-				}
-				j++
-			}
-			if j == len(src) {
-				return 0, false // unterminated
-			}
-			i = j + 1
-		default:
-			return 0, false
-		}
-	}
-	return i, true
-}
+	return sgl, dbl
+}()
 
 // plainRedirOp returns the length of the redirection operator at src[i]
 // that the plain path takes (>, >>, >&, <), or 0.
@@ -153,89 +126,23 @@ func plainRedirOp(src string, i int) int {
 	return 0
 }
 
-// plainRedirEnd returns the end of the redirection at src[i] (its
-// operator, blanks and a plain word), ok false if it is none the plain
-// path takes.
-func plainRedirEnd(src string, i int) (end int, ok bool) {
-	op := plainRedirOp(src, i)
-	if op == 0 {
-		return 0, false
-	}
-	i += op
-	for i < len(src) && src[i] == ' ' {
-		i++
-	}
-	end, ok = plainWordEnd(src, i)
-	return end, ok && end > i && !plainDigitsBefore(src, i, end)
-}
-
 // plainDigitsBefore reports a word src[i:end] that ends in a digit right
 // before a < or >: the lexer may read those digits as a descriptor.
 func plainDigitsBefore(src string, i, end int) bool {
 	return end < len(src) && (src[end] == '<' || src[end] == '>') && src[end-1] >= '0' && src[end-1] <= '9'
 }
 
-// isPlain reports whether src is a plain simple command or a pipeline of
-// them joined by single |: words of plain bytes and quoted strings, the
-// first word of each command neither an assignment nor reserved, and
-// after it plain redirections.
-func isPlain(src string) bool {
-	words := 0 // in the current command
-	for i := 0; i < len(src); {
-		switch src[i] {
-		case ' ':
-			i++
-			continue
-		case '|':
-			if words == 0 {
-				return false
-			}
-			words = 0
-			i++
-			continue
-		case '<', '>':
-			end, ok := plainRedirEnd(src, i)
-			if !ok || words == 0 {
-				return false
-			}
-			i = end
-			continue
-		}
-		end, ok := plainWordEnd(src, i)
-		if !ok {
-			return false
-		}
-		if plainDigitsBefore(src, i, end) {
-			// One digit is the descriptor of the redirection that follows.
-			if end != i+1 || words == 0 {
-				return false
-			}
-			end, ok = plainRedirEnd(src, end)
-			if !ok {
-				return false
-			}
-			i = end
-			continue
-		}
-		if words == 0 {
-			w := src[i:end]
-			if strings.IndexByte(w, '=') >= 0 || plainReserved[w] {
-				return false
-			}
-		}
-		words++
-		i = end
-	}
-	return words > 0
-}
-
-// plainFile builds the syntax tree of a plain command (isPlain) in the
-// classifier's arenas: releasePlain(mark) frees the nodes once the tree
-// has been classified. A pipeline nests to the left, as the parser builds
-// it: a | b | c is (a | b) | c.
-func (c *classifier) plainFile(src string) (*syntax.File, plainMark) {
+// plainFile builds the syntax tree of src in the classifier's arenas if
+// src is a plain simple command or a pipeline of them joined by single |:
+// words of plain bytes and quoted strings, the first word of each command
+// neither an assignment nor reserved, and after it plain redirections.
+// releasePlain(mark) frees the nodes once the tree has been classified.
+// ok is false, with nothing kept, for any other text, which goes to the
+// parser. A pipeline nests to the left, as the parser builds it: a | b | c
+// is (a | b) | c. It checks the text as it builds, in one pass.
+func (c *classifier) plainFile(src string) (f *syntax.File, mark plainMark, ok bool) {
 	a := &c.plain
-	mark := plainMark{len(a.roots), len(a.nodes), len(a.words), len(a.args), len(a.parts), len(a.lits), len(a.sgls), len(a.dbls), len(a.rdrs), len(a.rptrs)}
+	mark = plainMark{len(a.roots), len(a.nodes), len(a.words), len(a.args), len(a.parts), len(a.lits), len(a.sgls), len(a.dbls), len(a.rdrs), len(a.rptrs)}
 	var top *syntax.Stmt
 	start, rstart := len(a.args), len(a.rptrs)
 	pipe := -1 // offset of the | before the current command
@@ -260,39 +167,86 @@ func (c *classifier) plainFile(src string) (*syntax.File, plainMark) {
 		top = s
 		start, rstart = len(a.args), len(a.rptrs)
 	}
+	words := 0 // in the current command
 	for i := 0; i < len(src); {
 		switch src[i] {
 		case ' ':
 			i++
 			continue
 		case '|':
+			if words == 0 {
+				c.releasePlain(mark)
+				return nil, mark, false
+			}
 			flush()
+			words = 0
 			pipe = i
 			i++
 			continue
 		case '<', '>':
-			i = c.plainRedirect(src, -1, i)
+			end, ok := c.plainRedirect(src, -1, i)
+			if !ok || words == 0 {
+				c.releasePlain(mark)
+				return nil, mark, false
+			}
+			i = end
 			continue
 		}
 		if i+1 < len(src) && (src[i+1] == '<' || src[i+1] == '>') && src[i] >= '0' && src[i] <= '9' {
-			i = c.plainRedirect(src, i, i+1)
+			// One digit is the descriptor of the redirection that follows.
+			end, ok := c.plainRedirect(src, i, i+1)
+			if !ok || words == 0 {
+				c.releasePlain(mark)
+				return nil, mark, false
+			}
+			i = end
 			continue
 		}
-		w, end := c.plainWord(src, i)
+		w, end, ok := c.plainWord(src, i)
+		if !ok || plainDigitsBefore(src, i, end) || words == 0 && plainFirstWordSpecial(src[i:end]) {
+			c.releasePlain(mark)
+			return nil, mark, false
+		}
 		a.args = append(a.args, w)
+		words++
 		i = end
+	}
+	if words == 0 {
+		c.releasePlain(mark)
+		return nil, mark, false
 	}
 	flush()
 	a.roots = append(a.roots, plainRoot{})
 	r := &a.roots[len(a.roots)-1]
 	r.stmts[0] = top
 	r.file.Stmts = r.stmts[:]
-	return &r.file, mark
+	return &r.file, mark, true
+}
+
+// plainFirstWordSpecial reports a first word of a command that the
+// parser reads as more than a command name: an assignment or a reserved
+// word.
+func plainFirstWordSpecial(w string) bool {
+	return strings.IndexByte(w, '=') >= 0 || plainReserved[w]
 }
 
 // plainRedirect builds the redirection whose operator is at src[op], with
-// the one-digit descriptor at src[fd] when fd >= 0, and returns its end.
-func (c *classifier) plainRedirect(src string, fd, op int) int {
+// the one-digit descriptor at src[fd] when fd >= 0, and returns its end:
+// the operator, blanks and a plain word. ok is false if it is none the
+// plain path takes.
+func (c *classifier) plainRedirect(src string, fd, op int) (int, bool) {
+	n := plainRedirOp(src, op)
+	if n == 0 {
+		return 0, false
+	}
+	i := op + n
+	for i < len(src) && src[i] == ' ' {
+		i++
+	}
+	w, end, ok := c.plainWord(src, i)
+	if !ok || end == i || plainDigitsBefore(src, i, end) {
+		return 0, false
+	}
 	a := &c.plain
 	a.rdrs = append(a.rdrs, plainRedir{})
 	r := &a.rdrs[len(a.rdrs)-1]
@@ -301,7 +255,6 @@ func (c *classifier) plainRedirect(src string, fd, op int) int {
 		r.r.N = &r.n
 	}
 	r.r.OpPos = plainPos(op)
-	n := plainRedirOp(src, op)
 	switch {
 	case src[op] == '<':
 		r.r.Op = syntax.RdrIn
@@ -312,33 +265,40 @@ func (c *classifier) plainRedirect(src string, fd, op int) int {
 	default:
 		r.r.Op = syntax.DplOut
 	}
-	i := op + n
-	for src[i] == ' ' {
-		i++
-	}
-	w, end := c.plainWord(src, i)
 	r.r.Word = w
 	a.rptrs = append(a.rptrs, &r.r)
-	return end
+	return end, true
 }
 
-// plainWord builds the word starting at src[from] of text isPlain
-// accepted: literal runs and quoted strings, up to a space, a |, a < or >
-// or the end, which it returns. It finds the end as it goes rather than scanning
-// the word a second time with plainWordEnd.
-func (c *classifier) plainWord(src string, from int) (*syntax.Word, int) {
+// plainWord builds the word starting at src[from]: literal runs of plain
+// bytes and whole quoted strings, up to a space, a |, a < or > or the end,
+// which it returns. ok is false for any other byte or an unterminated
+// quote (the nodes it took are freed with the rest by releasePlain).
+func (c *classifier) plainWord(src string, from int) (w *syntax.Word, end int, ok bool) {
 	a := &c.plain
 	first := len(a.parts)
 	i := from
 	for i < len(src) && src[i] != ' ' && src[i] != '|' && src[i] != '<' && src[i] != '>' {
 		switch ch := src[i]; ch {
 		case '\'':
-			j := i + 1 + strings.IndexByte(src[i+1:], ch)
+			j := i + 1
+			for j < len(src) && plainInSgl[src[j]] {
+				j++
+			}
+			if j == len(src) || src[j] != ch {
+				return nil, 0, false
+			}
 			a.sgls = append(a.sgls, syntax.SglQuoted{Left: plainPos(i), Right: plainPos(j), Value: src[i+1 : j]})
 			a.parts = append(a.parts, &a.sgls[len(a.sgls)-1])
 			i = j + 1
 		case '"':
-			j := i + 1 + strings.IndexByte(src[i+1:], ch)
+			j := i + 1
+			for j < len(src) && plainInDbl[src[j]] {
+				j++
+			}
+			if j == len(src) || src[j] != ch {
+				return nil, 0, false
+			}
 			a.dbls = append(a.dbls, plainDbl{})
 			d := &a.dbls[len(a.dbls)-1]
 			d.dq = syntax.DblQuoted{Left: plainPos(i), Right: plainPos(j)}
@@ -350,8 +310,9 @@ func (c *classifier) plainWord(src string, from int) (*syntax.Word, int) {
 			a.parts = append(a.parts, &d.dq)
 			i = j + 1
 		default:
-			// src[i] is a plain byte (isPlain); starting past it keeps
-			// the loop moving whatever the text.
+			if !plainByte[ch] {
+				return nil, 0, false
+			}
 			j := i + 1
 			for j < len(src) && plainByte[src[j]] {
 				j++
@@ -362,7 +323,7 @@ func (c *classifier) plainWord(src string, from int) (*syntax.Word, int) {
 		}
 	}
 	a.words = append(a.words, syntax.Word{Parts: a.parts[first:len(a.parts):len(a.parts)]})
-	return &a.words[len(a.words)-1], i
+	return &a.words[len(a.words)-1], i, true
 }
 
 // releasePlain frees the nodes plainFile took after mark.

@@ -14,12 +14,19 @@ import (
 // dialect, or when the verdicts with and without the path differ.
 func checkPlain(t *testing.T, src string) bool {
 	t.Helper()
-	if !isPlain(src) {
-		return false
-	}
 	c := classifierPool.Get().(*classifier)
 	defer classifierPool.Put(c)
-	got, mark := c.plainFile(src)
+	before := c.plain
+	got, mark, ok := c.plainFile(src)
+	if ok != isPlain(src) {
+		t.Fatalf("%q: plainFile takes it %v, the recogniser %v", src, ok, isPlain(src))
+	}
+	if !ok {
+		if len(c.plain.words) != len(before.words) || len(c.plain.parts) != len(before.parts) || len(c.plain.lits) != len(before.lits) || len(c.plain.rdrs) != len(before.rdrs) {
+			t.Fatalf("%q: refused, but plainFile kept nodes", src)
+		}
+		return false
+	}
 	defer c.releasePlain(mark)
 	for _, p := range []*syntax.Parser{c.bash, c.posix} {
 		want, err := p.Parse(strings.NewReader(src), "")
@@ -133,4 +140,114 @@ func FuzzPlainMatchesParser(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		checkPlain(t, src)
 	})
+}
+
+// isPlain is the plain path's definition, written apart from plainFile
+// (which checks as it builds) so that the two can be compared: src is a
+// plain simple command or a pipeline of them joined by single |, words
+// of plain bytes and quoted strings, the first word of each command
+// neither an assignment nor reserved, and after it plain redirections.
+func isPlain(src string) bool {
+	words := 0 // in the current command
+	for i := 0; i < len(src); {
+		switch src[i] {
+		case ' ':
+			i++
+			continue
+		case '|':
+			if words == 0 {
+				return false
+			}
+			words = 0
+			i++
+			continue
+		case '<', '>':
+			end, ok := plainRedirEnd(src, i)
+			if !ok || words == 0 {
+				return false
+			}
+			i = end
+			continue
+		}
+		end, ok := plainWordEnd(src, i)
+		if !ok {
+			return false
+		}
+		if plainDigitsBefore(src, i, end) {
+			// One digit is the descriptor of the redirection that follows.
+			if end != i+1 || words == 0 {
+				return false
+			}
+			end, ok = plainRedirEnd(src, end)
+			if !ok {
+				return false
+			}
+			i = end
+			continue
+		}
+		if words == 0 {
+			w := src[i:end]
+			if strings.IndexByte(w, '=') >= 0 || plainReserved[w] {
+				return false
+			}
+		}
+		words++
+		i = end
+	}
+	return words > 0
+}
+
+// plainQuoted reports whether b may stand inside quotes of the given kind
+// on the plain path: printable ASCII, and in double quotes none of the
+// bytes that expand or escape there ($, `, \, and ! to be safe).
+func plainQuoted(b byte, quote byte) bool {
+	if b < 0x20 || b > 0x7e || b == quote {
+		return false
+	}
+	return quote == '\'' || b != '$' && b != '`' && b != '\\' && b != '!'
+}
+
+// plainWordEnd returns the end of the plain word starting at src[i]: runs
+// of plain bytes and whole single- or double-quoted strings, up to a
+// space, a |, a < or > or the end. ok is false for anything else.
+func plainWordEnd(src string, i int) (end int, ok bool) {
+	for i < len(src) {
+		switch ch := src[i]; {
+		case ch == ' ' || ch == '|' || ch == '<' || ch == '>':
+			return i, true
+		case plainByte[ch]:
+			i++
+		case ch == '\'' || ch == '"':
+			j := i + 1
+			for j < len(src) && src[j] != ch {
+				if !plainQuoted(src[j], ch) {
+					return 0, false
+				}
+				j++
+			}
+			if j == len(src) {
+				return 0, false // unterminated
+			}
+			i = j + 1
+		default:
+			return 0, false
+		}
+	}
+	return i, true
+}
+
+// plainRedirEnd returns the end of the redirection at src[i] (its
+// operator, blanks and a plain word), ok false if it is none the plain
+// path takes.
+func plainRedirEnd(src string, i int) (end int, ok bool) {
+	op := plainRedirOp(src, i)
+	if op == 0 {
+		return 0, false
+	}
+	i += op
+	for i < len(src) && src[i] == ' ' {
+		i++
+	}
+	end, ok = plainWordEnd(src, i)
+	return end, ok && end > i && !plainDigitsBefore(src, i, end)
 }

@@ -103,7 +103,9 @@ func constructCheck(risk Risk, msg string) checkFunc {
 }
 
 // readOnly records the command as read-only.
-func (c *classifier) readOnly(k *call) { c.read(k.name, "read-only") }
+func (c *classifier) readOnly(k *call) {
+	c.addText(phaseRead, false, RiskReadOnly, k.name, "read-only", readReason(k.name, k.read))
+}
 
 // badOption records an option not known to be read-only (for checkers
 // that scan with the legacy optSpec scanner).

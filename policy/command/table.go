@@ -24,6 +24,10 @@ type rule struct {
 	check func(c *classifier, k *call) // for ruleCheck
 	tool  *tool                        // for ruleTool
 	net   bool                         // talks over the network when it reads
+	// read and write are the reasons "name: read-only" and, for
+	// ruleWrite, "name: known writer", built once with the table so
+	// that a verdict does not build them again.
+	read, write string
 }
 
 // call is one simple command being classified.
@@ -40,6 +44,9 @@ type call struct {
 	// of is the tool whose verb this call is (for checks that vet their
 	// operands against the tool's other verbs).
 	of *tool
+	// read is the reason "name: read-only" when it was built in advance
+	// (readReason), or "".
+	read string
 }
 
 // setParsed records the grammar scan of k.
@@ -75,7 +82,56 @@ func buildCommandTable() map[string]rule {
 		r.net = true
 		t[name] = r
 	}
+	for name, r := range t {
+		r.read = name + readSuffix
+		if r.class == ruleWrite {
+			r.write = name + ": known writer"
+		}
+		t[name] = r
+		if r.class == ruleTool {
+			verbReasons(r.tool, name)
+		}
+	}
 	return t
+}
+
+// readSuffix ends the reason of a read-only command.
+const readSuffix = ": read-only"
+
+// readReason returns read when it is the reason "name: read-only", built
+// in advance, and "" otherwise.
+func readReason(name, read string) string {
+	if len(read) == len(name)+len(readSuffix) && read[:len(name)] == name && read[len(name):] == readSuffix {
+		return read
+	}
+	return ""
+}
+
+// verbReasons builds the reasons "name verb: read-only" of the verbs of
+// t, the tool of the command name, and of their nested verbs. A verb set
+// reached under two names (a grammar shared by two tools) keeps none:
+// its calls build their names as they go.
+func verbReasons(t *tool, name string) {
+	s := t.verbs
+	if s == nil || s.shared {
+		return
+	}
+	if s.texts != nil {
+		if s.prefix != name {
+			s.shared, s.prefix, s.texts = true, "", nil
+		}
+		return
+	}
+	s.prefix = name
+	s.texts = make([]string, len(s.names))
+	for i, v := range s.names {
+		s.texts[i] = name + " " + v + readSuffix
+	}
+	for i, r := range s.rules {
+		if r.sub != nil {
+			verbReasons(r.sub, name+" "+s.names[i])
+		}
+	}
 }
 
 // netCheckerClients are the network clients judged by a check of their

@@ -35,6 +35,12 @@ func vrule(r *verbRule, names string) verbGroup { return verbGroup{names, r} }
 type verbSet struct {
 	names []string
 	rules []*verbRule
+	// texts[i] is the reason "prefix names[i]: read-only" when the set is
+	// reached under one command name, prefix (verbReasons); nil otherwise.
+	// A verb call takes its name from it rather than building it.
+	texts  []string
+	prefix string
+	shared bool
 }
 
 // get returns the rule of a verb spelled out, or nil.

@@ -301,7 +301,7 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 	}
 	extra := ctx.extra
 	ctx.extra = false
-	k := c.newCall(call{name: name, word: word, args: rest, ctx: ctx})
+	k := c.newCall(call{name: name, word: word, args: rest, ctx: ctx, read: r.read})
 	defer c.freeCall()
 	if known && r.class != ruleWrite && (r.net || r.class == ruleTool && r.tool.net) {
 		if extra {
@@ -338,7 +338,7 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 			c.unknown(name, "unknown command")
 		}
 	case r.class == ruleWrite:
-		c.writer(name, r.risk, "known writer")
+		c.addText(phaseWriter, true, r.risk, name, "known writer", r.write)
 	case !trusted:
 		// A command's name in an unusual directory could be anything: it
 		// is unknown, and also judged as the command it names.
@@ -350,7 +350,7 @@ func (c *classifier) argv(args []arg, ctx callCtx) {
 		}
 		c.unknown(word.s, "program outside the system directories")
 	case r.class == ruleRead:
-		c.read(name, "read-only")
+		c.addText(phaseRead, false, RiskReadOnly, name, "read-only", r.read)
 	case r.class == ruleTool:
 		c.runTool(k, r.tool)
 	default:

@@ -140,9 +140,34 @@ func (c *classifier) resolve(w *syntax.Word) arg {
 	if len(b) > 0 && a.glob && !a.static {
 		a.noDash = false
 	}
-	a.s = string(b)
+	a.s = c.text(w, b)
 	c.buf = b[:0]
 	return a
+}
+
+// text is the resolved value b of w as a string. A word of one part whose
+// value is its own text ('x y', "x y", a glob or tilde without escapes)
+// shares that text instead of copying it: most quoted arguments are such.
+func (c *classifier) text(w *syntax.Word, b []byte) string {
+	if len(w.Parts) == 1 {
+		var v string
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			v = p.Value
+		case *syntax.SglQuoted:
+			v = p.Value
+		case *syntax.DblQuoted:
+			if len(p.Parts) == 1 {
+				if l, ok := p.Parts[0].(*syntax.Lit); ok {
+					v = l.Value
+				}
+			}
+		}
+		if len(v) == len(b) && v == string(b) {
+			return v
+		}
+	}
+	return string(b)
 }
 
 // unquotedTilde reports a ~ in an unquoted literal that bash may expand:
