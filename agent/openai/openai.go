@@ -56,12 +56,7 @@ func New(cfg Config) (*Model, error) {
 	if cfg.HTTPClient != nil {
 		hc = cfg.HTTPClient
 	} else {
-		// Many runs call one endpoint at once: keep more than the default
-		// two idle connections, so calls reuse them instead of opening
-		// (and TLS-handshaking) new ones.
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = 64
-		hc = &http.Client{Transport: tr}
+		hc = &http.Client{Transport: newTransport()}
 	}
 	var oc sdk.ClientConfig
 	if cfg.APIType == openAIAPITypeAzure {
@@ -73,7 +68,7 @@ func New(cfg Config) (*Model, error) {
 		oc = sdk.DefaultConfig(cfg.APIKey.Reveal())
 		oc.BaseURL = cfg.BaseURL
 	}
-	oc.HTTPClient = recordingDoer{next: headerDoer{next: hc, headers: cfg.Headers}}
+	oc.HTTPClient = releasingDoer{next: recordingDoer{next: headerDoer{next: hc, headers: cfg.Headers}}}
 
 	log := cfg.Logger
 	if log == nil {
@@ -107,6 +102,19 @@ func New(cfg Config) (*Model, error) {
 		return nil, fmt.Errorf("llm.model %q does not accept this configuration (llm.temperature, llm.max_tokens): %w", cfg.Model, err)
 	}
 	return m, nil
+}
+
+// newTransport is the model client's own transport: Go's default one (the
+// proxy from the environment; HTTP/2 over TLS, which hosted APIs such as
+// OpenAI and Azure speak, so that concurrent calls share a few
+// connections) keeping more than the default two idle connections: many
+// runs call one endpoint at once, and over HTTP/1.1 (a local vLLM or
+// Ollama) each call in flight holds a connection, which calls then reuse
+// instead of opening (and TLS-handshaking) new ones.
+func newTransport() *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	return tr
 }
 
 func validateConfig(cfg *Config) error {
@@ -289,7 +297,7 @@ var errEmptyAnswer = errors.New("the endpoint returned no answer")
 
 // completeOnce is one non-streaming attempt.
 func (m *Model) completeOnce(ctx context.Context, creq sdk.ChatCompletionRequest) (agent.ModelResponse, error) {
-	resp, err := m.client.CreateChatCompletion(ctx, creq)
+	resp, err := m.client.CreateChatCompletion(withBody(ctx, creq), creq)
 	if err != nil {
 		return agent.ModelResponse{}, err
 	}
@@ -319,7 +327,7 @@ func (m *Model) completeOnce(ctx context.Context, creq sdk.ChatCompletionRequest
 // completeStream is one streaming attempt. partial reports whether text
 // already reached onDelta.
 func (m *Model) completeStream(ctx context.Context, creq sdk.ChatCompletionRequest, onDelta func(string)) (_ agent.ModelResponse, partial bool, _ error) {
-	stream, err := m.client.CreateChatCompletionStream(ctx, creq)
+	stream, err := m.client.CreateChatCompletionStream(withBody(ctx, creq), creq)
 	if err != nil {
 		return agent.ModelResponse{}, false, err
 	}

@@ -3,15 +3,19 @@ package openai
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -643,5 +647,173 @@ func TestOpenAIDefaults(t *testing.T) {
 	m, err = New(Config{BaseURL: "https://x/v1", Model: "gpt-5-mini", MaxTokens: 100})
 	if err != nil || m.maxTokens != 0 || m.maxCompletionTokens != 100 {
 		t.Errorf("gpt-5 max tokens: %v %+v", err, m)
+	}
+}
+
+// TestOpenAIHTTP2 checks the client against an endpoint as hosted APIs
+// serve: TLS with HTTP/2. The default transport negotiates HTTP/2, streams
+// the answer piece by piece, and concurrent calls share one connection.
+func TestOpenAIHTTP2(t *testing.T) {
+	srv := modeltest.NewWith(t, modeltest.Options{HTTPS: true})
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	tr := newTransport()
+	tr.TLSClientConfig = &tls.Config{RootCAs: roots}
+	var dials atomic.Int64
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dial(ctx, network, addr)
+	}
+	m, _ := testModel(t, srv.URL(), func(c *Config) { c.HTTPClient = &http.Client{Transport: tr} })
+
+	const answer = "web1 is healthy: load 0.3, disk 40%."
+	srv.Script(modeltest.Text(answer).WithChunkDelay(5 * time.Millisecond))
+	var deltas []string
+	resp, err := m.Complete(testCtx(t), userOnly, func(d string) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Content != answer || strings.Join(deltas, "") != answer || len(deltas) < 2 {
+		t.Errorf("streamed answer %q arrived as %q", resp.Content, deltas)
+	}
+
+	// Calls in flight at once: each waits at the server until all are
+	// there, so they overlap on the wire.
+	const calls = 8
+	var arrived sync.WaitGroup
+	arrived.Add(calls)
+	srv.Default(modeltest.Func(func(modeltest.Request) modeltest.Step {
+		arrived.Done()
+		arrived.Wait()
+		return modeltest.Calls(modeltest.Call("read", `{"command":"uptime"}`))
+	}))
+	req := userOnly
+	req.Tools = []tools.Spec{readSpec}
+	errs := make(chan error, calls)
+	for range calls {
+		go func() {
+			resp, err := m.Complete(testCtx(t), req, nil)
+			if err == nil && (len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Arguments != `{"command":"uptime"}`) {
+				err = fmt.Errorf("resp = %+v", resp)
+			}
+			errs <- err
+		}()
+	}
+	for range calls {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != calls+1 {
+		t.Fatalf("server saw %d requests, want %d", len(reqs), calls+1)
+	}
+	for _, r := range reqs {
+		if r.Proto != "HTTP/2.0" || !r.Stream {
+			t.Errorf("request #%d came as %s, stream=%v; want a streamed HTTP/2.0 call", r.N, r.Proto, r.Stream)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("%d calls opened %d connections, want them all on one", calls+1, n)
+	}
+}
+
+// rewindCheck is a transport that reads what each request sends and what
+// its GetBody (the transport's rewind) gives, keeps both, and sends the
+// request on.
+type rewindCheck struct {
+	next          http.RoundTripper
+	mu            sync.Mutex
+	sent, rewound [][]byte
+}
+
+func (c *rewindCheck) RoundTrip(req *http.Request) (*http.Response, error) {
+	sent, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	_ = req.Body.Close()
+	if req.GetBody == nil {
+		return nil, errors.New("the request cannot be rewound: no GetBody")
+	}
+	rb, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	rewound, err := io.ReadAll(rb)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.sent, c.rewound = append(c.sent, sent), append(c.rewound, rewound)
+	c.mu.Unlock()
+	out := req.Clone(req.Context())
+	out.Body = io.NopCloser(bytes.NewReader(sent))
+	return c.next.RoundTrip(out)
+}
+
+// TestOpenAIRequestBodyRewind checks that the request body, released once
+// sent, comes back byte for byte when the transport rewinds it (a retry on
+// a connection the server closed): tools, tool calls and results included.
+func TestOpenAIRequestBodyRewind(t *testing.T) {
+	forBothModes(t, func(t *testing.T, stream bool) {
+		srv := modeltest.New(t)
+		srv.Script(modeltest.Text("done"))
+		check := &rewindCheck{next: newTransport()}
+		m, _ := testModel(t, srv.URL(), func(c *Config) {
+			c.Stream = stream
+			c.HTTPClient = &http.Client{Transport: check}
+			c.Temperature = 0.2
+			c.MaxTokens = 300
+		})
+		req := agent.ModelRequest{
+			Messages: []agent.Message{
+				{Role: agent.RoleSystem, Content: "You are vigil."},
+				{Role: agent.RoleUser, Content: "how is web1? <ünïcödé & \"quotes\">"},
+				{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "read", Arguments: `{"command":"uptime"}`}}},
+				{Role: agent.RoleTool, ToolCallID: "c1", Name: "read", Content: " 10:00 up 3 days,  load average: 0.30"},
+			},
+			Tools: []tools.Spec{readSpec, {Name: "discover", Description: "d"}},
+		}
+		if _, err := m.Complete(testCtx(t), req, nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(check.sent) != 1 {
+			t.Fatalf("%d requests sent, want 1", len(check.sent))
+		}
+		if !bytes.Equal(check.sent[0], check.rewound[0]) {
+			t.Errorf("a rewound body differs from the one sent:\nsent:    %s\nrewound: %s", check.sent[0], check.rewound[0])
+		}
+		if got := srv.Requests()[0].Body; got != string(check.sent[0]) {
+			t.Errorf("the server received %s, the client sent %s", got, check.sent[0])
+		}
+	})
+}
+
+func TestOnceBodyLetsGo(t *testing.T) {
+	o := &onceBody{b: []byte("0123456789")}
+	p := make([]byte, 4)
+	var got []byte
+	for {
+		n, err := o.Read(p)
+		got = append(got, p[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 10 && o.b != nil {
+			t.Error("the body keeps its bytes after the last one was read")
+		}
+	}
+	if string(got) != "0123456789" {
+		t.Errorf("read %q", got)
+	}
+	o = &onceBody{b: []byte("abc")}
+	_ = o.Close()
+	if n, err := o.Read(p); n != 0 || err != io.EOF || o.b != nil {
+		t.Errorf("after Close: Read = %d, %v; bytes kept: %v", n, err, o.b != nil)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -76,6 +77,79 @@ func (d recordingDoer) Do(req *http.Request) (*http.Response, error) {
 		info.retryAfterMS = resp.Header.Get("Retry-After-Ms")
 	}
 	return resp, err
+}
+
+// bodyKey carries, in an attempt's context, a function that marshals the
+// attempt's request again (releasingDoer).
+type bodyKey struct{}
+
+// withBody returns ctx carrying how to marshal creq again: the body
+// go-openai sends for it, byte for byte (both are json.Marshal of the
+// same request).
+func withBody(ctx context.Context, creq sdk.ChatCompletionRequest) context.Context {
+	return context.WithValue(ctx, bodyKey{}, func() ([]byte, error) { return json.Marshal(creq) })
+}
+
+// releasingDoer lets go of a request's body once it is sent. go-openai
+// marshals the request into a buffer that the http.Request keeps, as its
+// Body and for GetBody (the transport's rewinds), until the answer has
+// been read: the conversation and the tool schemas again, for every call
+// in flight, while the model thinks. Here the body goes out as a reader
+// that drops its bytes when they are read, and a rewind (a retry on a
+// connection the server closed, or refused on HTTP/2) marshals the request
+// again, only then.
+type releasingDoer struct{ next sdk.HTTPDoer }
+
+func (d releasingDoer) Do(req *http.Request) (*http.Response, error) {
+	remarshal, ok := req.Context().Value(bodyKey{}).(func() ([]byte, error))
+	if !ok || req.Body == nil || req.Body == http.NoBody || req.ContentLength <= 0 {
+		return d.next.Do(req)
+	}
+	b := make([]byte, req.ContentLength)
+	_, err := io.ReadFull(req.Body, b)
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read the request body: %w", err)
+	}
+	req.Body = &onceBody{b: b}
+	req.GetBody = func() (io.ReadCloser, error) {
+		b, err := remarshal()
+		if err != nil {
+			return nil, err
+		}
+		return &onceBody{b: b}, nil
+	}
+	return d.next.Do(req)
+}
+
+// onceBody is a request body that is read once: it drops its bytes when
+// the last of them is read, or when it is closed. The transport may close
+// it from another goroutine than the one reading.
+type onceBody struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (o *onceBody) Read(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.b) == 0 {
+		o.b = nil
+		return 0, io.EOF
+	}
+	n := copy(p, o.b)
+	o.b = o.b[n:]
+	if len(o.b) == 0 {
+		o.b = nil
+	}
+	return n, nil
+}
+
+func (o *onceBody) Close() error {
+	o.mu.Lock()
+	o.b = nil
+	o.mu.Unlock()
+	return nil
 }
 
 // headerDoer adds the configured headers to every request.

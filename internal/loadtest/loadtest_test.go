@@ -20,7 +20,6 @@ import (
 	"github.com/vigilops/vigil/agent"
 	"github.com/vigilops/vigil/bot"
 	"github.com/vigilops/vigil/internal/app"
-	"github.com/vigilops/vigil/internal/testenv/modeltest"
 	"github.com/vigilops/vigil/internal/testenv/testkit"
 	"github.com/vigilops/vigil/policy"
 	"github.com/vigilops/vigil/store"
@@ -45,9 +44,13 @@ const (
 // run of three model turns (discover → query → final answer) on a machine
 // reached over SSH that neither tool contacts, so no process is spawned and
 // the figures are vigil's own work, against a scripted model that takes
-// 200 ms per call. It runs on the memory and the Redis store, each with the
-// default bound of 32 runs in progress per replica and with the bound
-// raised to 1,000, and reports:
+// 200 ms per call. It runs on the memory and the Redis store, each with
+// the default bound of 32 runs in progress per replica and with the bound
+// raised to 1,000, each with the model served over plain HTTP/1.1 (a
+// local vLLM or Ollama: model=http1) and over TLS with HTTP/2 (hosted
+// APIs: model=h2). The scripted model runs in a process of its own
+// (modelproc_test.go), so what this process measures is vigil. It
+// reports:
 //
 //   - runs/s, turns/s: throughput of the whole burst, until the bot is idle;
 //   - turn_p50_ms, turn_p99_ms: what vigil adds to a turn: the turn's wall
@@ -56,19 +59,21 @@ const (
 //     posted answer);
 //   - call_p50_ms, call_p99_ms: the part of that spent in the model call
 //     beyond the 200 ms, as vigil timed it: request encoding, HTTP and the
-//     streamed answer, including the in-process scripted server's share;
+//     streamed answer, and the scripted model's own work (its process
+//     shares the two cores);
 //   - own_p50_ms, own_p99_ms: the rest: tools, policy, checkpoints, events,
 //     replies, and waiting for a CPU;
 //   - wait_p50_ms, wait_p99_ms: from the message's delivery to its run
 //     starting (dedup, the run bound, thread lock, session load);
 //   - run_p99_ms: delivery to the answer being posted;
-//   - cpu_ms/turn: the process's CPU time (user and system) per turn,
-//     scripted model and Redis proxy included; redis_cpu_ms/turn:
-//     redis-server's;
-//   - heap_KB/session, stack_KB/session: heap and stacks in use (after GC)
+//   - cpu_ms/turn: this process's CPU time (user and system) per turn,
+//     the Redis proxy and the load driver included; model_cpu_ms/turn:
+//     the scripted model's process; redis_cpu_ms/turn: redis-server's;
+//   - heap_KB/session, stack_KB/session, goroutines/session: heap and
+//     stacks in use (after two collections, see collect) and goroutines
 //     with 1,000 runs held at their second model call, less the idle
-//     baseline, per run (with the raised bound only: with the default, only
-//     32 runs are ever in progress);
+//     baseline, per run (with the raised bound only: with the default,
+//     only 32 runs are ever in progress);
 //   - redis_trips/turn, redis_cmds/turn: round trips to Redis, and commands
 //     Redis executed (those inside Lua scripts and transactions included),
 //     per turn.
@@ -80,17 +85,19 @@ const (
 func BenchmarkConcurrentThreads(b *testing.B) {
 	for _, backend := range []string{"memory", "redis", "redis-cluster"} {
 		for _, limit := range []int{0, threads} {
-			name := fmt.Sprintf("store=%s/max_runs=%d", backend, limit)
-			if limit == 0 {
-				name = fmt.Sprintf("store=%s/max_runs=default", backend)
+			for _, model := range []string{modelHTTP1, modelH2} {
+				name := fmt.Sprintf("store=%s/max_runs=%d/model=%s", backend, limit, model)
+				if limit == 0 {
+					name = fmt.Sprintf("store=%s/max_runs=default/model=%s", backend, model)
+				}
+				b.Run(name, func(b *testing.B) { benchThreads(b, backend, limit, model) })
 			}
-			b.Run(name, func(b *testing.B) { benchThreads(b, backend, limit) })
 		}
 	}
 }
 
-func benchThreads(b *testing.B, backend string, limit int) {
-	ld := newLoad(b)
+func benchThreads(b *testing.B, backend string, limit int, model string) {
+	ld := newLoad(b, model)
 	var stores bot.Stores
 	var rds *benchRedis
 	var cl *benchCluster
@@ -116,7 +123,7 @@ func benchThreads(b *testing.B, backend string, limit int) {
 	}
 	a, err := app.New(context.Background(), app.Options{
 		Inventory: remoteInventory(b),
-		Config: testkit.Config(testkit.Options{Model: ld.model, Channels: []policy.ChannelPolicy{
+		Config: testkit.Config(testkit.Options{ModelURL: ld.model.url, Channels: []policy.ChannelPolicy{
 			{Match: string(platform) + ":" + channel, Level: policy.LevelReadOnly},
 		}}),
 		Stores:            &stores,
@@ -142,7 +149,7 @@ func benchThreads(b *testing.B, backend string, limit int) {
 
 	var all []*phase
 	var trips, cmds int64
-	var cpu, redisCPU time.Duration
+	var cpu, modelCPU, redisCPU time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		var trips0, cmds0 int64
@@ -153,9 +160,10 @@ func benchThreads(b *testing.B, backend string, limit int) {
 		if cl != nil {
 			cmds0, redisCPU0 = cl.commandsProcessed(b), cl.cpuTime(b)
 		}
-		cpu0 := cpuTime(b)
+		cpu0, model0 := cpuTime(b), ld.model.stats(b).CPU
 		p := ld.run(b, a.Bot, i*threads)
 		cpu += cpuTime(b) - cpu0
+		modelCPU += ld.model.stats(b).CPU - model0
 		if rds != nil {
 			trips += rds.proxy.Trips() - trips0
 			cmds += rds.commandsProcessed(b) - cmds0 - 1 // less the INFO itself
@@ -192,6 +200,7 @@ func benchThreads(b *testing.B, backend string, limit int) {
 	b.ReportMetric(ms(percentile(wait, 99)), "wait_p99_ms")
 	b.ReportMetric(ms(percentile(runs, 99)), "run_p99_ms")
 	b.ReportMetric(ms(cpu)/(n*turns), "cpu_ms/turn")
+	b.ReportMetric(ms(modelCPU)/(n*turns), "model_cpu_ms/turn")
 	if rds != nil {
 		b.ReportMetric(float64(trips)/(n*turns), "redis_trips/turn")
 		b.ReportMetric(float64(cmds)/(n*turns), "redis_cmds/turn")
@@ -202,9 +211,10 @@ func benchThreads(b *testing.B, backend string, limit int) {
 		b.ReportMetric(ms(redisCPU)/(n*turns), "redis_cpu_ms/turn")
 	}
 	if limit >= threads {
-		heap, stack := ld.memory(b, a.Bot, b.N*threads)
-		b.ReportMetric(heap/1024, "heap_KB/session")
-		b.ReportMetric(stack/1024, "stack_KB/session")
+		m := ld.memory(b, a.Bot, b.N*threads)
+		b.ReportMetric(m.heap/1024, "heap_KB/session")
+		b.ReportMetric(m.stack/1024, "stack_KB/session")
+		b.ReportMetric(m.goroutines, "goroutines/session")
 		checkAudit(b, stores.Audit, (b.N+1)*threads)
 	}
 }
@@ -223,8 +233,8 @@ func checkAudit(b *testing.B, st bot.AuditStore, runs int) {
 	}
 }
 
-// cpuTime is the CPU time this process used so far, user and system. It
-// includes the scripted model's share: the model runs in this process.
+// cpuTime is the CPU time this process used so far, user and system. The
+// scripted model's is not in it: it runs in a process of its own.
 func cpuTime(b *testing.B) time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -252,19 +262,17 @@ func remoteInventory(b *testing.B) *inventory.Inventory {
 	return inv
 }
 
-// load drives one bot: it is the chat platform (the adapter), the model's
-// router and the bot's observer, and keeps the timestamps of the phase in
-// progress.
+// load drives one bot: it is the chat platform (the adapter) and the bot's
+// observer, steers the scripted model's process, and keeps the timestamps
+// of the phase in progress.
 type load struct {
-	model *modeltest.Server
+	model *modelProc
 	chat  *loadChat
 	cur   atomic.Pointer[phase]
 }
 
-func newLoad(b *testing.B) *load {
-	ld := &load{model: modeltest.New(b), chat: newLoadChat()}
-	ld.model.Record(false)
-	ld.model.Route(ld.route)
+func newLoad(b *testing.B, model string) *load {
+	ld := &load{model: startModel(b, model), chat: newLoadChat()}
 	ld.chat.answered = func(g int, at time.Time) {
 		if p := ld.cur.Load(); p != nil {
 			p.answer(g, at)
@@ -285,21 +293,13 @@ type phase struct {
 	started   []atomic.Int64
 	callEnd   [][turns]atomic.Int64 // when each model call returned to vigil
 	callDur   [][turns]atomic.Int64 // each model call as vigil timed it, ns
-	extra     atomic.Int64          // model calls beyond the script (must stay 0)
 	answered  []atomic.Int64
 	errors    atomic.Int64
 	left      sync.WaitGroup
 	elapsed   time.Duration
-
-	// hold, when set, parks every run at its second model call until
-	// release is closed; held counts the parked runs.
-	hold    bool
-	held    atomic.Int64
-	allHeld chan struct{}
-	release chan struct{}
 }
 
-func newPhase(base int, hold bool) *phase {
+func newPhase(base int) *phase {
 	p := &phase{
 		base:      base,
 		delivered: make([]atomic.Int64, threads),
@@ -307,9 +307,6 @@ func newPhase(base int, hold bool) *phase {
 		callEnd:   make([][turns]atomic.Int64, threads),
 		callDur:   make([][turns]atomic.Int64, threads),
 		answered:  make([]atomic.Int64, threads),
-		hold:      hold,
-		allHeld:   make(chan struct{}),
-		release:   make(chan struct{}),
 	}
 	p.left.Add(threads)
 	return p
@@ -348,8 +345,10 @@ func (p *phase) wait(b *testing.B, within time.Duration) {
 // run delivers threads messages at once and waits until every run has
 // answered and the bot is idle.
 func (ld *load) run(b *testing.B, bt *bot.Bot, base int) *phase {
-	p := newPhase(base, false)
+	p := newPhase(base)
 	ld.cur.Store(p)
+	ld.model.phase(b, base, false)
+	before := ld.model.stats(b)
 	runtime.GC()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -374,8 +373,10 @@ func (ld *load) run(b *testing.B, bt *bot.Bot, base int) *phase {
 		b.Fatalf("bot not idle after the burst: %v", err)
 	}
 	p.elapsed = time.Since(start)
-	if e, x := p.errors.Load(), p.extra.Load(); e > 0 || x > 0 {
-		b.Fatalf("%d runs posted errors and %d model calls were unscripted; first errors logged:\n%s", e, x, errLog.String())
+	after := ld.model.stats(b)
+	if e, x, v := p.errors.Load(), after.Extra-before.Extra, after.Invalid-before.Invalid; e > 0 || x > 0 || v > 0 {
+		b.Fatalf("%d runs posted errors, %d model calls were unscripted and %d refused as invalid; first errors logged:\n%s",
+			e, x, v, errLog.String())
 	}
 	return p
 }
@@ -456,30 +457,22 @@ func (p *phase) latencies(b *testing.B) (tt turnTimes, wait, run []time.Duration
 	return tt, wait, run
 }
 
+// perSession is memory per run in progress.
+type perSession struct {
+	heap, stack float64 // bytes
+	goroutines  float64
+}
+
 // memory holds a burst of runs at their second model call and measures
-// heap and stacks in use, after GC, against the idle baseline.
-func (ld *load) memory(b *testing.B, bt *bot.Bot, base int) (heapPer, stackPer float64) {
-	runtime.GC()
+// heap and stacks in use (after collect) and goroutines, against the idle
+// baseline.
+func (ld *load) memory(b *testing.B, bt *bot.Bot, base int) perSession {
+	collect()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	result := make(chan [2]float64, 1)
-	p := newPhase(base, true)
-	go func() {
-		select {
-		case <-p.allHeld:
-		case <-time.After(8 * time.Second):
-		}
-		runtime.GC()
-		var at runtime.MemStats
-		runtime.ReadMemStats(&at)
-		writeProfiles()
-		close(p.release)
-		n := float64(max(p.held.Load(), 1))
-		result <- [2]float64{
-			float64(int64(at.HeapInuse)-int64(before.HeapInuse)) / n,
-			float64(int64(at.StackInuse)-int64(before.StackInuse)) / n,
-		}
-	}()
+	g0 := runtime.NumGoroutine()
+	p := newPhase(base)
+	ld.model.phase(b, base, true)
 	ld.cur.Store(p)
 	var wg sync.WaitGroup
 	for i := range threads {
@@ -490,10 +483,22 @@ func (ld *load) memory(b *testing.B, bt *bot.Bot, base int) (heapPer, stackPer f
 			ld.chat.deliver(base + i)
 		}()
 	}
+	held := ld.model.waitHeld(b, 8*time.Second)
+	collect()
+	var at runtime.MemStats
+	runtime.ReadMemStats(&at)
+	g := runtime.NumGoroutine()
+	writeProfiles()
+	ld.model.release(b)
 	wg.Wait()
-	r := <-result
-	if held := p.held.Load(); held < threads {
+	if held < threads {
 		b.Logf("memory measured with %d of %d runs in progress", held, threads)
+	}
+	n := float64(max(held, 1))
+	r := perSession{
+		heap:       float64(int64(at.HeapInuse)-int64(before.HeapInuse)) / n,
+		stack:      float64(int64(at.StackInuse)-int64(before.StackInuse)) / n,
+		goroutines: float64(g-g0) / n,
 	}
 	p.wait(b, time.Minute)
 	if e := p.errors.Load(); e > 0 {
@@ -504,7 +509,18 @@ func (ld *load) memory(b *testing.B, bt *bot.Bot, base int) (heapPer, stackPer f
 	if err := bt.WaitIdle(ctx); err != nil {
 		b.Fatalf("bot not idle after the memory burst: %v", err)
 	}
-	return r[0], r[1]
+	return r
+}
+
+// collect collects garbage twice: the first collection moves what
+// sync.Pools cache (e.g. HTTP/2's buffers for writing request bodies, put
+// back once a body is sent) to their victim caches, the second frees it,
+// so what remains is what the runs hold. A stack shrinks by half at most
+// once per collection, when less than a quarter of it is used; a bot
+// under load collects many times while its runs wait on the model.
+func collect() {
+	runtime.GC()
+	runtime.GC()
 }
 
 // writeProfiles writes the heap and goroutine profiles of the runs held
@@ -523,37 +539,6 @@ func writeProfiles() {
 		_ = pprof.Lookup(name).WriteTo(f, 0)
 		_ = f.Close()
 	}
-}
-
-// route is the scripted model: thread g's conversation is discover, then a
-// query, then the answer, each after modelLatency.
-func (ld *load) route(r modeltest.Request) modeltest.Step {
-	g, ok := threadOf(r.FirstUser(), "thread ", ':')
-	p := ld.cur.Load()
-	if !ok || p == nil {
-		return modeltest.Step{}
-	}
-	k := r.Turns()
-	if _, ok := p.index(g); !ok || k >= turns {
-		p.extra.Add(1)
-		return modeltest.Step{}
-	}
-	if k == 1 && p.hold {
-		if p.held.Add(1) == threads {
-			close(p.allHeld)
-		}
-		<-p.release
-	}
-	var s modeltest.Step
-	switch k {
-	case 0:
-		s = modeltest.Calls(modeltest.Call("discover", `{"resource":"web1"}`))
-	case 1:
-		s = modeltest.Calls(modeltest.Call("query", `{"action":"get","resource":"web1"}`))
-	default:
-		s = modeltest.Text("thread " + strconv.Itoa(g) + " looks fine")
-	}
-	return modeltest.Delay(modelLatency, s)
 }
 
 // Observe implements bot.Observer: it timestamps each run's start and

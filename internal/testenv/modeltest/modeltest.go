@@ -17,6 +17,7 @@
 package modeltest
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,7 +36,7 @@ const maxFuncDepth = 8
 // Server is a scripted model. It is safe for concurrent requests and for
 // scripting while requests are in flight.
 type Server struct {
-	tb      testing.TB
+	rep     Reporter
 	srv     *httptest.Server
 	closing chan struct{}
 	once    sync.Once
@@ -51,21 +52,66 @@ type Server struct {
 	reqs   []Request
 }
 
-// New starts a scripted model server; tb.Cleanup closes it.
+// Reporter is told what a strict server would refuse: an invalid request,
+// one nothing was scripted for. A testing.TB is one; a scripted model
+// serving from its own process (Start) reports elsewhere.
+type Reporter interface {
+	Errorf(format string, args ...any)
+}
+
+// Options choose how the scripted model is served.
+type Options struct {
+	// HTTPS serves TLS with HTTP/2 offered, as hosted APIs (OpenAI, Azure)
+	// do: a client that speaks it multiplexes calls on a few connections.
+	// The certificate is httptest's (Certificate); the client must trust
+	// it. Without HTTPS the server speaks plain HTTP/1.1, as a local vLLM
+	// or Ollama does.
+	HTTPS bool
+}
+
+// New starts a scripted model server over plain HTTP/1.1; tb.Cleanup
+// closes it.
 func New(tb testing.TB) *Server {
 	tb.Helper()
-	s := &Server{tb: tb, closing: make(chan struct{}), record: true}
+	return NewWith(tb, Options{})
+}
+
+// NewWith starts a scripted model server served as o says; tb.Cleanup
+// closes it.
+func NewWith(tb testing.TB, o Options) *Server {
+	tb.Helper()
+	s := Start(tb, o)
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a scripted model server outside a test's lifetime (e.g. in
+// a process of its own, so that a measurement of the client's memory does
+// not count the server's): rep receives what New would fail the test for,
+// and the caller closes the server.
+func Start(rep Reporter, o Options) *Server {
+	s := &Server{rep: rep, closing: make(chan struct{}), record: true}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /models", s.models)
 	mux.HandleFunc("/", s.handle)
-	s.srv = httptest.NewServer(mux)
-	tb.Cleanup(s.Close)
+	s.srv = httptest.NewUnstartedServer(mux)
+	if o.HTTPS {
+		s.srv.EnableHTTP2 = true
+		s.srv.StartTLS()
+	} else {
+		s.srv.Start()
+	}
 	return s
 }
 
 // URL is the base URL to configure as llm.base_url; it ends in /v1.
 func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Certificate is the server's TLS certificate (nil without HTTPS): the
+// root a client must trust. It is httptest's built-in one, for 127.0.0.1
+// and localhost, the same in every process of a build.
+func (s *Server) Certificate() *x509.Certificate { return s.srv.Certificate() }
 
 // Close stops the server, ending delayed answers early. It is called by
 // the test cleanup and may be called earlier to simulate an endpoint going
@@ -150,9 +196,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return // client went away
 	}
 	req, err := decodeRequest(body)
-	req.N, req.Path, req.Query, req.Header, req.Body = n, r.URL.Path, r.URL.Query(), r.Header.Clone(), string(body)
+	req.N, req.Proto, req.Path, req.Query, req.Header, req.Body = n, r.Proto, r.URL.Path, r.URL.Query(), r.Header.Clone(), string(body)
 	if err != nil {
-		s.tb.Errorf("scripted model: request #%d is invalid: %v", n, err)
+		s.rep.Errorf("scripted model: request #%d is invalid: %v", n, err)
 		writeError(w, http.StatusBadRequest, "scripted model: "+err.Error())
 		return
 	}
@@ -160,7 +206,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	step, ok := s.next(req)
 	for depth := 0; step.kind == kindFunc; depth++ {
 		if depth == maxFuncDepth {
-			s.tb.Errorf("scripted model: request #%d: Func steps nested deeper than %d", n, maxFuncDepth)
+			s.rep.Errorf("scripted model: request #%d: Func steps nested deeper than %d", n, maxFuncDepth)
 			writeError(w, http.StatusInternalServerError, "scripted model: Func nesting too deep")
 			return
 		}
@@ -169,7 +215,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		step.delay += delay
 	}
 	if !ok || step.IsZero() {
-		s.tb.Errorf("scripted model: unexpected request #%d; last message: %s", n, describe(req.Last()))
+		s.rep.Errorf("scripted model: unexpected request #%d; last message: %s", n, describe(req.Last()))
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("scripted model: no answer scripted for request #%d", n))
 		return
 	}

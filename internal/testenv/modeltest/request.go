@@ -18,6 +18,8 @@ import (
 type Request struct {
 	// N is the request's arrival number on this server, starting at 1.
 	N int
+	// Proto is the HTTP version it came in: "HTTP/1.1" or "HTTP/2.0".
+	Proto string
 	// Path is the URL path the client posted to.
 	Path string
 	// Query is the URL's query (Azure's api-version).
