@@ -181,7 +181,9 @@ func (s *Store) durableCmds(ctx context.Context, client *goredis.Client, id stri
 		switch err := c.Err(); {
 		case err == nil:
 			wrote = true
-		case !isNil(err) && !failed:
+		case !isNil(err) && !failed && !goredis.HasErrorPrefix(err, "NOSCRIPT"):
+			// (A script Redis does not know yet says nothing about
+			// the topology.)
 			failed = true
 			s.afterError(ctx, id, err)
 		}

@@ -258,6 +258,34 @@ func TestAuditChainAcrossReplicas(t *testing.T) {
 	}
 }
 
+// TestAuditAfterScriptFlush: the append goes as EVALSHA (with its WAIT in
+// the same pipeline); a Redis that lost its scripts (a restart) gets the
+// script loaded again and the record appended once.
+func TestAuditAfterScriptFlush(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	if _, err := s.AppendAudit(ctx, audit.Record{Actor: "U1", Action: audit.Allow, Outcome: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.AppendAudit(ctx, audit.Record{Actor: "U1", Action: audit.Allow, Outcome: "after"})
+	if err != nil {
+		t.Fatalf("append after SCRIPT FLUSH: %v", err)
+	}
+	recs, err := s.RecentAudit(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || rec.Seq != 2 || recs[1].Outcome != "after" {
+		t.Fatalf("chain after SCRIPT FLUSH: %+v (appended %+v), want two records", recs, rec)
+	}
+	if err := audit.VerifyChain(recs); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestAuditTrimKeepsChainHead(t *testing.T) {
 	requireRedis(t)
 	s, err := New(t.Context(), Options{Addr: redisAddr(), KeyPrefix: testPrefix(t), AuditLimit: 5})
