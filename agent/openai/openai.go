@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,11 +12,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/sashabaranov/go-openai"
 	"github.com/vigilops/vigil/agent"
+	"github.com/vigilops/vigil/tools"
 )
 
 // Defaults of Config.
@@ -42,6 +46,7 @@ type Model struct {
 	stream              bool
 	retry               *retrier
 	log                 *slog.Logger
+	tools               toolCache
 }
 
 var _ agent.Model = (*Model)(nil)
@@ -239,14 +244,71 @@ func (m *Model) chatRequest(req agent.ModelRequest) (sdk.ChatCompletionRequest, 
 		return creq, err
 	}
 	creq.Messages = msgs
-	for _, spec := range req.Tools {
+	creq.Tools, err = m.tools.get(req.Tools)
+	return creq, err
+}
+
+// maxToolLists bounds the tool lists toolCache keeps.
+const maxToolLists = 16
+
+// toolCache keeps the SDK form of the tool lists the model is offered. A
+// run is offered the same list on every turn (a registry's Specs, shared
+// and unchanging), so calls in flight share one conversion instead of
+// each holding its own copy of every tool's definition while the model
+// thinks. A list is found by its first element's address and checked
+// field by field (cheap when it is the same list), so a changed list is
+// converted again.
+type toolCache struct {
+	mu    sync.Mutex
+	lists map[*tools.Spec]convertedTools
+}
+
+type convertedTools struct {
+	specs []tools.Spec // what was converted
+	sdk   []sdk.Tool
+}
+
+func (c *toolCache) get(specs []tools.Spec) ([]sdk.Tool, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	key := &specs[0]
+	c.mu.Lock()
+	hit, ok := c.lists[key]
+	c.mu.Unlock()
+	if ok && sameSpecs(hit.specs, specs) {
+		return hit.sdk, nil
+	}
+	out, err := sdkTools(specs)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.lists == nil || len(c.lists) >= maxToolLists {
+		c.lists = make(map[*tools.Spec]convertedTools)
+	}
+	c.lists[key] = convertedTools{specs: slices.Clone(specs), sdk: out}
+	c.mu.Unlock()
+	return out, nil
+}
+
+func sameSpecs(a, b []tools.Spec) bool {
+	return slices.EqualFunc(a, b, func(x, y tools.Spec) bool {
+		return x.Name == y.Name && x.Description == y.Description && bytes.Equal(x.Parameters, y.Parameters)
+	})
+}
+
+// sdkTools converts tool specs to the SDK's tools.
+func sdkTools(specs []tools.Spec) ([]sdk.Tool, error) {
+	out := make([]sdk.Tool, 0, len(specs))
+	for _, spec := range specs {
 		params := spec.Parameters
 		if len(strings.TrimSpace(string(params))) == 0 {
 			params = json.RawMessage(agent.EmptyParameters)
 		} else if !json.Valid(params) {
-			return creq, fmt.Errorf("tool %q: parameters schema is not valid JSON", spec.Name)
+			return nil, fmt.Errorf("tool %q: parameters schema is not valid JSON", spec.Name)
 		}
-		creq.Tools = append(creq.Tools, sdk.Tool{
+		out = append(out, sdk.Tool{
 			Type: sdk.ToolTypeFunction,
 			Function: &sdk.FunctionDefinition{
 				Name:        spec.Name,
@@ -255,7 +317,7 @@ func (m *Model) chatRequest(req agent.ModelRequest) (sdk.ChatCompletionRequest, 
 			},
 		})
 	}
-	return creq, nil
+	return out, nil
 }
 
 // toSDKMessages converts vigil's history to the SDK's messages.

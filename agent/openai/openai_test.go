@@ -817,3 +817,47 @@ func TestOnceBodyLetsGo(t *testing.T) {
 		t.Errorf("after Close: Read = %d, %v; bytes kept: %v", n, err, o.b != nil)
 	}
 }
+
+// TestToolCacheSharesOneConversion checks that a list offered again is
+// converted once and shared, that a list changed in place is converted
+// again, and that an invalid schema is refused every time.
+func TestToolCacheSharesOneConversion(t *testing.T) {
+	var c toolCache
+	specs := []tools.Spec{readSpec, {Name: "discover", Description: "d"}}
+	first, err := c.get(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.get(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 2 || &first[0] != &again[0] {
+		t.Error("the same list was converted twice")
+	}
+	if p, ok := first[1].Function.Parameters.(json.RawMessage); !ok || string(p) != agent.EmptyParameters {
+		t.Errorf("a tool without parameters got %#v", first[1].Function.Parameters)
+	}
+	specs[1].Description = "changed"
+	changed, err := c.get(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed[1].Function.Description != "changed" || first[1].Function.Description != "d" {
+		t.Errorf("a list changed in place was not converted again: %q", changed[1].Function.Description)
+	}
+	bad := []tools.Spec{{Name: "broken", Parameters: json.RawMessage(`{"type":`)}}
+	for range 2 {
+		if _, err := c.get(bad); err == nil || !strings.Contains(err.Error(), "broken") {
+			t.Errorf("invalid schema: err = %v", err)
+		}
+	}
+	for i := range maxToolLists + 1 {
+		if _, err := c.get([]tools.Spec{{Name: fmt.Sprint("t", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(c.lists); n > maxToolLists {
+		t.Errorf("the cache holds %d lists, more than %d", n, maxToolLists)
+	}
+}

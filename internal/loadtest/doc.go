@@ -6,5 +6,7 @@
 //
 //	go test -run '^$' -bench ConcurrentThreads -benchtime 1x ./internal/loadtest/
 //
-// Results and how to read them are in BENCHMARKS.md ("Replicas and load").
+// BenchmarkTurnTrace runs the same burst under runtime/trace and says what
+// the slowest turns waited on. Results and how to read them are in
+// BENCHMARKS.md ("Replicas and load").
 package loadtest

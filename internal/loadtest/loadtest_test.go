@@ -547,6 +547,7 @@ func (ld *load) Observe(e agent.Event) {
 	if e.Type != agent.EventRunStarted && e.Type != agent.EventModelCall {
 		return
 	}
+	traceEvent(e)
 	g, err := strconv.Atoi(strings.TrimPrefix(e.Session, string(platform)+":"+channel+":t"))
 	p := ld.cur.Load()
 	if err != nil || p == nil {
@@ -647,6 +648,7 @@ func (c *loadChat) Post(_ context.Context, t bot.ThreadRef, r bot.Reply) (bot.Me
 	switch {
 	case err != nil:
 	case r.Kind == bot.ReplyAnswer:
+		traceAnswer(g)
 		c.answered(g, time.Now())
 	case r.Kind == bot.ReplyError:
 		c.failed(g)

@@ -209,7 +209,7 @@ func (c *classifier) script(src string, ctx callCtx) {
 		c.unknown("nesting", "too deep to classify")
 		return
 	}
-	ok, subst := c.plainText(src)
+	ok, seen := c.plainText(src)
 	if !ok {
 		return
 	}
@@ -220,10 +220,10 @@ func (c *classifier) script(src string, ctx callCtx) {
 	// inside a string another program reads as shell: set -k makes every
 	// NAME=value word environment, and ${var@P} expands the value as a
 	// prompt, running its command substitutions.
-	if strings.Contains(src, "set -k") {
+	if seen&textK != 0 && strings.Contains(src, "set -k") {
 		c.construct("set -k", RiskHigh, "assignments anywhere on a command line become its environment")
 	}
-	if strings.Contains(src, "@P}") {
+	if seen&textAt != 0 && strings.Contains(src, "@P}") {
 		c.construct("${...@P}", RiskMedium, "expansion evaluates the value as a prompt string or code")
 	}
 	var f *syntax.File
@@ -245,7 +245,7 @@ func (c *classifier) script(src string, ctx callCtx) {
 	}
 	// Every node the substitution walk looks at is spelled with one of
 	// substitutionBytes or the word let; text without them has none.
-	if subst || strings.Contains(src, "let") {
+	if seen&textSubst != 0 || strings.Contains(src, "let") {
 		c.substitutions(f)
 	}
 	ctx.top = ctx.nest == 0
@@ -292,7 +292,9 @@ func dialectSensitive(src string) bool {
 
 // textClass sorts the bytes of a command for plainText: textPrintable
 // for printable ASCII, tab and newline, textSubst added for the bytes of
-// substitutionBytes, textHigh for non-ASCII; 0 for control characters.
+// substitutionBytes and textAt and textK for @ and k (which the searches
+// for "@P}" and "set -k" need), textHigh for non-ASCII; 0 for control
+// characters.
 var textClass = func() (t [256]uint8) {
 	for ch := 0x20; ch < 0x7f; ch++ {
 		t[ch] = textPrintable
@@ -300,6 +302,8 @@ var textClass = func() (t [256]uint8) {
 			t[ch] |= textSubst
 		}
 	}
+	t['@'] |= textAt
+	t['k'] |= textK
 	t['\t'], t['\n'] = textPrintable, textPrintable
 	for ch := 0x80; ch < 0x100; ch++ {
 		t[ch] = textHigh
@@ -311,6 +315,8 @@ const (
 	textPrintable = 1 << iota
 	textSubst
 	textHigh
+	textAt // @, which "@P}" needs
+	textK  // k, which "set -k" needs
 )
 
 // plainText reports whether src holds only characters the shell and the
@@ -318,10 +324,9 @@ const (
 // drop it, a carriage return is part of a word to bash but a blank to the
 // parser, and other control characters or invalid UTF-8 are not read the
 // same way by every shell: all are refused, naming the byte, never
-// cleaned. subst reports a byte of substitutionBytes (hasByte), found in
-// the same pass.
-func (c *classifier) plainText(src string) (ok, subst bool) {
-	var seen uint8
+// cleaned. seen is the union of the textClass bits of its bytes: whether
+// it has a byte of substitutionBytes (hasByte), an @ or a k.
+func (c *classifier) plainText(src string) (ok bool, seen uint8) {
 	for i := 0; i < len(src); i++ {
 		cl := textClass[src[i]]
 		seen |= cl
@@ -337,26 +342,30 @@ func (c *classifier) plainText(src string) (ok, subst bool) {
 			name = "carriage return"
 		}
 		c.unknown("command", fmt.Sprintf("contains a %s (0x%02x) at offset %d", name, ch, i))
-		return false, false
+		return false, 0
 	}
 	if seen&textHigh != 0 && !utf8.ValidString(src) {
 		c.unknown("command", "contains invalid UTF-8")
-		return false, false
+		return false, 0
 	}
-	return true, seen&textSubst != 0
+	return true, seen
 }
 
 // netDevice returns the offset of a /dev/tcp or /dev/udp path in s, or -1:
-// bash opens a network connection for a redirection to one.
+// bash opens a network connection for a redirection to one. It looks for
+// "/dev/" once and checks what follows each.
 func netDevice(s string) int {
-	i, j := strings.Index(s, "/dev/tcp"), strings.Index(s, "/dev/udp")
-	switch {
-	case i < 0:
-		return j
-	case j < 0 || i < j:
-		return i
+	for off := 0; ; {
+		i := strings.Index(s[off:], "/dev/")
+		if i < 0 {
+			return -1
+		}
+		i += off
+		if rest := s[i+len("/dev/"):]; strings.HasPrefix(rest, "tcp") || strings.HasPrefix(rest, "udp") {
+			return i
+		}
+		off = i + 1
 	}
-	return j
 }
 
 // verdict turns the findings into the caller's Verdict.

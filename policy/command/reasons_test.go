@@ -2,6 +2,7 @@ package command
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -75,5 +76,20 @@ func TestReasonTextsMatchBuilt(t *testing.T) {
 	}
 	if n < 1000 {
 		t.Fatalf("only %d commands compared", n)
+	}
+}
+
+// TestNetDevice: the single search finds the first /dev/tcp or /dev/udp
+// path, as the two searches it replaced did.
+func TestNetDevice(t *testing.T) {
+	for _, s := range []string{"", "ls", "/dev/tcp", "/dev/udp/x", "cat /dev/null /dev/udp/h/53", "/dev//dev/tcp",
+		"x /dev/tc /dev/udp", "/dev/", "/dev/t", "a /dev/udp /dev/tcp", "/dev/tcpx", "/dev/ud"} {
+		want := strings.Index(s, "/dev/tcp")
+		if j := strings.Index(s, "/dev/udp"); j >= 0 && (want < 0 || j < want) {
+			want = j
+		}
+		if got := netDevice(s); got != want {
+			t.Errorf("netDevice(%q) = %d, want %d", s, got, want)
+		}
 	}
 }

@@ -172,11 +172,7 @@ func (s *Store) appendBatch(ctx context.Context, batch []*auditAppend) ([]audit.
 		last := recs[len(recs)-1]
 		h := s.opt.AuditKeys.HeadOf(last)
 		args[0], args[1], args[2], args[3], args[4], args[5], args[6] = expect, last.Seq, last.Hash, s.opt.AuditLimit, h.KeyID, h.MAC, expectHash
-		var ok int
-		err := s.durable(ctx, keys[0], func(c *goredis.Conn) (err error) {
-			ok, err = appendAudit.Run(ctx, c, keys, args...).Int()
-			return err
-		})
+		ok, err := s.appendDurable(ctx, keys, args)
 		if err != nil {
 			s.audit.headKnown = false
 			return nil, fmt.Errorf("redis: append audit: %w", err)
@@ -199,6 +195,26 @@ func (s *Store) appendBatch(ctx context.Context, batch []*auditAppend) ([]audit.
 		}
 	}
 	return nil, fmt.Errorf("redis: append audit: %w", ErrContention)
+}
+
+// appendDurable runs the append script and waits for a replica: as
+// EVALSHA with its WAIT in one pipeline (one round trip) when Redis knows
+// the script, else loading it the way Script.Run does, then WAIT.
+func (s *Store) appendDurable(ctx context.Context, keys []string, args []any) (int, error) {
+	cmd := evalShaCmd(ctx, appendAudit, keys, args)
+	err := s.durableCmd(ctx, keys[0], cmd)
+	if !goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err != nil {
+			return 0, err
+		}
+		return cmd.Int()
+	}
+	var ok int
+	err = s.durable(ctx, keys[0], func(c *goredis.Conn) (err error) {
+		ok, err = appendAudit.Run(ctx, c, keys, args...).Int()
+		return err
+	})
+	return ok, err
 }
 
 // readAuditHead reads the head; nil when the chain is empty.

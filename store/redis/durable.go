@@ -141,36 +141,182 @@ func (s *Store) durableCmd(ctx context.Context, key string, cmd goredis.Cmder) e
 	if err != nil {
 		return err
 	}
-	n, ok := s.replicas.get(id, s.now())
-	// A pipeline reads WAIT's reply with the connection's read timeout
-	// (Conn.Wait stretches it): longer acknowledgement timeouts take the
-	// two-step way.
-	if !ok || n == 0 || s.opt.ReplicaAckTimeout > ioTimeout-time.Second {
-		return s.durable(ctx, key, func(c *goredis.Conn) error { return c.Process(ctx, cmd) })
+	err = s.durableCmds(ctx, client, id, []goredis.Cmder{cmd})
+	if cerr := cmd.Err(); cerr != nil {
+		return cerr
 	}
+	return err
+}
+
+// durableCmds sends cmds, plain commands whose keys all live on client's
+// master, in one pipeline on one connection, then makes sure a replica
+// has them: a WAIT on the same connection counts the replicas that have
+// every write the connection sent, so one WAIT covers them all. Each
+// command keeps its own reply or error; the error returned is the
+// batch's own (a broken connection, no acknowledgement: ErrNotReplicated)
+// and applies to every command that succeeded. When no command succeeded
+// there is nothing to wait for. When the replica count is known and not
+// zero, the WAIT goes in the same pipeline (one round trip).
+func (s *Store) durableCmds(ctx context.Context, client *goredis.Client, id string, cmds []goredis.Cmder) error {
+	n, known := s.replicas.get(id, s.now())
+	// A pipeline reads WAIT's reply with the connection's read timeout
+	// (Conn.Wait stretches it): longer acknowledgement timeouts wait in
+	// a call of their own.
+	together := known && n > 0 && s.opt.ReplicaAckTimeout <= ioTimeout-time.Second
 	conn := client.Conn()
 	defer conn.Close()
 	var wait *goredis.IntCmd
 	_, _ = conn.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		_ = p.Process(ctx, cmd)
-		wait = goredis.NewIntCmd(ctx, "wait", 1, s.opt.ReplicaAckTimeout.Milliseconds())
-		_ = p.Process(ctx, wait)
+		for _, c := range cmds {
+			_ = p.Process(ctx, c)
+		}
+		if together {
+			wait = goredis.NewIntCmd(ctx, "wait", 1, s.opt.ReplicaAckTimeout.Milliseconds())
+			_ = p.Process(ctx, wait)
+		}
 		return nil
 	})
-	if err := cmd.Err(); err != nil {
-		s.afterError(ctx, id, err)
-		return err
+	wrote, failed := false, false
+	for _, c := range cmds {
+		switch err := c.Err(); {
+		case err == nil:
+			wrote = true
+		case !isNil(err) && !failed && !goredis.HasErrorPrefix(err, "NOSCRIPT"):
+			// (A script Redis does not know yet says nothing about
+			// the topology.)
+			failed = true
+			s.afterError(ctx, id, err)
+		}
 	}
-	acked, err := wait.Result()
+	if !wrote {
+		return nil
+	}
+	if !known {
+		var err error
+		if n, err = connectedReplicas(ctx, conn); err != nil {
+			s.afterError(ctx, id, err)
+			return fmt.Errorf("count replicas: %w", err)
+		}
+		s.replicas.put(id, n, s.now())
+	}
+	if n == 0 {
+		return nil
+	}
+	var acked int64
+	var err error
+	if wait != nil {
+		acked, err = wait.Result()
+	} else {
+		acked, err = conn.Wait(ctx, 1, s.opt.ReplicaAckTimeout).Result()
+	}
 	if err != nil {
 		s.afterError(ctx, id, err)
 		return fmt.Errorf("wait for a replica: %w", err)
 	}
 	if acked < 1 {
+		// The replica may be gone for good: count again next time.
 		s.replicas.forget(id)
 		return fmt.Errorf("%w (%s, %d replica(s) connected)", ErrNotReplicated, s.opt.ReplicaAckTimeout, n)
 	}
 	return nil
+}
+
+// Dedup marks arrive in crowds: a burst of chat events, each claimed
+// before it is queued. Each with its own connection and its own WAIT, a
+// thousand marks at once took every connection of the pool, and a run's
+// checkpoint waited behind all of them. They are group-committed per
+// master instead, as audit appends are: one committer at a time sends
+// every mark waiting for that master in one pipeline on one connection,
+// followed by one WAIT, so each mark is as durable as with a WAIT of its
+// own. A caller still waits for its own reply and the acknowledgement;
+// with nothing else waiting, a mark goes out at once, alone.
+
+// durableQueues are the group-committed durable writes waiting, per
+// master.
+type durableQueues struct {
+	mu   sync.Mutex
+	byID map[string]*durableQueue
+}
+
+// durableQueue is one master's: writes waiting, and whether a committer
+// runs.
+type durableQueue struct {
+	waiting []*durableWrite
+	busy    bool
+}
+
+// durableWrite is one write waiting for its batch.
+type durableWrite struct {
+	ctx context.Context
+	cmd goredis.Cmder
+	// err is the batch's error (see durableCmds), set before done is
+	// closed.
+	err  error
+	done chan struct{}
+}
+
+// durableBatched queues cmd, a plain command on key, for the next batch
+// of key's master and returns it; the caller waits on its done.
+func (s *Store) durableBatched(ctx context.Context, key string, cmd goredis.Cmder) (*durableWrite, error) {
+	client, id, err := s.masterFor(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	w := &durableWrite{ctx: ctx, cmd: cmd, done: make(chan struct{})}
+	d := &s.durables
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.byID == nil {
+		d.byID = map[string]*durableQueue{}
+	}
+	q := d.byID[id]
+	if q == nil {
+		q = &durableQueue{}
+		d.byID[id] = q
+	}
+	q.waiting = append(q.waiting, w)
+	if !q.busy {
+		q.busy = true
+		go s.commitDurable(context.WithoutCancel(ctx), client, id, q)
+	}
+	return w, nil
+}
+
+// commitDurable sends id's batches until none waits; at most one runs per
+// master. A write whose caller gave up before its batch left is not sent.
+func (s *Store) commitDurable(ctx context.Context, client *goredis.Client, id string, q *durableQueue) {
+	d := &s.durables
+	for {
+		d.mu.Lock()
+		n := min(len(q.waiting), maxCmdBatch)
+		if n == 0 {
+			q.busy = false
+			delete(d.byID, id)
+			d.mu.Unlock()
+			return
+		}
+		batch := q.waiting[:n:n]
+		q.waiting = q.waiting[n:]
+		d.mu.Unlock()
+		cmds := make([]goredis.Cmder, 0, len(batch))
+		for _, w := range batch {
+			if err := w.ctx.Err(); err != nil {
+				w.cmd.SetErr(err)
+				continue
+			}
+			cmds = append(cmds, w.cmd)
+		}
+		var err error
+		if len(cmds) > 0 {
+			bctx, cancel := context.WithTimeout(ctx, s.opt.OpTimeout)
+			err = s.durableCmds(bctx, client, id, cmds)
+			cancel()
+		}
+		for _, w := range batch {
+			w.err = err
+			close(w.done)
+		}
+	}
 }
 
 // afterError forgets what a failure may have made stale: the replica count

@@ -14,23 +14,42 @@ import (
 )
 
 // FirstSeen implements bot.Deduper with SET NX and an expiry: of several
-// replicas receiving the same event, exactly one sees true.
+// replicas receiving the same event, exactly one sees true. Marks are
+// group-committed per master (see durableBatched): a crowd of events
+// costs a few round trips, not one connection each.
 func (s *Store) FirstSeen(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	if ttl <= 0 {
 		return false, fmt.Errorf("redis: dedup %q: ttl must be positive, got %s", key, ttl)
 	}
-	ctx, cancel := s.opctx(ctx)
-	defer cancel()
 	k := s.keys.dedup(key)
 	set := goredis.NewStatusCmd(ctx, "set", k, "1", "px", ttlMillis(ttl), "nx")
-	err := s.durableCmd(ctx, k, set)
-	marked := set.Err() == nil
-	if marked && errors.Is(err, ErrNotReplicated) {
+	w, err := s.durableBatched(ctx, k, set)
+	if err != nil {
+		return false, fmt.Errorf("redis: dedup %q: %w", key, err)
+	}
+	octx, cancel := s.opctx(ctx)
+	defer cancel()
+	select {
+	case <-w.done:
+	case <-octx.Done():
+		// The mark may still be set with its batch: take it back then,
+		// so that a redelivery of the event is handled.
+		go func() {
+			<-w.done
+			if set.Err() == nil {
+				s.dropMark(ctx, key, k)
+			}
+		}()
+		return false, fmt.Errorf("redis: dedup %q: %w", key, context.Cause(octx))
+	}
+	err = set.Err()
+	if err == nil {
+		err = w.err
+	}
+	if set.Err() == nil && errors.Is(err, ErrNotReplicated) {
 		// The event is not handled now; forget the mark so a redelivery
 		// of it is handled.
-		if derr := s.rdb.Del(context.WithoutCancel(ctx), k).Err(); derr != nil {
-			s.log.Warn("redis: drop unreplicated dedup mark", "key", key, "err", derr)
-		}
+		s.dropMark(ctx, key, k)
 	}
 	switch {
 	case err == nil:
@@ -39,6 +58,15 @@ func (s *Store) FirstSeen(ctx context.Context, key string, ttl time.Duration) (b
 		return false, nil
 	default:
 		return false, fmt.Errorf("redis: dedup %q: %w", key, err)
+	}
+}
+
+// dropMark deletes the dedup mark k of an event that is not handled.
+func (s *Store) dropMark(ctx context.Context, key, k string) {
+	dctx, cancel := s.opctx(context.WithoutCancel(ctx))
+	defer cancel()
+	if err := s.rdb.Del(dctx, k).Err(); err != nil {
+		s.log.Warn("redis: drop a dedup mark of an event not handled", "key", key, "err", err)
 	}
 }
 

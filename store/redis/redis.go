@@ -148,6 +148,8 @@ type Store struct {
 	audit auditQueue
 	// cmds group-commits small writes of many runs (see batched).
 	cmds cmdQueue
+	// durables group-commits dedup marks per master (see durableBatched).
+	durables durableQueues
 	// hints spare a session save the read of the stored history's length.
 	hints historyHints
 }

@@ -72,9 +72,13 @@ type historyHints struct {
 }
 
 type historyHint struct {
-	n      int
+	n      int // noHistory: no session was stored
 	digest string
 }
+
+// noHistory is the hint of a session that was not stored when this
+// replica last looked: its save rewrites, as after reading nothing.
+const noHistory = -1
 
 // maxHistoryHints bounds the hints kept (about 150 bytes each).
 const maxHistoryHints = 16384
@@ -158,6 +162,9 @@ func (s *Store) LoadSession(ctx context.Context, key string) (*agent.Session, er
 func (s *Store) decodeSession(key string, fields map[string]string, msgs []string) (*agent.Session, error) {
 	raw, ok := fields[fieldSession]
 	if !ok {
+		// Nothing stored: the first save writes the whole history
+		// without reading what is stored first.
+		s.hints.put(key, historyHint{n: noHistory})
 		return nil, fmt.Errorf("session %q: %w", key, bot.ErrNotFound)
 	}
 	var sess agent.Session
@@ -327,7 +334,7 @@ func (s *Store) saveSession(ctx context.Context, sess *agent.Session, l *lock) e
 		return saveSessionScript.Run(ctx, s.rdb, keys, args...).Int()
 	}
 	res := 0
-	if ok && hint.n <= len(msgs) && digests[hint.n] == hint.digest {
+	if ok && hint.n >= 0 && hint.n <= len(msgs) && digests[hint.n] == hint.digest {
 		res, err = run(hint.n)
 	}
 	if err == nil && res == 0 {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,6 +255,34 @@ func TestAuditChainAcrossReplicas(t *testing.T) {
 	}
 	if err := audit.VerifyChain(recs); err != nil {
 		t.Fatalf("chain written by two replicas: %v", err)
+	}
+}
+
+// TestAuditAfterScriptFlush: the append goes as EVALSHA (with its WAIT in
+// the same pipeline); a Redis that lost its scripts (a restart) gets the
+// script loaded again and the record appended once.
+func TestAuditAfterScriptFlush(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	if _, err := s.AppendAudit(ctx, audit.Record{Actor: "U1", Action: audit.Allow, Outcome: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.AppendAudit(ctx, audit.Record{Actor: "U1", Action: audit.Allow, Outcome: "after"})
+	if err != nil {
+		t.Fatalf("append after SCRIPT FLUSH: %v", err)
+	}
+	recs, err := s.RecentAudit(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || rec.Seq != 2 || recs[1].Outcome != "after" {
+		t.Fatalf("chain after SCRIPT FLUSH: %+v (appended %+v), want two records", recs, rec)
+	}
+	if err := audit.VerifyChain(recs); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -664,6 +693,48 @@ func TestSessionStaleHint(t *testing.T) {
 // release) from many goroutines at once, with the release script unknown
 // to Redis at first (SCRIPT FLUSH): every write lands, each caller gets
 // its own reply.
+// TestDedupCrowd checks the group-committed dedup marks: a crowd of
+// events at once, each claimed twice (as by two replicas), is handled once
+// each, and takes a connection or two rather than the pool.
+func TestDedupCrowd(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	const n = 500
+	var firsts [n]atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 2 * n {
+		wg.Go(func() {
+			first, err := s.FirstSeen(ctx, fmt.Sprintf("event:slack:crowd%d", i%n), time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			if first {
+				firsts[i%n].Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if got := firsts[i].Load(); got != 1 {
+			t.Errorf("event %d handled %d times, want once", i, got)
+		}
+	}
+	// Each mark on a connection of its own took the whole pool (20 here).
+	if conns := s.single.PoolStats().TotalConns; conns > 3 {
+		t.Errorf("a crowd of %d marks opened %d connections; group-committed, it needs one or two", 2*n, conns)
+	}
+	// A mark whose caller gave up before its batch left is not sent, and
+	// one sent anyway is taken back: the event stays new.
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.FirstSeen(gone, "event:slack:gaveup", time.Minute); err == nil {
+		t.Fatal("FirstSeen with an ended context succeeded")
+	}
+	if first, err := s.FirstSeen(ctx, "event:slack:gaveup", time.Minute); err != nil || !first {
+		t.Fatalf("an event whose dedup was given up: first=%v, %v; want it new", first, err)
+	}
+}
+
 func TestBatchedWrites(t *testing.T) {
 	s := newTestStore(t)
 	ctx := t.Context()
