@@ -66,7 +66,7 @@ func BenchmarkTurnTrace(b *testing.B) {
 						b.Fatal(err)
 					}
 				}()
-				benchThreads(b, backend, 0)
+				benchThreads(b, backend, 0, modelHTTP1)
 			}()
 			r, err := os.Open(path)
 			if err != nil {
