@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,10 +95,10 @@ func withBody(ctx context.Context, creq sdk.ChatCompletionRequest) context.Conte
 // marshals the request into a buffer that the http.Request keeps, as its
 // Body and for GetBody (the transport's rewinds), until the answer has
 // been read: the conversation and the tool schemas again, for every call
-// in flight, while the model thinks. Here the body goes out as a reader
-// that drops its bytes when they are read, and a rewind (a retry on a
-// connection the server closed, or refused on HTTP/2) marshals the request
-// again, only then.
+// in flight, while the model thinks. Here the body goes out through a
+// reader that drops the buffer once it is read to the end (or closed),
+// and a rewind (a retry on a connection the server closed, or refused on
+// HTTP/2) marshals the request again, only then.
 type releasingDoer struct{ next sdk.HTTPDoer }
 
 func (d releasingDoer) Do(req *http.Request) (*http.Response, error) {
@@ -105,51 +106,49 @@ func (d releasingDoer) Do(req *http.Request) (*http.Response, error) {
 	if !ok || req.Body == nil || req.Body == http.NoBody || req.ContentLength <= 0 {
 		return d.next.Do(req)
 	}
-	b := make([]byte, req.ContentLength)
-	_, err := io.ReadFull(req.Body, b)
-	_ = req.Body.Close()
-	if err != nil {
-		return nil, fmt.Errorf("read the request body: %w", err)
-	}
-	req.Body = &onceBody{b: b}
+	req.Body = &onceBody{r: req.Body}
 	req.GetBody = func() (io.ReadCloser, error) {
 		b, err := remarshal()
 		if err != nil {
 			return nil, err
 		}
-		return &onceBody{b: b}, nil
+		return &onceBody{r: io.NopCloser(bytes.NewReader(b))}, nil
 	}
 	return d.next.Do(req)
 }
 
-// onceBody is a request body that is read once: it drops its bytes when
-// the last of them is read, or when it is closed. The transport may close
-// it from another goroutine than the one reading.
+// onceBody is a request body that is read once: it closes and drops its
+// reader (and with it the bytes behind it) at the end of them, or when it
+// is closed. The transport may close it from another goroutine than the
+// one reading.
 type onceBody struct {
 	mu sync.Mutex
-	b  []byte
+	r  io.ReadCloser // nil once read to the end or closed
 }
 
 func (o *onceBody) Read(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.b) == 0 {
-		o.b = nil
+	if o.r == nil {
 		return 0, io.EOF
 	}
-	n := copy(p, o.b)
-	o.b = o.b[n:]
-	if len(o.b) == 0 {
-		o.b = nil
+	n, err := o.r.Read(p)
+	if err != nil {
+		_ = o.r.Close()
+		o.r = nil
 	}
-	return n, nil
+	return n, err
 }
 
 func (o *onceBody) Close() error {
 	o.mu.Lock()
-	o.b = nil
-	o.mu.Unlock()
-	return nil
+	defer o.mu.Unlock()
+	if o.r == nil {
+		return nil
+	}
+	err := o.r.Close()
+	o.r = nil
+	return err
 }
 
 // headerDoer adds the configured headers to every request.
