@@ -364,7 +364,7 @@ func (a *attribution) report(b *testing.B) {
 	for _, band := range []struct {
 		name  string
 		turns []turnSplit
-	}{{"slowest 1%", slow}, {"median band (p45-p55)", mid}} {
+	}{{"slowest 1%", slow}, {"median band (p45-p55)", mid}, {"all turns", ts}} {
 		sum := map[string]time.Duration{}
 		var total, gc, stw, assist time.Duration
 		byTurn := map[int]int{}
