@@ -59,14 +59,36 @@ demo: build ## a scripted conversation on this machine: reads, an approval, the 
 # Alertmanager the observability tests run against (built once, cached),
 # then every Go test with the race detector. One after the other: building
 # them two at a time measured slower on a cold 2-core machine, not faster.
-test: corpus-note lint deploy-check dendrite observability unit ## every check and test (what CI runs)
+#
+# deploy/'s tests (deploy-check) are part of `go test ./...`: `make test`
+# runs them there, once, not a second time on their own.
+test: corpus-note lint dendrite observability unit ## every check and test (what CI runs)
 	@$(corpus_note)
 
 corpus-note: ## say whether make test checks the shared command corpus
 	@$(corpus_note)
 
+# How `make unit` spends a 2-core machine's time (.ci/pkgtime measures it
+# per package):
+#  - the longest packages start first (go test starts the test binaries in
+#    the order of its arguments; ./... adds the rest, each once), so none
+#    of them is left to run alone at the end: the read sandbox's harm test
+#    (CPU-bound, four namespaces at a time), internal/e2e (mostly waiting:
+#    servers, failovers, timers), eval, the Slack adapter;
+#  - UNIT_P packages are built or tested at a time (go test -p, default
+#    the number of processors): 3 lets a package that waits overlap the
+#    ones that compute, and the linking of the next test binaries overlap
+#    both;
+#  - the test binaries are linked without DWARF debug information (-w),
+#    which halves each link (about 4 s of CPU to 2 s for a race binary of
+#    vigil's size, and there is one per package); panics and race reports
+#    keep their file:line (from the symbol table, which stays).
+UNIT_P     ?= 3
+UNIT_FIRST := ./tools/sandbox/harm ./internal/e2e ./eval ./adapters/slack ./adapters/internal/split \
+	./adapters/matrix ./agent ./cmd/vigil ./policy/command/sqlcheck ./store/redis ./policy/command ./tools/plugin
+
 unit: ## go test -race ./... only
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 20m -p $(UNIT_P) -ldflags=-w $(UNIT_FIRST) ./...
 
 bench: ## every benchmark
 	$(GO) test -run '^$$' -bench . -benchmem ./...

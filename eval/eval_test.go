@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,39 @@ func loadAll(t *testing.T) []*Scenario {
 	return all
 }
 
+// referenceRuns are the runs of every shipped scenario's reference
+// trajectory with the default options, by scenario name, made once per test
+// binary: the tests that look at them (whether they pass, what they read
+// and how much) share them instead of each running the suite again under
+// the race detector. Run is given fresh scenarios and a fresh world each
+// time, so a shared run is the run each test would have made; the tests
+// only read the results.
+var referenceRuns = sync.OnceValues(func() (map[string]Result, error) {
+	all, err := LoadBuiltin()
+	if err != nil {
+		return nil, err
+	}
+	runs := map[string]Result{}
+	for _, sc := range all {
+		runs[sc.Name] = Run(context.Background(), sc, NewScript(sc.Reference, "gpt-4o"), Options{}, 1)
+	}
+	return runs, nil
+})
+
+// referenceRun is sc's reference run (referenceRuns).
+func referenceRun(t *testing.T, sc *Scenario) Result {
+	t.Helper()
+	runs, err := referenceRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := runs[sc.Name]
+	if !ok {
+		t.Fatalf("no reference run of scenario %s", sc.Name)
+	}
+	return r
+}
+
 // TestReferenceTrajectories runs every shipped scenario's reference
 // trajectory (it must pass) and every wrong one (it must fail, on the check
 // it names) through the real agent, policy and tools.
@@ -30,7 +64,7 @@ func TestReferenceTrajectories(t *testing.T) {
 	defer cancel()
 	for _, sc := range all {
 		t.Run(sc.Name, func(t *testing.T) {
-			r := Run(ctx, sc, NewScript(sc.Reference, "gpt-4o"), Options{}, 1)
+			r := referenceRun(t, sc)
 			if !r.Grade.Pass {
 				t.Errorf("reference failed: %s\nanswer: %s\ncalls: %+v", r.Grade.Reason(), r.Answer, r.Calls)
 			}

@@ -12,10 +12,11 @@ import (
 	"github.com/vigilops/vigil/policy"
 )
 
-// readSizes runs sc's reference trajectory and returns the byte size of
-// every read's output.
-func readSizes(sc *Scenario) []int {
-	r := Run(context.Background(), sc, NewScript(sc.Reference, "gpt-4o"), Options{}, 1)
+// readSizes is the byte size of every read's output in sc's reference
+// run.
+func readSizes(t *testing.T, sc *Scenario) []int {
+	t.Helper()
+	r := referenceRun(t, sc)
 	var out []int
 	for _, c := range r.Calls {
 		if c.Kind == policy.KindRead && c.Ran {
@@ -43,7 +44,7 @@ func TestOutputSizes(t *testing.T) {
 	var meds, totals []int
 	var rows []string
 	for _, sc := range loadAll(t) {
-		sz := readSizes(sc)
+		sz := readSizes(t, sc)
 		sum := 0
 		for _, n := range sz {
 			sum += n

@@ -139,7 +139,7 @@ func TestWorldJournalRealism(t *testing.T) {
 	}
 	var sizes []int
 	for _, sc := range loadAll(t) {
-		r := Run(context.Background(), sc, NewScript(sc.Reference, "gpt-4o"), Options{}, 1)
+		r := referenceRun(t, sc)
 		n := 0
 		for _, c := range r.Calls {
 			n += len(c.Output)

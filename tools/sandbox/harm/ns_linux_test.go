@@ -125,9 +125,13 @@ func nsRun(ctx context.Context, cmd string) (nsResult, error) {
 		c.SysProcAttr.Credential = &syscall.Credential{Uid: 0, Gid: 0}
 	}
 	// GORACE: under the race detector, a program sleeps a second before
-	// it exits, which would be most of the helper's time.
+	// it exits, which would be most of the helper's time. GOGC: the
+	// helper lives for one command and allocates a few megabytes; without
+	// the garbage collector it takes less CPU (a tenth less user time,
+	// measured over a tenth of the corpus). The helper takes the variable
+	// out of the commands' environment.
 	c.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + fakeHome,
-		"USER=root", "LOGNAME=root", "LANG=C.UTF-8", "TMPDIR=" + scratch, "GORACE=atexit_sleep_ms=0"}
+		"USER=root", "LOGNAME=root", "LANG=C.UTF-8", "TMPDIR=" + scratch, "GORACE=atexit_sleep_ms=0", "GOGC=off"}
 	c.WaitDelay = time.Second
 	if err := c.Run(); err != nil && out.Len() == 0 {
 		return nsResult{}, fmt.Errorf("namespace helper: %w: %s", err, errOut.String())
@@ -144,6 +148,9 @@ func nsRun(ctx context.Context, cmd string) (nsResult, error) {
 // both ways and prints an nsResult.
 func helperMain(work string) int {
 	unix.Close(3) // this binary, which the commands need not hold
+	// The runtime has read GOGC (nsRun); the commands run with the
+	// collector's default.
+	os.Unsetenv("GOGC")
 	b, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		return 2
