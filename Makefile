@@ -80,9 +80,10 @@ corpus-note: ## say whether make test checks the shared command corpus
 #    ones that compute, and the linking of the next test binaries overlap
 #    both;
 #  - the test binaries are linked without DWARF debug information (-w),
-#    which halves each link (about 4 s of CPU to 2 s for a race binary of
-#    vigil's size, and there is one per package); panics and race reports
-#    keep their file:line (from the symbol table, which stays).
+#    which halves each link (a race test binary's link takes 4 to 15 s of
+#    CPU, and there is one per package on every run, warm or cold); panics
+#    and race reports keep their file:line (from the symbol table, which
+#    stays).
 UNIT_P     ?= 3
 UNIT_FIRST := ./tools/sandbox/harm ./internal/e2e ./eval ./adapters/slack ./adapters/internal/split \
 	./adapters/matrix ./agent ./cmd/vigil ./policy/command/sqlcheck ./store/redis ./policy/command ./tools/plugin
