@@ -64,10 +64,13 @@ const maxAuditInflight = 2
 type auditQueue struct {
 	mu      sync.Mutex
 	waiting []*auditAppend
-	// busy is set while a committer runs.
-	busy bool
-	// slots holds a token per batch in flight (at most maxAuditInflight).
-	slots chan struct{}
+	// committers counts the committers running (at most
+	// maxAuditInflight), collecting those about to take the waiting
+	// records (not sending a batch).
+	committers, collecting int
+	// chain is held while a committer takes a batch and chains it, so
+	// that the next one chains on its head.
+	chain sync.Mutex
 	// last is the newest batch sent; while it is in flight the next one
 	// is chained on the head it will leave.
 	last *auditBatch
@@ -118,11 +121,11 @@ func (s *Store) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, 
 	q := &s.audit
 	q.mu.Lock()
 	q.waiting = append(q.waiting, a)
-	if !q.busy {
-		q.busy = true
-		if q.slots == nil {
-			q.slots = make(chan struct{}, maxAuditInflight)
-		}
+	if q.collecting == 0 && q.committers < maxAuditInflight {
+		// Every committer is sending a batch: another one takes this
+		// record now, rather than after a reply.
+		q.committers++
+		q.collecting++
 		go s.commitAudit(context.WithoutCancel(ctx))
 	}
 	q.mu.Unlock()
@@ -136,10 +139,11 @@ func (s *Store) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, 
 	}
 }
 
-// commitAudit chains and sends batches until none is waiting; at most one
-// runs per Store. It chains each batch on the head the batch in flight
-// will leave, if there is one, and sends it once that one has gone out
-// (on another connection: go-redis answers one pipeline at a time on a
+// commitAudit chains and sends batches until none is waiting; at most
+// maxAuditInflight run per Store, a second one only while the first sends
+// a batch. It chains each batch on the head the batch in flight will
+// leave, if there is one, and sends it once that one has gone out (on
+// another connection: go-redis answers one pipeline at a time on a
 // connection). Redis then runs the first script before the second and the
 // second finds its expected head. If the first is not appended, or Redis
 // got the second first, the second fails its head check, waits for the
@@ -150,15 +154,17 @@ func (s *Store) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, 
 func (s *Store) commitAudit(ctx context.Context) {
 	q := &s.audit
 	for {
-		q.slots <- struct{}{} // wait while maxAuditInflight batches are in flight
+		q.chain.Lock()
 		q.mu.Lock()
 		n := min(len(q.waiting), maxAuditBatch)
 		if n == 0 {
-			q.busy = false
+			q.committers--
+			q.collecting--
 			q.mu.Unlock()
-			<-q.slots
+			q.chain.Unlock()
 			return
 		}
+		q.collecting--
 		b := &auditBatch{items: q.waiting[:n:n], sent: make(chan struct{}), done: make(chan struct{})}
 		q.waiting = q.waiting[n:]
 		head, known := q.head, q.headKnown
@@ -183,16 +189,15 @@ func (s *Store) commitAudit(ctx context.Context) {
 		}
 		q.last = b
 		q.mu.Unlock()
-		if err != nil {
-			s.finishAudit(b, nil, err)
-			cancel()
-			continue
+		q.chain.Unlock()
+		if err == nil {
+			recs, err = s.sendAudit(bctx, b, args, recs)
 		}
-		go func() {
-			defer cancel()
-			recs, err := s.sendAudit(bctx, b, args, recs)
-			s.finishAudit(b, recs, err)
-		}()
+		cancel()
+		s.finishAudit(b, recs, err)
+		q.mu.Lock()
+		q.collecting++
+		q.mu.Unlock()
 	}
 }
 
@@ -202,8 +207,8 @@ func (s *Store) headOf(recs []audit.Record) *audit.Head {
 	return &h
 }
 
-// finishAudit answers b's callers, remembers the head it left (or forgets
-// the head if it failed) and frees its slot.
+// finishAudit answers b's callers and remembers the head it left (or
+// forgets the head if it failed).
 func (s *Store) finishAudit(b *auditBatch, recs []audit.Record, err error) {
 	q := &s.audit
 	q.mu.Lock()
@@ -229,7 +234,6 @@ func (s *Store) finishAudit(b *auditBatch, recs []audit.Record, err error) {
 			a.done <- auditResult{rec: recs[i]}
 		}
 	}
-	<-q.slots
 }
 
 // chainBatch chains the batch's records after head and returns the append
