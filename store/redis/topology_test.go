@@ -34,6 +34,9 @@ func TestCluster(t *testing.T) {
 			return openStoreWith(t, Options{Addrs: c.Addrs(), KeyPrefix: testPrefix(t), AuditKeys: keys})
 		})
 	})
+	t.Run("audit crowd", func(t *testing.T) {
+		testAuditCrowd(t, func(prefix string) *Store { return clusterStore(t, c, prefix) })
+	})
 	t.Run("slots", func(t *testing.T) { testClusterSlots(t, c) })
 	t.Run("replica ack", func(t *testing.T) { testClusterReplicaAck(t, c) })
 	t.Run("failover", func(t *testing.T) { testClusterFailover(t, c) }) // last: it kills a master
