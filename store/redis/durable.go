@@ -107,10 +107,18 @@ func (s *Store) durable(ctx context.Context, key string, write func(c *goredis.C
 		s.afterError(ctx, id, err)
 		return err
 	}
-	n, ok := s.replicas.get(id, s.now())
-	if !ok {
-		n, err = connectedReplicas(ctx, conn)
-		if err != nil {
+	n, known := s.replicas.get(id, s.now())
+	return s.awaitReplica(ctx, conn, id, n, known, nil)
+}
+
+// awaitReplica makes sure a replica has every write conn sent to master
+// id, whose replica count is n when known (counted here otherwise): with
+// no replica there is nothing to wait for; wait is a WAIT already sent in
+// the writes' pipeline, or nil to send one now.
+func (s *Store) awaitReplica(ctx context.Context, conn *goredis.Conn, id string, n int, known bool, wait *goredis.IntCmd) error {
+	if !known {
+		var err error
+		if n, err = connectedReplicas(ctx, conn); err != nil {
 			s.afterError(ctx, id, err)
 			return fmt.Errorf("count replicas: %w", err)
 		}
@@ -119,7 +127,10 @@ func (s *Store) durable(ctx context.Context, key string, write func(c *goredis.C
 	if n == 0 {
 		return nil
 	}
-	acked, err := conn.Wait(ctx, 1, s.opt.ReplicaAckTimeout).Result()
+	if wait == nil {
+		wait = conn.Wait(ctx, 1, s.opt.ReplicaAckTimeout)
+	}
+	acked, err := wait.Result()
 	if err != nil {
 		s.afterError(ctx, id, err)
 		return fmt.Errorf("wait for a replica: %w", err)
@@ -191,34 +202,7 @@ func (s *Store) durableCmds(ctx context.Context, client *goredis.Client, id stri
 	if !wrote {
 		return nil
 	}
-	if !known {
-		var err error
-		if n, err = connectedReplicas(ctx, conn); err != nil {
-			s.afterError(ctx, id, err)
-			return fmt.Errorf("count replicas: %w", err)
-		}
-		s.replicas.put(id, n, s.now())
-	}
-	if n == 0 {
-		return nil
-	}
-	var acked int64
-	var err error
-	if wait != nil {
-		acked, err = wait.Result()
-	} else {
-		acked, err = conn.Wait(ctx, 1, s.opt.ReplicaAckTimeout).Result()
-	}
-	if err != nil {
-		s.afterError(ctx, id, err)
-		return fmt.Errorf("wait for a replica: %w", err)
-	}
-	if acked < 1 {
-		// The replica may be gone for good: count again next time.
-		s.replicas.forget(id)
-		return fmt.Errorf("%w (%s, %d replica(s) connected)", ErrNotReplicated, s.opt.ReplicaAckTimeout, n)
-	}
-	return nil
+	return s.awaitReplica(ctx, conn, id, n, known, wait)
 }
 
 // Dedup marks arrive in crowds: a burst of chat events, each claimed
