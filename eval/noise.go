@@ -1068,15 +1068,7 @@ func (m *machine) dressAppLogs(out string, words []string) string {
 	if startupLog.MatchString(strings.TrimSpace(out)) || slices.Contains(words, "--previous") || slices.Contains(words, "-p") {
 		return out
 	}
-	n := 120
-	for i, a := range words {
-		switch {
-		case strings.HasPrefix(a, "--tail="):
-			n, _ = strconv.Atoi(strings.TrimPrefix(a, "--tail="))
-		case (a == "--tail" || a == "-n") && i+1 < len(words):
-			n, _ = strconv.Atoi(words[i+1])
-		}
-	}
+	n := numFlag(words, 120, "--tail", "-n")
 	have := strings.Count(strings.TrimRight(out, "\n"), "\n") + 1
 	if n < 0 {
 		n = 120
@@ -1252,15 +1244,7 @@ func duSize(kib int, human bool) string {
 // the ones that matter and any state change shows the same.
 func dressDu(out string, words []string) string {
 	flags, args := splitFlags(flagCommands["du"], words[1:])
-	depth := -1
-	for i, a := range words {
-		switch {
-		case strings.HasPrefix(a, "--max-depth="):
-			depth, _ = strconv.Atoi(strings.TrimPrefix(a, "--max-depth="))
-		case (a == "-d" || a == "--max-depth") && i+1 < len(words):
-			depth, _ = strconv.Atoi(words[i+1])
-		}
-	}
+	depth := numFlag(words, -1, "--max-depth", "-d")
 	if flags["-s"] || depth == 0 || flags["--inodes"] {
 		return out
 	}
@@ -1826,4 +1810,21 @@ func dressIostat(out string, words []string) string {
 		}
 	}
 	return b.String()
+}
+
+// numFlag is the number the last of long (as "long=N" or "long N") or of
+// the other spellings (as "-x N") in words gives, or def when none does.
+// A value that is not a number gives 0, as the commands' own parsing
+// would refuse it.
+func numFlag(words []string, def int, long string, others ...string) int {
+	n := def
+	for i, a := range words {
+		switch {
+		case strings.HasPrefix(a, long+"="):
+			n, _ = strconv.Atoi(strings.TrimPrefix(a, long+"="))
+		case (a == long || slices.Contains(others, a)) && i+1 < len(words):
+			n, _ = strconv.Atoi(words[i+1])
+		}
+	}
+	return n
 }
